@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * atomic.h - replace a file all at once or not at all.
+ *
+ * atomic_open creates a temporary file beside the target (same directory,
+ * so rename(2) is atomic); atomic_commit checks, fsyncs and renames it into
+ * place, then fsyncs the directory; atomic_abort removes it. Readers of the
+ * target see the complete old file or the complete new one, never a mix.
+ *
+ * While a temporary file exists its name is registered so that the handlers
+ * installed by atomic_remove_on_signals() can unlink it on SIGINT, SIGTERM,
+ * SIGHUP or SIGPIPE before the signal takes its default action.
+ */
+#ifndef BFTOOLS_ATOMIC_H
+#define BFTOOLS_ATOMIC_H
+
+struct atomic_file {
+	int fd;			/* write the new contents here */
+	char *target;		/* final path */
+	char *temp;		/* temporary path, NULL once committed/aborted */
+	int mode;		/* permission bits the new file gets */
+};
+
+/* Returns 0, or -1 with *errstr set; af is then unusable. */
+int atomic_open(struct atomic_file *af, const char *target, const char **errstr);
+
+/* close (checked), fsync, rename. Returns 0, or -1 with *errstr (file aborted). */
+int atomic_commit(struct atomic_file *af, const char **errstr);
+
+/* Remove the temporary file; safe to call after commit or abort. */
+void atomic_abort(struct atomic_file *af);
+
+/* Install the signal handlers described above. Call once, early. */
+void atomic_remove_on_signals(void);
+
+#endif

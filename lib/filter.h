@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * filter.h - the Bloom filter core: m bits, k probes, two layouts.
+ *
+ * A filter is a bit array of m bits (m a multiple of 512) and k probes per
+ * key. Each key is hashed once with keyed SipHash-128; the probe positions
+ * are derived from the two 64-bit halves by enhanced double hashing
+ * (Dillinger & Manolios 2004), so no other hashing is ever done.
+ *
+ *   classic  the textbook layout: k positions anywhere in the m bits.
+ *   blocked  all k positions of a key fall inside one 512-bit (64-byte,
+ *            one cache line) block chosen by the first hash half, so a
+ *            lookup costs one memory miss instead of k (Putze, Sanders &
+ *            Singler 2007). It needs a little more memory for the same
+ *            false-positive rate; sizing.h accounts for that.
+ *
+ * Bit i of the filter is bit (i % 64) of words[i / 64]; on disk the words
+ * are little-endian, so bit i is bit (i % 8) of byte i / 8.
+ *
+ * The add/test calls are batch-shaped: they hash a batch of keys, touch the
+ * cache lines they need back to back so the misses overlap, then probe.
+ * The library never prints or exits; failures return NULL/-1 and a static
+ * message through errstr.
+ */
+#ifndef BFTOOLS_FILTER_H
+#define BFTOOLS_FILTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "line.h"
+#include "siphash.h"
+
+enum filter_layout {
+	FILTER_BLOCKED = 1,
+	FILTER_CLASSIC = 2,
+};
+
+enum filter_hash {
+	FILTER_SIPHASH_2_4 = 1,	/* SipHash-2-4-128 */
+	FILTER_SIPHASH_1_3 = 2,	/* SipHash-1-3-128, the default */
+};
+
+/* Key-normalisation flags, recorded in the file and applied by every reader. */
+#define FILTER_FOLD_CASE 0x1u	/* ASCII A-Z folded to a-z before hashing */
+#define FILTER_FLAGS_KNOWN FILTER_FOLD_CASE
+
+#define FILTER_BLOCK_BITS 512u
+#define FILTER_K_MAX 64u
+/* 2^46 bits = 8 TiB of filter: far beyond any machine, far below overflow. */
+#define FILTER_M_MAX (UINT64_C(1) << 46)
+
+/* Everything that defines a filter's shape and meaning (the file header). */
+struct filter_params {
+	enum filter_layout layout;
+	enum filter_hash hash;
+	uint32_t flags;		/* FILTER_FOLD_CASE ... */
+	uint32_t k;		/* probes per key, 1..FILTER_K_MAX */
+	uint64_t m;		/* bits, multiple of FILTER_BLOCK_BITS */
+	uint64_t capacity;	/* distinct keys it was sized for */
+	double target_p;	/* false-positive rate it was sized for */
+	unsigned char key[16];	/* SipHash key */
+};
+
+struct filter {
+	struct filter_params params;
+	uint64_t insertions;	/* keys added, repeats included */
+	uint64_t *words;	/* m / 64 words */
+	struct siphash_key sipkey;
+};
+
+/* Check a parameter set; returns 0, or -1 naming the bad field in *errstr. */
+int filter_params_check(const struct filter_params *p, const char **errstr);
+
+/*
+ * A new, empty filter. The bit array is mapped lazily: pages never touched
+ * cost no memory. Returns NULL with *errstr set (bad params, out of memory).
+ */
+struct filter *filter_new(const struct filter_params *p, const char **errstr);
+void filter_free(struct filter *f);
+
+/* Size of the bit array in bytes (m / 8). */
+size_t filter_bytes(const struct filter *f);
+
+/* Fill key[] with 16 bytes from getrandom(2). Returns 0 or -1 (errno). */
+int filter_random_key(unsigned char key[16]);
+
+/* Add n keys. */
+void filter_add(struct filter *f, const struct line *keys, size_t n);
+
+/* present[i] = 1 if keys[i] may be in the filter, 0 if surely not. */
+void filter_test(const struct filter *f, const struct line *keys, size_t n,
+		 unsigned char *present);
+
+/*
+ * Test and add in one pass: present[i] says whether keys[i] was (maybe) in
+ * the filter before this call, counting the earlier keys of the same batch.
+ * Returns how many keys were new. This is what de-duplication needs.
+ */
+size_t filter_test_and_add(struct filter *f, const struct line *keys, size_t n,
+			   unsigned char *present);
+
+/* The k bit positions key probes (for tests and diagnostics). */
+void filter_positions(const struct filter *f, struct line key, uint64_t *positions);
+
+/* Number of bits set (a full pass over the array). */
+uint64_t filter_bits_set(const struct filter *f);
+
+/*
+ * The false-positive rate of the filter as it is now: the probability that
+ * a key never added tests present, computed from the actual fill (per block
+ * for the blocked layout).
+ */
+double filter_current_fpr(const struct filter *f);
+
+/* Estimated number of distinct keys added, from the bits set. */
+double filter_estimate_count(const struct filter *f);
+
+/*
+ * Whether two filters can be combined bit for bit (same layout, m, k, hash,
+ * key, flags). Returns 1, or 0 with *what naming the first field that
+ * differs ("layout", "size", "hashes", "hash function", "key",
+ * "normalisation").
+ */
+int filter_compatible(const struct filter *a, const struct filter *b, const char **what);
+
+#endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - runs every C unit-test suite and prints TAP.
+ *
+ * Usage: unit [SUITE...]   (no argument: all suites)
+ * Exit status 0 when every test passed, 1 otherwise.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+int unit_failed_check;
+static int tests_run, tests_failed;
+
+void unit_fail(const char *file, int line, const char *expr)
+{
+	unit_failed_check = 1;
+	printf("# %s:%d: check failed: %s\n", file, line, expr);
+}
+
+void unit_run(const char *name, void (*fn)(void))
+{
+	unit_failed_check = 0;
+	fn();
+	tests_run++;
+	if (unit_failed_check)
+		tests_failed++;
+	printf("%sok %d - %s\n", unit_failed_check ? "not " : "", tests_run, name);
+	fflush(stdout);
+}
+
+const char *unit_testdata_dir(void)
+{
+	const char *dir = getenv("BFTOOLS_TESTDATA");
+
+	return dir && *dir ? dir : "../shared/testdata";
+}
+
+static const struct {
+	const char *name;
+	void (*run)(void);
+} suites[] = {
+	{ "siphash", suite_siphash },
+	{ "numparse", suite_numparse },
+	{ "format", suite_format },
+	{ "filter", suite_filter },
+	{ "sizing", suite_sizing },
+	{ "lines", suite_lines },
+	{ "keys", suite_keys },
+};
+
+static int selected(const char *name, int argc, char **argv)
+{
+	if (argc < 2)
+		return 1;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
+		if (selected(suites[i].name, argc, argv))
+			suites[i].run();
+	printf("1..%d\n", tests_run);
+	return tests_failed ? 1 : 0;
+}

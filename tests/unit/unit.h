@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unit.h - the smallest test harness that does the job.
+ *
+ * Each test is a void function run by unit_run(); a failed CHECK prints the
+ * file, line and expression and ends that test. Results are TAP lines
+ * ("ok N - name" / "not ok N - name"), which tests/run.sh counts together
+ * with the bats results.
+ *
+ * Each test_<module>.c defines one suite function, declared here and called
+ * from main.c.
+ */
+#ifndef BFTOOLS_UNIT_H
+#define BFTOOLS_UNIT_H
+
+#include <stdio.h>
+
+extern int unit_failed_check;
+
+void unit_run(const char *name, void (*fn)(void));
+void unit_fail(const char *file, int line, const char *expr);
+
+#define CHECK(cond)                                               \
+	do {                                                      \
+		if (!(cond)) {                                    \
+			unit_fail(__FILE__, __LINE__, #cond);     \
+			return;                                   \
+		}                                                 \
+	} while (0)
+
+/* Like CHECK, with a printf-style explanation on failure. */
+#define CHECKF(cond, ...)                                         \
+	do {                                                      \
+		if (!(cond)) {                                    \
+			unit_fail(__FILE__, __LINE__, #cond);     \
+			printf("#   ");                           \
+			printf(__VA_ARGS__);                      \
+			printf("\n");                             \
+			return;                                   \
+		}                                                 \
+	} while (0)
+
+/* Directory holding shared test data (../shared/testdata by default). */
+const char *unit_testdata_dir(void);
+
+void suite_siphash(void);
+void suite_numparse(void);
+void suite_format(void);
+void suite_filter(void);
+void suite_sizing(void);
+void suite_lines(void);
+void suite_keys(void);
+
+#endif
