@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_filter.c - the filter core: no false negatives ever, false positives
+ * at the rate the formulas promise, batch semantics, fill statistics, and
+ * bit indexes past 2^32.
+ *
+ * Everything uses fixed keys and inputs, so each run is identical; the
+ * statistical bounds are chosen so that a correct implementation would fail
+ * them with negligible probability over the choice of key (arithmetic at
+ * each bound).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter.h"
+#include "sizing.h"
+#include "unit.h"
+
+static const unsigned char fixed_key[16] = {
+	0x62, 0x66, 0x74, 0x6f, 0x6f, 0x6c, 0x73, 0x2d,
+	0x75, 0x6e, 0x69, 0x74, 0x2d, 0x6b, 0x65, 0x79,
+};
+
+static struct filter *sized_filter(enum filter_layout layout, uint64_t n, double p)
+{
+	struct filter_params params = { 0 };
+	const char *why;
+
+	params.layout = layout;
+	params.hash = FILTER_SIPHASH_1_3;
+	params.capacity = n;
+	params.target_p = p;
+	memcpy(params.key, fixed_key, sizeof fixed_key);
+	if (sizing_choose(layout, n, p, &params.m, &params.k, &why) < 0)
+		return NULL;
+	return filter_new(&params, &why);
+}
+
+/* Keys "key-<i>" with i in [from, from + n), written into one buffer. */
+struct keybuf {
+	struct line *keys;
+	char *text;
+};
+
+static int make_keys(struct keybuf *kb, uint64_t from, size_t n)
+{
+	char *p;
+
+	kb->keys = malloc(n * sizeof *kb->keys);
+	kb->text = malloc(n * 24);
+	if (kb->keys == NULL || kb->text == NULL)
+		return -1;
+	p = kb->text;
+	for (size_t i = 0; i < n; i++) {
+		int len = snprintf(p, 24, "key-%llu", (unsigned long long)(from + i));
+
+		kb->keys[i].data = p;
+		kb->keys[i].len = (size_t)len;
+		p += len;
+	}
+	return 0;
+}
+
+static void free_keys(struct keybuf *kb)
+{
+	free(kb->keys);
+	free(kb->text);
+}
+
+static size_t count_present(const struct filter *f, const struct keybuf *kb, size_t n)
+{
+	unsigned char *present = malloc(n);
+	size_t hits = 0;
+
+	filter_test(f, kb->keys, n, present);
+	for (size_t i = 0; i < n; i++)
+		hits += present[i];
+	free(present);
+	return hits;
+}
+
+/*
+ * Insert N = 1e6 keys into a filter sized for exactly N at rate p, query
+ * N other keys. Every inserted key must test present. The absent keys are
+ * Bernoulli trials with success probability q = sizing_fpr(N, m, k) (<= p);
+ * the count X has mean Nq and standard deviation below sqrt(Nq). We accept
+ * |X - Nq| <= 6 sqrt(Nq) + 6: for Nq >= 100 the normal tail beyond 6 sigma
+ * is 2e-9, and the +6 covers the Poisson-like tail when Nq is small. So
+ * the test checks the rate both ways: not worse than promised, and not
+ * suspiciously better (which would mean the formula or the probes are off).
+ */
+static void check_rate(enum filter_layout layout, double p)
+{
+	const size_t n = 1000000;
+	struct filter *f = sized_filter(layout, n, p);
+	struct keybuf in, out;
+	double q, expected, slack;
+	size_t found, false_pos;
+
+	CHECK(f != NULL);
+	CHECK(make_keys(&in, 0, n) == 0 && make_keys(&out, n, n) == 0);
+	filter_add(f, in.keys, n);
+	found = count_present(f, &in, n);
+	false_pos = count_present(f, &out, n);
+	q = sizing_fpr(layout, n, f->params.m, f->params.k);
+	expected = (double)n * q;
+	slack = 6.0 * sqrt(expected) + 6.0;
+	free_keys(&in);
+	free_keys(&out);
+	filter_free(f);
+	CHECKF(found == n, "false negatives: %zu of %zu found", found, n);
+	CHECK(q <= p);
+	CHECKF(fabs((double)false_pos - expected) <= slack,
+	       "false positives %zu, expected %.1f +- %.1f (p = %g)", false_pos, expected, slack, p);
+}
+
+static void blocked_1e2(void) { check_rate(FILTER_BLOCKED, 1e-2); }
+static void blocked_1e3(void) { check_rate(FILTER_BLOCKED, 1e-3); }
+static void blocked_1e4(void) { check_rate(FILTER_BLOCKED, 1e-4); }
+static void classic_1e2(void) { check_rate(FILTER_CLASSIC, 1e-2); }
+static void classic_1e3(void) { check_rate(FILTER_CLASSIC, 1e-3); }
+static void classic_1e4(void) { check_rate(FILTER_CLASSIC, 1e-4); }
+
+static void test_and_add_sees_earlier_keys_of_the_batch(void)
+{
+	struct filter *f = sized_filter(FILTER_BLOCKED, 1000, 1e-6);
+	struct line keys[5] = {
+		{ "a", 1 }, { "b", 1 }, { "a", 1 }, { "", 0 }, { "", 0 },
+	};
+	unsigned char present[5];
+	size_t fresh;
+
+	CHECK(f != NULL);
+	fresh = filter_test_and_add(f, keys, 5, present);
+	CHECK(fresh == 3);
+	CHECK(present[0] == 0 && present[1] == 0 && present[2] == 1);
+	CHECK(present[3] == 0 && present[4] == 1);
+	CHECK(f->insertions == 5);
+	fresh = filter_test_and_add(f, keys, 2, present);
+	CHECK(fresh == 0 && present[0] == 1 && present[1] == 1);
+	filter_free(f);
+}
+
+static void an_empty_filter_contains_nothing(void)
+{
+	struct filter *f = sized_filter(FILTER_CLASSIC, 1000, 1e-3);
+	struct keybuf kb;
+
+	CHECK(f != NULL && make_keys(&kb, 0, 1000) == 0);
+	CHECK(count_present(f, &kb, 1000) == 0);
+	CHECK(filter_bits_set(f) == 0);
+	CHECK(filter_current_fpr(f) == 0.0);
+	CHECK(filter_estimate_count(f) == 0.0);
+	free_keys(&kb);
+	filter_free(f);
+}
+
+/*
+ * The estimate from the fill: with n = 1e5 keys at capacity the bits set
+ * have a standard deviation of a few hundred, so the estimate's relative
+ * error is well under 1%; we allow 2%. The current rate computed from the
+ * fill must match the formula's expectation within 10%.
+ */
+static void fill_gives_count_and_rate(enum filter_layout layout)
+{
+	const size_t n = 100000;
+	struct filter *f = sized_filter(layout, n, 1e-2);
+	struct keybuf kb;
+	double estimate, rate, expected;
+
+	CHECK(f != NULL && make_keys(&kb, 0, n) == 0);
+	filter_add(f, kb.keys, n);
+	estimate = filter_estimate_count(f);
+	rate = filter_current_fpr(f);
+	expected = sizing_fpr(layout, n, f->params.m, f->params.k);
+	free_keys(&kb);
+	filter_free(f);
+	CHECKF(fabs(estimate - (double)n) <= 0.02 * (double)n, "estimate %.0f for %zu", estimate, n);
+	CHECKF(fabs(rate - expected) <= 0.1 * expected, "rate %g, expected %g", rate, expected);
+}
+
+static void blocked_fill(void) { fill_gives_count_and_rate(FILTER_BLOCKED); }
+static void classic_fill(void) { fill_gives_count_and_rate(FILTER_CLASSIC); }
+
+static void repeats_do_not_change_the_bits(void)
+{
+	struct filter *f = sized_filter(FILTER_BLOCKED, 1000, 1e-3);
+	struct keybuf kb;
+	uint64_t once;
+
+	CHECK(f != NULL && make_keys(&kb, 0, 500) == 0);
+	filter_add(f, kb.keys, 500);
+	once = filter_bits_set(f);
+	filter_add(f, kb.keys, 500);
+	CHECK(filter_bits_set(f) == once);
+	CHECK(f->insertions == 1000);
+	free_keys(&kb);
+	filter_free(f);
+}
+
+static void bad_params_are_rejected_with_the_field_named(void)
+{
+	struct filter_params p = { FILTER_BLOCKED, FILTER_SIPHASH_1_3, 0, 7, 1024, 10, 0.01, { 0 } };
+	const char *why = NULL;
+
+	CHECK(filter_params_check(&p, &why) == 0);
+	p.k = 0;
+	CHECK(filter_new(&p, &why) == NULL && strstr(why, "(k)") != NULL);
+	p.k = 65;
+	CHECK(filter_params_check(&p, &why) < 0 && strstr(why, "(k)") != NULL);
+	p.k = 7, p.m = 1000;
+	CHECK(filter_params_check(&p, &why) < 0 && strstr(why, "multiple of 512") != NULL);
+	p.m = UINT64_C(1) << 62;
+	CHECK(filter_params_check(&p, &why) < 0 && strstr(why, "(m)") != NULL);
+	p.m = 1024, p.flags = 2;
+	CHECK(filter_params_check(&p, &why) < 0 && strstr(why, "normalisation") != NULL);
+	p.flags = 0, p.target_p = 1.0;
+	CHECK(filter_params_check(&p, &why) < 0 && strstr(why, "rate") != NULL);
+	p.target_p = 0.01, p.layout = 9;
+	CHECK(filter_params_check(&p, &why) < 0 && strstr(why, "layout") != NULL);
+}
+
+static void compatibility_names_the_first_difference(void)
+{
+	struct filter *a = sized_filter(FILTER_BLOCKED, 1000, 1e-3);
+	struct filter *b = sized_filter(FILTER_BLOCKED, 1000, 1e-3);
+	const char *what = NULL;
+
+	CHECK(a != NULL && b != NULL);
+	CHECK(filter_compatible(a, b, &what) == 1);
+	b->params.key[3] ^= 1;
+	CHECK(filter_compatible(a, b, &what) == 0 && strcmp(what, "key") == 0);
+	b->params.key[3] ^= 1;
+	b->params.flags = FILTER_FOLD_CASE;
+	CHECK(filter_compatible(a, b, &what) == 0 && strcmp(what, "normalisation") == 0);
+	b->params.k++;
+	CHECK(filter_compatible(a, b, &what) == 0 && strcmp(what, "hashes") == 0);
+	filter_free(a);
+	filter_free(b);
+}
+
+static void random_keys_differ(void)
+{
+	unsigned char a[16], b[16];
+
+	CHECK(filter_random_key(a) == 0 && filter_random_key(b) == 0);
+	CHECK(memcmp(a, b, 16) != 0);
+}
+
+/*
+ * Filters just over 4 GiB (2^35 + 512 bits), both layouts: a 32-bit index
+ * anywhere would fold probes into the low bits. Each key's probe positions
+ * must lie in range, be set, and 7/8 of them (uniform over the range) lie
+ * beyond bit 2^32; we require more than half. The mapping is lazy, so only
+ * the pages the probes touch cost memory.
+ */
+static void indexes_beyond_2_32(enum filter_layout layout)
+{
+	struct filter_params p = { layout, FILTER_SIPHASH_1_3, 0, 4,
+				   (UINT64_C(1) << 35) + 512, 64, 1e-9, { 0 } };
+	const char *why;
+	struct filter *f = filter_new(&p, &why);
+	struct keybuf kb;
+	uint64_t pos[4], high = 0, in_range = 0, set = 0;
+
+	CHECK(f != NULL && make_keys(&kb, 0, 64) == 0);
+	filter_add(f, kb.keys, 64);
+	for (size_t i = 0; i < 64; i++) {
+		filter_positions(f, kb.keys[i], pos);
+		for (int j = 0; j < 4; j++) {
+			in_range += pos[j] < p.m;
+			high += pos[j] >= UINT64_C(1) << 32;
+			set += pos[j] < p.m && (f->words[pos[j] / 64] >> (pos[j] % 64) & 1);
+		}
+	}
+	CHECK(count_present(f, &kb, 64) == 64);
+	free_keys(&kb);
+	filter_free(f);
+	CHECK(in_range == 256 && set == 256);
+	CHECKF(high > 128, "%llu of 256 probes beyond bit 2^32", (unsigned long long)high);
+}
+
+static void blocked_beyond_2_32(void) { indexes_beyond_2_32(FILTER_BLOCKED); }
+static void classic_beyond_2_32(void) { indexes_beyond_2_32(FILTER_CLASSIC); }
+
+void suite_filter(void)
+{
+	unit_run("filter: blocked, p=1e-2: no false negatives in 1e6, rate as promised", blocked_1e2);
+	unit_run("filter: blocked, p=1e-3: no false negatives in 1e6, rate as promised", blocked_1e3);
+	unit_run("filter: blocked, p=1e-4: no false negatives in 1e6, rate as promised", blocked_1e4);
+	unit_run("filter: classic, p=1e-2: no false negatives in 1e6, rate as promised", classic_1e2);
+	unit_run("filter: classic, p=1e-3: no false negatives in 1e6, rate as promised", classic_1e3);
+	unit_run("filter: classic, p=1e-4: no false negatives in 1e6, rate as promised", classic_1e4);
+	unit_run("filter: test-and-add sees earlier keys of the same batch", test_and_add_sees_earlier_keys_of_the_batch);
+	unit_run("filter: an empty filter contains nothing", an_empty_filter_contains_nothing);
+	unit_run("filter: blocked fill gives the count within 2% and the rate within 10%", blocked_fill);
+	unit_run("filter: classic fill gives the count within 2% and the rate within 10%", classic_fill);
+	unit_run("filter: adding repeats changes no bits but counts insertions", repeats_do_not_change_the_bits);
+	unit_run("filter: bad parameters are rejected with the field named", bad_params_are_rejected_with_the_field_named);
+	unit_run("filter: compatibility check names the first difference", compatibility_names_the_first_difference);
+	unit_run("filter: each random key is fresh", random_keys_differ);
+	unit_run("filter: blocked bit indexes beyond 2^32 in a filter over 4 GiB", blocked_beyond_2_32);
+	unit_run("filter: classic bit indexes beyond 2^32 in a filter over 4 GiB", classic_beyond_2_32);
+}
