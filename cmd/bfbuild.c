@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bfbuild - add every input line to a Bloom filter and write the filter.
+ *
+ * A new filter is sized from -n/-p for its layout (or shaped by -m/-K),
+ * an existing one is extended in place with -f, and --like copies another
+ * filter's shape and key so shards built apart can be OR-ed by bfmerge.
+ * The filter is written atomically to -o FILE (or back over -f FILTER), or
+ * streamed to stdout when that is not a terminal.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "filter.h"
+#include "keys.h"
+#include "sizing.h"
+
+#define DEFAULT_CAPACITY 1000000
+#define DEFAULT_RATE 0.001
+
+static const char usage[] =
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--like FILTER] [--layout blocked|classic] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
+	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
+	"\n"
+	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
+	"  -p, --rate=P          false-positive rate at N keys (default 0.001)\n"
+	"  -o, --output=FILE     write the filter to FILE (atomically), not stdout\n"
+	"  -f, --filter=FILTER   add to an existing filter and replace it\n"
+	"      --like=FILTER     start empty, with FILTER's shape, key and hash\n"
+	"      --layout=LAYOUT   blocked (default: one cache line per key) or classic\n"
+	"  -m, --bits=BITS       filter size in bits (rounded up to a multiple of 512)\n"
+	"  -K, --hashes=HASHES   number of hash probes per key (1..64)\n"
+	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
+	"      --hash=HASH       siphash13 (default) or siphash24\n"
+	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
+	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
+	"  -z, --null-data       records end with NUL, not newline\n"
+	"  -v, --verbose         report lines, keys, fill and rate on stderr\n"
+	"  -h, --help            show this help and exit\n"
+	"  -V, --version         show the version and exit\n"
+	"\n"
+	"Counts take 1000000, 1e6, 1M; rates take 0.001, 1e-3, 0.1%.\n";
+
+enum { OPT_LIKE = 256, OPT_LAYOUT, OPT_KEY, OPT_HASH };
+
+static const struct option long_options[] = {
+	{ "capacity", required_argument, NULL, 'n' },
+	{ "rate", required_argument, NULL, 'p' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "filter", required_argument, NULL, 'f' },
+	{ "like", required_argument, NULL, OPT_LIKE },
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
+	{ "bits", required_argument, NULL, 'm' },
+	{ "hashes", required_argument, NULL, 'K' },
+	{ "key", required_argument, NULL, OPT_KEY },
+	{ "hash", required_argument, NULL, OPT_HASH },
+	{ "field", required_argument, NULL, 'k' },
+	{ "separator", required_argument, NULL, 't' },
+	{ "ignore-case", no_argument, NULL, 'i' },
+	{ "null-data", no_argument, NULL, 'z' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct options {
+	uint64_t capacity;
+	double rate;
+	const char *output, *filter, *like;
+	struct filter_params shape;	/* layout, hash, key as chosen */
+	uint64_t bits;			/* -m, 0 = from sizing */
+	uint32_t hashes;		/* -K, 0 = from sizing */
+	const char *shape_option;	/* first shape option given, for conflicts */
+	int key_given, rate_given;
+	struct key_spec spec;
+	char delim;
+	int verbose;
+	char **inputs;
+	int ninputs;
+};
+
+static void note_shape(struct options *opt, const char *name)
+{
+	if (opt->shape_option == NULL)
+		opt->shape_option = name;
+}
+
+static void parse_option(struct options *opt, int c, const char *arg)
+{
+	switch (c) {
+	case 'n': opt->capacity = cli_count("capacity", arg, 1, FILTER_M_MAX); note_shape(opt, "-n"); break;
+	case 'p': opt->rate = cli_rate("rate", arg); opt->rate_given = 1; note_shape(opt, "-p"); break;
+	case 'o': opt->output = arg; break;
+	case 'f': opt->filter = arg; break;
+	case OPT_LIKE: opt->like = arg; break;
+	case OPT_LAYOUT: opt->shape.layout = cli_layout(arg); note_shape(opt, "--layout"); break;
+	case 'm': opt->bits = cli_count("size in bits", arg, 1, FILTER_M_MAX); note_shape(opt, "-m"); break;
+	case 'K': opt->hashes = (uint32_t)cli_count("number of hashes", arg, 1, FILTER_K_MAX); note_shape(opt, "-K"); break;
+	case OPT_KEY: cli_hex_key("key", arg, opt->shape.key); opt->key_given = 1; note_shape(opt, "--key"); break;
+	case OPT_HASH: opt->shape.hash = cli_hash(arg); note_shape(opt, "--hash"); break;
+	case 'k': cli_field_option(&opt->spec, arg); break;
+	case 't': cli_separator_option(&opt->spec, arg); break;
+	case 'i': opt->spec.fold_case = 1; break;
+	case 'z': opt->delim = '\0'; break;
+	case 'v': opt->verbose = 1; break;
+	case 'h': cli_help(usage);
+	case 'V': cli_version();
+	default: cli_usage_error("unknown option");
+	}
+}
+
+static void check_conflicts(const struct options *opt)
+{
+	if (opt->filter && opt->like)
+		cli_usage_error("-f and --like cannot be used together");
+	if ((opt->filter || opt->like) && opt->shape_option)
+		cli_usage_error("%s cannot be used with %s: the filter's shape is fixed",
+				opt->shape_option, opt->filter ? "-f" : "--like");
+	for (int i = 0; i < opt->ninputs; i++)
+		if (strcmp(opt->inputs[i], "-") == 0 &&
+		    ((opt->filter && strcmp(opt->filter, "-") == 0) ||
+		     (opt->like && strcmp(opt->like, "-") == 0)))
+			cli_usage_error("standard input cannot be both the filter and the input");
+	if (opt->ninputs == 0 && ((opt->filter && strcmp(opt->filter, "-") == 0) ||
+				  (opt->like && strcmp(opt->like, "-") == 0)))
+		cli_usage_error("the filter is read from standard input, so name the input FILEs");
+}
+
+static void parse_options(struct options *opt, int argc, char **argv)
+{
+	int c;
+
+	memset(opt, 0, sizeof *opt);
+	opt->capacity = DEFAULT_CAPACITY;
+	opt->rate = DEFAULT_RATE;
+	opt->shape.layout = FILTER_BLOCKED;
+	opt->shape.hash = FILTER_SIPHASH_1_3;
+	opt->spec.separator = -1;
+	opt->delim = '\n';
+	while ((c = getopt_long(argc, argv, "n:p:o:f:m:K:k:t:izvhV", long_options, NULL)) != -1)
+		parse_option(opt, c, optarg);
+	opt->inputs = argv + optind;
+	opt->ninputs = argc - optind;
+	check_conflicts(opt);
+}
+
+/* m and k for a new filter: from -n/-p, or as forced by -m and -K. */
+static void choose_shape(struct options *opt, struct filter_params *p)
+{
+	const char *why = NULL;
+	int r = 0;
+
+	if (opt->bits) {
+		p->m = sizing_round_bits(opt->bits);
+		p->k = opt->hashes ? opt->hashes : sizing_best_k(p->layout, opt->capacity, p->m);
+	} else if (opt->hashes) {
+		p->k = opt->hashes;
+		r = sizing_bits_for_k(p->layout, opt->capacity, opt->rate, p->k, &p->m, &why);
+	} else {
+		r = sizing_choose(p->layout, opt->capacity, opt->rate, &p->m, &p->k, &why);
+	}
+	if (r < 0)
+		cli_usage_error("cannot size a filter for %llu keys at rate %g: %s",
+				(unsigned long long)opt->capacity, opt->rate, why);
+	p->target_p = opt->rate;
+	if (opt->bits) {
+		/* a forced size promises the rate it gives, not the one asked for */
+		double expected = sizing_fpr(p->layout, opt->capacity, p->m, p->k);
+
+		if (opt->rate_given && expected > opt->rate)
+			cli_warn("warning: with -m %llu the rate at %llu keys is %.3g, above -p %g",
+				 (unsigned long long)p->m, (unsigned long long)opt->capacity,
+				 expected, opt->rate);
+		p->target_p = expected > 0.0 && expected < 1.0 ? expected : opt->rate;
+	}
+}
+
+static struct filter *new_filter(struct options *opt)
+{
+	struct filter_params p = opt->shape;
+	const char *why;
+	struct filter *f;
+
+	choose_shape(opt, &p);
+	p.capacity = opt->capacity;
+	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
+	if (!opt->key_given && filter_random_key(p.key) < 0)
+		cli_fatal("cannot get a random key: %s", strerror(errno));
+	f = filter_new(&p, &why);
+	if (f == NULL)
+		cli_fatal("cannot create a filter of %llu bits: %s", (unsigned long long)p.m, why);
+	return f;
+}
+
+static struct filter *empty_like(const char *path)
+{
+	struct filter *model = cli_load_filter(path);
+	const char *why;
+	struct filter *f = filter_new(&model->params, &why);
+
+	if (f == NULL)
+		cli_fatal("%s: %s", path, why);
+	filter_free(model);
+	return f;
+}
+
+/* The filter to add to: an existing one, an empty copy of one, or new. */
+static struct filter *acquire_filter(struct options *opt)
+{
+	struct filter *f;
+
+	if (opt->filter == NULL && opt->like == NULL)
+		return new_filter(opt);
+	f = opt->filter ? cli_load_filter(opt->filter) : empty_like(opt->like);
+	if (opt->spec.fold_case && !(f->params.flags & FILTER_FOLD_CASE))
+		cli_fatal("%s: filter was built without -i; its keys are case-sensitive",
+			  opt->filter ? opt->filter : opt->like);
+	opt->spec.fold_case = (f->params.flags & FILTER_FOLD_CASE) != 0;
+	return f;
+}
+
+/* Where the filter goes: -o, back over -f, or stdout (NULL). */
+static const char *destination(const struct options *opt)
+{
+	if (opt->output)
+		return opt->output;
+	if (opt->filter && strcmp(opt->filter, "-") != 0)
+		return opt->filter;
+	if (isatty(STDOUT_FILENO))
+		cli_fatal("refusing to write a filter to a terminal (use -o FILE or a redirection)");
+	return NULL;
+}
+
+struct build {
+	struct filter *filter;
+	const struct key_spec *spec;
+	struct keyset keys;
+	uint64_t records;
+	uint64_t keyed;
+};
+
+static int add_batch(void *ctx, const struct line *records, size_t n)
+{
+	struct build *b = ctx;
+
+	if (keyset_build(&b->keys, b->spec, records, n) < 0)
+		cli_fatal("%s", strerror(ENOMEM));
+	filter_add(b->filter, b->keys.keys, b->keys.count);
+	b->records += n;
+	b->keyed += b->keys.count;
+	return 0;
+}
+
+static void add_lines(struct build *b, const struct options *opt)
+{
+	b->spec = &opt->spec;
+	if (cli_each_batch(opt->inputs, opt->ninputs, opt->delim, add_batch, b) < 0)
+		cli_fatal("no filter written: an input could not be read");
+	keyset_free(&b->keys);
+}
+
+static void report(const struct build *b, int verbose)
+{
+	const struct filter_params *p = &b->filter->params;
+	uint64_t set = filter_bits_set(b->filter);
+	double rate = filter_current_fpr(b->filter);
+	double distinct = sizing_estimate_count(p->layout, p->m, p->k, set);
+	char size[32];
+
+	if (verbose) {
+		cli_warn("%llu lines read, %llu keys added, %llu lines without a key",
+			 (unsigned long long)b->records, (unsigned long long)b->keyed,
+			 (unsigned long long)(b->records - b->keyed));
+		cli_warn("about %.0f distinct keys (capacity %llu)", distinct,
+			 (unsigned long long)p->capacity);
+		cli_warn("%llu of %llu bits set (%.2f%%), k = %u, %s layout, %s",
+			 (unsigned long long)set, (unsigned long long)p->m,
+			 100.0 * (double)set / (double)p->m, p->k,
+			 p->layout == FILTER_BLOCKED ? "blocked" : "classic",
+			 cli_human_bytes(p->m / 8, size));
+		cli_warn("estimated false-positive rate %.3g (target %g)", rate, p->target_p);
+	}
+	if (rate > p->target_p)
+		cli_warn("warning: filter over capacity: estimated false-positive rate %.3g exceeds target %g (about %.0f distinct keys, capacity %llu)",
+			 rate, p->target_p, distinct, (unsigned long long)p->capacity);
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt;
+	struct build b = { 0 };
+	const char *dest;
+
+	cli_init(argv[0]);
+	parse_options(&opt, argc, argv);
+	dest = destination(&opt);
+	b.filter = acquire_filter(&opt);
+	add_lines(&b, &opt);
+	report(&b, opt.verbose);
+	cli_save_filter(b.filter, dest);
+	filter_free(b.filter);
+	return 0;
+}

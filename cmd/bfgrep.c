@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bfgrep - print the lines whose key may be in a Bloom filter.
+ *
+ * Like grep -F -x -f LIST, with the list replaced by one or more filter
+ * files: no false negatives, false positives at the filters' rates, memory
+ * the size of the filters whatever the size of the list. Each filter's
+ * recorded key normalisation is applied to the keys tested against it.
+ * Exit status as grep: 0 a line was selected, 1 none, 2 trouble.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "filter.h"
+#include "keys.h"
+
+static const char usage[] =
+	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c] [-q] [-w] [-k N] [-t C] [-z] [--line-buffered] [FILE...]\n"
+	"Print the lines of FILEs (or standard input) whose key may be in a filter.\n"
+	"\n"
+	"  -f, --filter=FILTER   a filter file made by bfbuild (repeatable; - is stdin)\n"
+	"  -v, --invert-match    print the lines whose key is surely in no filter\n"
+	"  -c, --count           print only the number of selected lines\n"
+	"  -q, --quiet, --silent print nothing; exit 0 at the first selected line\n"
+	"  -w, --words           select a line if any word of its key is in a filter\n"
+	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
+	"  -z, --null-data       records end with NUL, not newline\n"
+	"      --line-buffered   flush output after every line\n"
+	"  -h, --help            show this help and exit\n"
+	"  -V, --version         show the version and exit\n"
+	"\n"
+	"Exit status: 0 if a line was selected, 1 if none, 2 on trouble.\n";
+
+enum { OPT_LINE_BUFFERED = 256 };
+
+static const struct option long_options[] = {
+	{ "filter", required_argument, NULL, 'f' },
+	{ "invert-match", no_argument, NULL, 'v' },
+	{ "count", no_argument, NULL, 'c' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "silent", no_argument, NULL, 'q' },
+	{ "words", no_argument, NULL, 'w' },
+	{ "field", required_argument, NULL, 'k' },
+	{ "separator", required_argument, NULL, 't' },
+	{ "null-data", no_argument, NULL, 'z' },
+	{ "line-buffered", no_argument, NULL, OPT_LINE_BUFFERED },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct options {
+	const char **filters;
+	size_t nfilters;
+	int invert, count, quiet, line_buffered;
+	struct key_spec spec;
+	char delim;
+	char **inputs;
+	int ninputs;
+};
+
+static void parse_option(struct options *opt, int c, const char *arg)
+{
+	switch (c) {
+	case 'f': opt->filters[opt->nfilters++] = arg; break;
+	case 'v': opt->invert = 1; break;
+	case 'c': opt->count = 1; break;
+	case 'q': opt->quiet = 1; break;
+	case 'w': opt->spec.words = 1; break;
+	case 'k': cli_field_option(&opt->spec, arg); break;
+	case 't': cli_separator_option(&opt->spec, arg); break;
+	case 'z': opt->delim = '\0'; break;
+	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
+	case 'h': cli_help(usage);
+	case 'V': cli_version();
+	default: cli_usage_error("unknown option");
+	}
+}
+
+static int reads_stdin(char *const *inputs, int n)
+{
+	if (n == 0)
+		return 1;
+	for (int i = 0; i < n; i++)
+		if (strcmp(inputs[i], "-") == 0)
+			return 1;
+	return 0;
+}
+
+static void parse_options(struct options *opt, int argc, char **argv)
+{
+	size_t stdin_filters = 0;
+	int c;
+
+	memset(opt, 0, sizeof *opt);
+	opt->spec.separator = -1;
+	opt->delim = '\n';
+	/* every -f takes an argument, so there are fewer than argc of them */
+	opt->filters = calloc((size_t)argc, sizeof *opt->filters);
+	if (opt->filters == NULL)
+		cli_fatal("%s", strerror(ENOMEM));
+	while ((c = getopt_long(argc, argv, "f:vcqwk:t:zhV", long_options, NULL)) != -1)
+		parse_option(opt, c, optarg);
+	opt->inputs = argv + optind;
+	opt->ninputs = argc - optind;
+	if (opt->nfilters == 0)
+		cli_usage_error("no filter given (use -f FILTER)");
+	for (size_t i = 0; i < opt->nfilters; i++)
+		stdin_filters += strcmp(opt->filters[i], "-") == 0;
+	if (stdin_filters > 1 || (stdin_filters && reads_stdin(opt->inputs, opt->ninputs)))
+		cli_usage_error("standard input can be read only once (a filter or the input)");
+}
+
+struct grep {
+	const struct options *opt;
+	struct filter **filters;
+	struct key_spec spec;
+	struct keyset keys;
+	unsigned char *present, *selected;
+	size_t present_cap, selected_cap;
+	uint64_t matches;
+	struct writer out;
+};
+
+/* Mark in g->selected the records with a key (maybe) in filter f. */
+static void mark_present(struct grep *g, const struct filter *f, const struct line *records,
+			 size_t n, int rebuild)
+{
+	if (rebuild && keyset_build(&g->keys, &g->spec, records, n) < 0)
+		cli_fatal("%s", strerror(ENOMEM));
+	cli_flags(&g->present, &g->present_cap, g->keys.count);
+	filter_test(f, g->keys.keys, g->keys.count, g->present);
+	for (size_t i = 0; i < g->keys.count; i++)
+		g->selected[g->keys.record[i]] |= g->present[i];
+}
+
+static int select_batch(void *ctx, const struct line *records, size_t n)
+{
+	struct grep *g = ctx;
+	const struct options *opt = g->opt;
+
+	memset(cli_flags(&g->selected, &g->selected_cap, n), 0, n);
+	for (size_t j = 0; j < opt->nfilters; j++) {
+		int fold = (g->filters[j]->params.flags & FILTER_FOLD_CASE) != 0;
+		/* keys are the same for the next filter unless its folding differs */
+		int rebuild = j == 0 || fold != g->spec.fold_case;
+
+		g->spec.fold_case = fold;
+		mark_present(g, g->filters[j], records, n, rebuild);
+	}
+	for (size_t r = 0; r < n; r++) {
+		if (g->selected[r] == opt->invert)
+			continue;
+		g->matches++;
+		if (opt->quiet)
+			return 1;
+		if (!opt->count && writer_record(&g->out, records[r], opt->delim) < 0)
+			cli_write_error(errno);
+	}
+	return 0;
+}
+
+static int select_lines(struct grep *g)
+{
+	return cli_each_batch(g->opt->inputs, g->opt->ninputs, g->opt->delim, select_batch, g);
+}
+
+static void print_count(struct grep *g)
+{
+	char text[32];
+	int len = snprintf(text, sizeof text, "%llu\n", (unsigned long long)g->matches);
+
+	if (writer_put(&g->out, text, (size_t)len) < 0)
+		cli_write_error(errno);
+}
+
+static void release(struct grep *g, struct options *opt)
+{
+	for (size_t j = 0; j < opt->nfilters; j++)
+		filter_free(g->filters[j]);
+	free(g->filters);
+	free(g->present);
+	free(g->selected);
+	keyset_free(&g->keys);
+	free(opt->filters);
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt;
+	struct grep g = { 0 };
+	int input_status, status;
+
+	cli_init(argv[0]);
+	parse_options(&opt, argc, argv);
+	g.opt = &opt;
+	g.spec = opt.spec;
+	g.filters = calloc(opt.nfilters, sizeof *g.filters);
+	if (g.filters == NULL)
+		cli_fatal("%s", strerror(ENOMEM));
+	for (size_t j = 0; j < opt.nfilters; j++)
+		g.filters[j] = cli_load_filter(opt.filters[j]);
+	cli_stdout_init(&g.out, opt.line_buffered);
+	input_status = select_lines(&g);
+	if (opt.count && !opt.quiet)
+		print_count(&g);
+	cli_stdout_finish(&g.out);
+	/* as grep: -q with a selected line is success whatever else happened */
+	if (opt.quiet && g.matches > 0)
+		status = 0;
+	else if (input_status < 0)
+		status = EXIT_TROUBLE;
+	else
+		status = g.matches > 0 ? 0 : EXIT_NONE;
+	release(&g, &opt);
+	return status;
+}
