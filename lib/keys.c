@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * keys.c - from input records to the keys that are hashed.
+ *
+ * Fields: with blanks as separator (-1) a field is a maximal run of bytes
+ * other than space and tab, so leading, trailing and repeated blanks never
+ * make empty fields and a record of blanks has none. With a separator byte
+ * every occurrence ends a field, so "a,,b" has three fields, "a," two (the
+ * second empty) and the empty record one (empty), as cut(1) and sort -t see
+ * them.
+ *
+ * Memory: a key is a span pointing into its record, so the common case (the
+ * whole record, no folding) copies nothing. Folded keys need their own bytes;
+ * ks->folded is sized once per keyset_build, before any key is made, to the
+ * sum of the record lengths (every key is a part of one record), so it never
+ * moves while key pointers into it exist. Arrays grow geometrically and are
+ * kept between calls: in steady state a batch allocates nothing.
+ *
+ * Deliberately absent: locale-aware case folding or word breaking (bytes
+ * >= 0x80 are always word bytes and never folded), and field ranges.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keys.h"
+
+/* Bytes that end a word in words mode: blanks and the wrappers of addresses. */
+static const unsigned char word_break[256] = {
+	[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1,
+	['<'] = 1, ['>'] = 1, ['('] = 1, [')'] = 1, ['['] = 1, [']'] = 1,
+	['{'] = 1, ['}'] = 1, [','] = 1, [';'] = 1, [':'] = 1, ['"'] = 1,
+	['\''] = 1, ['='] = 1,
+};
+
+#define KEYSET_MIN_CAP 64
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int field_by_blanks(struct line rec, unsigned long field, struct line *key)
+{
+	const char *p = rec.data;
+	const char *end = rec.data + rec.len;
+
+	for (unsigned long i = 1;; i++) {
+		const char *start;
+
+		while (p < end && is_blank(*p))
+			p++;
+		if (p == end)
+			return 0;
+		start = p;
+		while (p < end && !is_blank(*p))
+			p++;
+		if (i == field) {
+			key->data = start;
+			key->len = (size_t)(p - start);
+			return 1;
+		}
+	}
+}
+
+/* memchr that accepts an empty span with a null pointer. */
+static const char *find_byte(const char *p, unsigned char c, size_t len)
+{
+	return len ? memchr(p, c, len) : NULL;
+}
+
+static int field_by_byte(struct line rec, unsigned long field, unsigned char sep,
+			 struct line *key)
+{
+	const char *p = rec.data;
+	size_t left = rec.len;
+	const char *stop;
+
+	for (unsigned long i = 1; i < field; i++) {
+		stop = find_byte(p, sep, left);
+		if (!stop)
+			return 0;
+		left -= (size_t)(stop + 1 - p);
+		p = stop + 1;
+	}
+	stop = find_byte(p, sep, left);
+	key->data = p;
+	key->len = stop ? (size_t)(stop - p) : left;
+	return 1;
+}
+
+/* keys_field's body, static so the batch loops below can inline it. */
+static inline int field_key(const struct key_spec *spec, struct line record,
+			    struct line *key)
+{
+	if (spec->field == 0) {
+		*key = record;
+		return 1;
+	}
+	if (spec->separator < 0)
+		return field_by_blanks(record, spec->field, key);
+	return field_by_byte(record, spec->field, (unsigned char)spec->separator, key);
+}
+
+int keys_field(const struct key_spec *spec, struct line record, struct line *key)
+{
+	return field_key(spec, record, key);
+}
+
+/* Makes room for at least want keys; contents are kept. */
+static int reserve_keys(struct keyset *ks, size_t want)
+{
+	size_t cap = ks->cap ? ks->cap : KEYSET_MIN_CAP;
+	struct line *keys;
+	size_t *record;
+
+	if (want <= ks->cap)
+		return 0;
+	while (cap < want) {
+		if (cap > SIZE_MAX / 2 / sizeof *ks->keys) {
+			errno = ENOMEM;
+			return -1;
+		}
+		cap *= 2;
+	}
+	keys = realloc(ks->keys, cap * sizeof *keys);
+	if (!keys)
+		return -1;
+	ks->keys = keys;
+	record = realloc(ks->record, cap * sizeof *record);
+	if (!record)
+		return -1;	/* ks->keys is merely larger than ks->cap says */
+	ks->record = record;
+	ks->cap = cap;
+	return 0;
+}
+
+/* Sizes ks->folded for every byte of every record, before any key uses it. */
+static int reserve_folded(struct keyset *ks, const struct line *records, size_t n)
+{
+	size_t total = 0;
+	char *folded;
+
+	for (size_t i = 0; i < n; i++) {
+		if (records[i].len > SIZE_MAX - total) {
+			errno = ENOMEM;
+			return -1;
+		}
+		total += records[i].len;
+	}
+	if (total <= ks->folded_cap)
+		return 0;
+	if (total < ks->folded_cap * 2 && ks->folded_cap <= SIZE_MAX / 2)
+		total = ks->folded_cap * 2;
+	/* The old contents are dead: free + malloc saves realloc's copy. */
+	folded = malloc(total);
+	if (!folded)
+		return -1;
+	free(ks->folded);
+	ks->folded = folded;
+	ks->folded_cap = total;
+	return 0;
+}
+
+/*
+ * Eight bytes at a time, without branches (compilers do not vectorise the
+ * byte loop at -O2). For each byte b, with h = b & 0x7f, the per-byte sums
+ * h + (0x80 - 'A') and h + (0x80 - 'Z' - 1) stay below 0x100, so no carry
+ * crosses into the next byte, and their top bits say h >= 'A' and h > 'Z'.
+ * An upper-case byte is one with the first, not the second, and b < 0x80;
+ * its top bit shifted down by two is 0x20, the case bit.
+ */
+static uint64_t fold_word(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101u;
+	const uint64_t high = 0x80 * ones;
+	uint64_t h = w & ~high;
+	uint64_t at_least_a = h + (0x80 - 'A') * ones;
+	uint64_t past_z = h + (0x80 - 'Z' - 1) * ones;
+	uint64_t upper = at_least_a & ~past_z & ~w & high;
+
+	return w | (upper >> 2);
+}
+
+static void fold8(char *dst, const char *src)
+{
+	uint64_t w;
+
+	memcpy(&w, src, 8);	/* memcpy: no unaligned pointer casts */
+	w = fold_word(w);
+	memcpy(dst, &w, 8);
+}
+
+/*
+ * Keys of 8 bytes or more end with one word that overlaps the one before:
+ * folding reads only src, so folding a byte twice is harmless, and the
+ * variable-length byte loop (a mispredicted branch per key) is gone.
+ */
+static struct line fold_into(char *dst, struct line key)
+{
+	size_t i = 0;
+
+	if (key.len < 8) {
+		for (; i < key.len; i++) {
+			unsigned char c = (unsigned char)key.data[i];
+
+			dst[i] = (char)((unsigned)(c - 'A') < 26u ? c + ('a' - 'A') : c);
+		}
+		return (struct line){ .data = dst, .len = key.len };
+	}
+	for (; i + 8 <= key.len; i += 8)
+		fold8(dst + i, key.data + i);
+	if (i < key.len)
+		fold8(dst + key.len - 8, key.data + key.len - 8);
+	return (struct line){ .data = dst, .len = key.len };
+}
+
+/*
+ * The loops below keep the key count in a local: ks->count is a size_t, as
+ * are the ks->record[] slots, so the compiler must otherwise reload it after
+ * every store. Spans are stored field by field for the same kind of reason
+ * (a whole-struct copy through the stack stalls store forwarding).
+ */
+static int add_words(struct keyset *ks, struct line key, size_t record)
+{
+	const unsigned char *p = (const unsigned char *)key.data;
+	const unsigned char *end = p + key.len;
+	size_t count = ks->count;
+	int rc = 0;
+
+	while (p < end) {
+		const unsigned char *start;
+
+		while (p < end && word_break[*p])
+			p++;
+		if (p == end)
+			break;
+		start = p;
+		while (p < end && !word_break[*p])
+			p++;
+		if (count == ks->cap && reserve_keys(ks, count + 1) < 0) {
+			rc = -1;
+			break;
+		}
+		ks->keys[count].data = (const char *)start;
+		ks->keys[count].len = (size_t)(p - start);
+		ks->record[count++] = record;
+	}
+	ks->count = count;
+	return rc;
+}
+
+/* The hot default (every record is its own key): a straight copy of spans. */
+static void whole_records(struct keyset *ks, const struct line *records, size_t n)
+{
+	if (n > 0)
+		memcpy(ks->keys, records, n * sizeof *records);
+	for (size_t i = 0; i < n; i++)
+		ks->record[i] = i;
+	ks->count = n;
+}
+
+/* At most one key per record, so the n slots reserved by the caller do. */
+static void field_keys(struct keyset *ks, const struct key_spec *spec,
+		       const struct line *records, size_t n)
+{
+	struct line *keys = ks->keys;
+	size_t *from = ks->record;
+	char *folded = ks->folded;
+	size_t count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct line key;
+
+		if (!field_key(spec, records[i], &key))
+			continue;
+		/* An empty key has nothing to fold (and folded may be NULL). */
+		if (spec->fold_case && key.len > 0) {
+			key = fold_into(folded, key);
+			folded += key.len;
+		}
+		keys[count].data = key.data;
+		keys[count].len = key.len;
+		from[count++] = i;
+	}
+	ks->count = count;
+}
+
+static int word_keys(struct keyset *ks, const struct key_spec *spec,
+		     const struct line *records, size_t n)
+{
+	char *folded = ks->folded;
+
+	for (size_t i = 0; i < n; i++) {
+		struct line key;
+
+		if (!field_key(spec, records[i], &key))
+			continue;
+		if (spec->fold_case && key.len > 0) {
+			key = fold_into(folded, key);
+			folded += key.len;
+		}
+		if (add_words(ks, key, i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int keyset_build(struct keyset *ks, const struct key_spec *spec,
+		 const struct line *records, size_t n)
+{
+	ks->count = 0;
+	if (spec->fold_case && reserve_folded(ks, records, n) < 0)
+		return -1;
+	if (reserve_keys(ks, n) < 0)
+		return -1;
+	if (spec->words) {
+		if (word_keys(ks, spec, records, n) == 0)
+			return 0;
+		ks->count = 0;
+		return -1;
+	}
+	if (spec->field == 0 && !spec->fold_case)
+		whole_records(ks, records, n);
+	else
+		field_keys(ks, spec, records, n);
+	return 0;
+}
+
+void keyset_free(struct keyset *ks)
+{
+	free(ks->keys);
+	free(ks->record);
+	free(ks->folded);
+	memset(ks, 0, sizeof *ks);
+}

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lines.c - the line reader: records out of one growable buffer.
+ *
+ * The buffer holds bytes read but not yet handed out, [start, end):
+ *
+ *   0          start                     scanned        end          cap
+ *   +----------+-------------------------+--------------+------------+
+ *   | handed   | complete records and a partial tail    | free       |
+ *   | out      |                         | (no delim in |            |
+ *   |          |                         |  [.., end))  |            |
+ *   +----------+-------------------------+--------------+------------+
+ *
+ * A batch is a run of memchr calls over that span: each record is a pointer
+ * into the buffer, so nothing is copied per line. The buffer is only moved
+ * (compacted to the front, or doubled by realloc) when the call has not yet
+ * handed out anything, which is what keeps the previous batch valid until
+ * the next call and this batch valid until the one after. Compaction moves
+ * at most one partial record, because we only refill when no complete
+ * record is left. `scanned` remembers how far the tail is known to hold no
+ * delimiter, so a 100 MB record is searched once, not once per refill.
+ *
+ * A call that has records in hand returns them rather than reading again:
+ * on a pipe that read could block, and a tool in a streaming pipeline must
+ * emit what it has. After read(2) reports end of input we never read again
+ * (a terminal would otherwise wait for a second end-of-file).
+ *
+ * Asking for zero records is an error (EINVAL), not end of input.
+ *
+ * Deliberately absent: shrinking the buffer after a huge record, seeking,
+ * and any decoding of the bytes.
+ */
+#define _GNU_SOURCE	/* F_GETPIPE_SZ and F_SETPIPE_SZ on Linux */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lines.h"
+
+/* Big enough that the per-read cost vanishes, small enough to stay cached. */
+#define LINES_INITIAL_CAP ((size_t)1 << 20)
+/* What we ask a pipe to hold: the default 64 KiB means 16x more wakeups. */
+#define LINES_PIPE_SIZE (1 << 20)
+/* One read(2) never asks for more than this (SSIZE_MAX limits; 1 GiB is plenty). */
+#define LINES_MAX_READ ((size_t)1 << 30)
+
+struct lines_reader {
+	char *buf;
+	size_t cap;
+	size_t start;		/* first byte not yet handed out */
+	size_t scanned;		/* [start, scanned) holds no delimiter */
+	size_t end;		/* one past the last byte read */
+	unsigned long long consumed;
+	int fd;
+	int eof;		/* read(2) returned 0: never read again */
+	unsigned char delim;
+};
+
+/* Hints that make large sequential reads cheaper; failure changes nothing. */
+static void advise_descriptor(int fd)
+{
+	struct stat st;
+	int saved = errno;
+
+	if (fstat(fd, &st) < 0) {
+		errno = saved;
+		return;
+	}
+	if (S_ISREG(st.st_mode))
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#if defined(F_GETPIPE_SZ) && defined(F_SETPIPE_SZ)
+	if (S_ISFIFO(st.st_mode) && fcntl(fd, F_GETPIPE_SZ) < LINES_PIPE_SIZE)
+		(void)fcntl(fd, F_SETPIPE_SZ, LINES_PIPE_SIZE);
+#endif
+	errno = saved;
+}
+
+struct lines_reader *lines_open(int fd, char delim)
+{
+	struct lines_reader *r = calloc(1, sizeof *r);
+
+	if (!r)
+		return NULL;
+	r->buf = malloc(LINES_INITIAL_CAP);
+	if (!r->buf) {
+		free(r);
+		return NULL;
+	}
+	r->cap = LINES_INITIAL_CAP;
+	r->fd = fd;
+	r->delim = (unsigned char)delim;
+	advise_descriptor(fd);
+	return r;
+}
+
+void lines_close(struct lines_reader *r)
+{
+	if (!r)
+		return;
+	free(r->buf);
+	free(r);
+}
+
+/* Hands out complete records from the buffer; never reads or moves it. */
+static size_t take_records(struct lines_reader *r, struct line *out, size_t max)
+{
+	char *p = r->buf + r->start;
+	char *scan = r->buf + r->scanned;
+	char *end = r->buf + r->end;
+	size_t count = 0;
+
+	while (count < max) {
+		char *d = memchr(scan, r->delim, (size_t)(end - scan));
+
+		if (!d) {
+			scan = end;
+			break;
+		}
+		out[count].data = p;
+		out[count].len = (size_t)(d - p);
+		count++;
+		p = d + 1;
+		scan = p;
+	}
+	r->consumed += (unsigned long long)(p - (r->buf + r->start));
+	r->start = (size_t)(p - r->buf);
+	r->scanned = (size_t)(scan - r->buf);
+	return count;
+}
+
+/* At end of input, the bytes after the last delimiter are one more record. */
+static long take_last(struct lines_reader *r, struct line *out)
+{
+	if (r->start == r->end)
+		return 0;
+	out[0].data = r->buf + r->start;
+	out[0].len = r->end - r->start;
+	r->consumed += out[0].len;
+	r->start = r->scanned = r->end;
+	return 1;
+}
+
+/* Doubles the buffer; only called when no record of this call is out. */
+static int grow(struct lines_reader *r)
+{
+	char *bigger;
+
+	if (r->cap > SIZE_MAX / 2) {
+		errno = ENOMEM;
+		return -1;
+	}
+	bigger = realloc(r->buf, r->cap * 2);
+	if (!bigger)
+		return -1;
+	r->buf = bigger;
+	r->cap *= 2;
+	return 0;
+}
+
+/* Makes room (compact, then grow if still full) and reads once. */
+static int refill(struct lines_reader *r)
+{
+	size_t want;
+	ssize_t got;
+
+	if (r->start > 0) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->scanned -= r->start;
+		r->start = 0;
+	}
+	if (r->end == r->cap && grow(r) < 0)
+		return -1;
+	want = r->cap - r->end;
+	if (want > LINES_MAX_READ)
+		want = LINES_MAX_READ;
+	do
+		got = read(r->fd, r->buf + r->end, want);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return -1;
+	if (got == 0)
+		r->eof = 1;
+	r->end += (size_t)got;
+	return 0;
+}
+
+long lines_next_batch(struct lines_reader *r, struct line *out, size_t max)
+{
+	if (max == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (max > LONG_MAX)
+		max = LONG_MAX;	/* the count must fit the return type */
+	for (;;) {
+		size_t count = take_records(r, out, max);
+
+		if (count > 0)
+			return (long)count;
+		if (r->eof)
+			return take_last(r, out);
+		if (refill(r) < 0)
+			return -1;
+	}
+}
+
+unsigned long long lines_bytes_read(const struct lines_reader *r)
+{
+	return r->consumed;
+}
