@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: MIT
+# fish completion for bfbuild(1): every option with its description, the
+# values of --layout and --hash, *.bf filters after -f/--filter/--like,
+# ordinary files for -o and the inputs (fish's default for arguments).
+# Install in ~/.config/fish/completions/ or a vendor completions directory.
+
+# Filters (*.bf) and directories to descend into. fish's own
+# __fish_complete_suffix offers every file, only sorting *.bf first; a
+# filter option should offer filters. For "--filter=x" fish puts the
+# "--filter=" back itself, so only the value is completed here.
+function __bfbuild_filters
+    set -l token (commandline -ct | string replace -r -- '^--[a-z-]+=' '')
+    for f in $token*.bf
+        test -f $f; and echo $f
+    end
+    for d in $token*/
+        echo $d
+    end
+end
+
+complete -c bfbuild -s n -l capacity -x -d 'Distinct keys to size for (default 1000000)'
+complete -c bfbuild -s p -l rate -x -d 'False-positive rate at N keys (default 0.001)'
+complete -c bfbuild -s o -l output -r -d 'Write the filter to FILE, atomically'
+complete -c bfbuild -s f -l filter -x -a '(__bfbuild_filters)' -d 'Add to an existing filter and replace it'
+complete -c bfbuild -l like -x -a '(__bfbuild_filters)' -d 'Start empty with the shape, key and hash of FILTER'
+complete -c bfbuild -l layout -x -a 'blocked\t"One cache line per key (default)" classic\t"The textbook layout"' -d 'Memory layout of the filter'
+complete -c bfbuild -s m -l bits -x -d 'Filter size in bits (rounded up to a multiple of 512)'
+complete -c bfbuild -s K -l hashes -x -d 'Hash probes per key (1..64)'
+complete -c bfbuild -l key -x -d '128-bit SipHash key as 32 hex digits'
+complete -c bfbuild -l hash -x -a 'siphash13\t"SipHash-1-3-128 (default)" siphash24\t"SipHash-2-4-128"' -d 'Hash function'
+complete -c bfbuild -s k -l field -x -d 'Key on the Nth field of each line'
+complete -c bfbuild -s t -l separator -x -d 'Fields are separated by C'
+complete -c bfbuild -s i -l ignore-case -d 'Fold ASCII case; recorded in the filter'
+complete -c bfbuild -s z -l null-data -d 'Records end with NUL, not newline'
+complete -c bfbuild -s v -l verbose -d 'Report lines, keys, fill and rate on stderr'
+complete -c bfbuild -s h -l help -d 'Show the help and exit'
+complete -c bfbuild -s V -l version -d 'Show the version and exit'

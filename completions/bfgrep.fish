@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: MIT
+# fish completion for bfgrep(1): every option with its description, *.bf
+# filters after -f/--filter, ordinary files (fish's default) for the input.
+# Install in ~/.config/fish/completions/ or a vendor completions directory.
+
+# Filters (*.bf) and directories to descend into. fish's own
+# __fish_complete_suffix offers every file, only sorting *.bf first; a
+# filter option should offer filters. For "--filter=x" fish puts the
+# "--filter=" back itself, so only the value is completed here.
+function __bfgrep_filters
+    set -l token (commandline -ct | string replace -r -- '^--[a-z-]+=' '')
+    for f in $token*.bf
+        test -f $f; and echo $f
+    end
+    for d in $token*/
+        echo $d
+    end
+end
+
+complete -c bfgrep -s f -l filter -x -a '(__bfgrep_filters)' -d 'A filter file made by bfbuild (repeatable; - is stdin)'
+complete -c bfgrep -s v -l invert-match -d 'Print the lines whose key is surely in no filter'
+complete -c bfgrep -s c -l count -d 'Print only the number of selected lines'
+complete -c bfgrep -s q -l quiet -d 'Print nothing; exit 0 at the first selected line'
+complete -c bfgrep -l silent -d 'Same as --quiet'
+complete -c bfgrep -s w -l words -d 'Select a line if any word of its key is in a filter'
+complete -c bfgrep -s k -l field -x -d 'Key on the Nth field of each line'
+complete -c bfgrep -s t -l separator -x -d 'Fields are separated by C'
+complete -c bfgrep -s z -l null-data -d 'Records end with NUL, not newline'
+complete -c bfgrep -l line-buffered -d 'Flush output after every line'
+complete -c bfgrep -s h -l help -d 'Show the help and exit'
+complete -c bfgrep -s V -l version -d 'Show the version and exit'

@@ -1,0 +1,285 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# completions.bats - the shell completions in completions/ offer what the
+# programs accept: every option their --help lists (and nothing else), the
+# values of --layout and --hash, only *.bf files where a filter is wanted.
+#
+# Every test runs in a fresh $BATS_TEST_TMPDIR holding a.bf, b.bf and
+# c.txt. bash is always checked, by calling the completion function with
+# COMP_WORDS/COMP_CWORD set as bash itself would. zsh and fish are checked
+# when installed (the real completion systems: zsh through zpty, fish
+# through complete -C), and skipped with a message otherwise. The --help
+# comparisons are skipped, saying so, until the programs are built.
+
+setup() {
+	TOP="$BATS_TEST_DIRNAME/.."
+	BIN="${BFTOOLS_BIN:-$BATS_TEST_DIRNAME/../cmd}"
+	cd "$BATS_TEST_TMPDIR" || return 1
+	touch a.bf b.bf c.txt
+}
+
+# bash_complete PROG WORD... - the candidates bash's completion for PROG
+# offers for the last WORD of "PROG WORD...", sorted, one per line.
+bash_complete() {
+	bash --norc --noprofile -c '
+		source "$1" || exit 3
+		fn=$2
+		shift 2
+		COMP_WORDS=("$@")
+		COMP_CWORD=$(($# - 1))
+		COMP_LINE="$*"
+		COMP_POINT=${#COMP_LINE}
+		"$fn" "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}" || exit 4
+		if [ "${#COMPREPLY[@]}" -gt 0 ]; then printf "%s\n" "${COMPREPLY[@]}"; fi
+	' bash "$TOP/completions/$1.bash" "_$1" "$@" | LC_ALL=C sort
+}
+
+# help_options PROG - every option PROG --help lists, sorted, one per line.
+help_options() {
+	"$BIN/$1" --help | grep -oE -- '(^|[ ,[])--?[A-Za-z][A-Za-z0-9-]*' |
+		sed 's/^[ ,[]//' | LC_ALL=C sort -u
+}
+
+need_program() {
+	[ -x "$BIN/$1" ] || skip "$BIN/$1 is not built yet (run make): cannot compare with its --help"
+}
+
+need_shell() {
+	command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed: its completion is not checked"
+}
+
+# same_options PROG LIST - fail, naming the differences, unless LIST (the
+# options a completion offers) is exactly what PROG --help lists.
+same_options() {
+	help_options "$1" >help.txt
+	printf '%s\n' "$2" | LC_ALL=C sort -u >offered.txt
+	missing=$(LC_ALL=C comm -23 help.txt offered.txt)
+	extra=$(LC_ALL=C comm -13 help.txt offered.txt)
+	[ -z "$missing" ] || echo "in $1 --help but not completed: $missing"
+	[ -z "$extra" ] || echo "completed but not in $1 --help: $extra"
+	[ -s help.txt ] && [ -z "$missing" ] && [ -z "$extra" ]
+}
+
+# zsh_complete LINE - the candidates zsh's completion system offers at the
+# end of LINE, sorted, one per line. A zsh on a pseudo-terminal (zpty)
+# loads compinit with completions/ first on $fpath; compadd is wrapped to
+# print every match it is given; LINE is typed followed by a TAB.
+zsh_complete() {
+	cat >zcomp.zsh <<'EOF'
+zmodload zsh/zpty || exit 3
+out=""
+wait_for() {	# read the pty until $1 shows up (5 s at most)
+  integer n=0
+  local chunk
+  while (( n++ < 100 )); do
+    while zpty -r -t z chunk; do out+=${chunk//$'\r'/}; done
+    [[ $out == *$1* ]] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+zpty z zsh -f -i
+zpty -w z "PROMPT='>'"
+zpty -w z "fpath=(${(q)1} \$fpath); autoload -Uz compinit; compinit -u -D"
+zpty -w z 'compadd() { local -a hits; builtin compadd -A hits "$@"; local h; for h in $hits; do print -r -- "<<$h>>"; done; builtin compadd "$@"; }'
+zpty -w z 'print -r -- "<<START>>"'
+wait_for $'\n<<START>>' || { print -u2 "zsh did not start"; exit 3; }
+zpty -n -w z "$2"$'\t'
+zpty -w z $'\C-u'
+zpty -w z 'print -r -- "<<END>>"'
+wait_for $'\n<<END>>' || { print -u2 "zsh did not finish completing"; exit 3; }
+zpty -d z
+print -r -- "$out" | sed -n '/^<<START>>$/,/^<<END>>$/p' | grep -o '<<[^<>]*>>' |
+  grep -v '^<<START>>$' | grep -v '^<<END>>$' | sed 's/^<<//; s/>>$//'
+EOF
+	HOME="$BATS_TEST_TMPDIR" zsh -f zcomp.zsh "$TOP/completions" "$1" | LC_ALL=C sort -u
+}
+
+# fish_complete LINE - the candidates fish offers for LINE, sorted.
+fish_complete() {
+	HOME="$BATS_TEST_TMPDIR" fish --no-config -c "
+		source '$TOP/completions/bfbuild.fish'
+		source '$TOP/completions/bfgrep.fish'
+		complete -C '$1'" | cut -f1 | LC_ALL=C sort
+}
+
+# --- bash ---------------------------------------------------------------
+
+@test "completions: bash: both files register a function with complete -F" {
+	run bash --norc --noprofile -c "source '$TOP/completions/bfbuild.bash' &&
+		source '$TOP/completions/bfgrep.bash' && complete -p bfbuild bfgrep"
+	[ "$status" -eq 0 ]
+	[ "$output" = "complete -F _bfbuild bfbuild
+complete -F _bfgrep bfgrep" ]
+}
+
+@test "completions: bash: bfbuild --lay completes to --layout" {
+	run bash_complete bfbuild --lay
+	[ "$status" -eq 0 ]
+	[ "$output" = "--layout" ]
+}
+
+@test "completions: bash: bfbuild --layout offers blocked and classic" {
+	run bash_complete bfbuild --layout ''
+	[ "$output" = "blocked
+classic" ]
+	# "--layout=" split at "=" by COMP_WORDBREAKS, as bash does by default
+	run bash_complete bfbuild --layout = b
+	[ "$output" = "blocked" ]
+	# "--layout=c" kept as one word: the prefix is kept
+	run bash_complete bfbuild --layout=c
+	[ "$output" = "--layout=classic" ]
+}
+
+@test "completions: bash: bfbuild --hash offers siphash13 and siphash24" {
+	run bash_complete bfbuild --hash ''
+	[ "$output" = "siphash13
+siphash24" ]
+}
+
+@test "completions: bash: bfgrep -f offers a.bf and b.bf but not c.txt" {
+	run bash_complete bfgrep -f ''
+	[ "$status" -eq 0 ]
+	[ "$output" = "a.bf
+b.bf" ]
+	run bash_complete bfgrep --filter = ''
+	[ "$output" = "a.bf
+b.bf" ]
+}
+
+@test "completions: bash: bfbuild -f, --filter and --like offer only .bf files" {
+	for opt in -f --filter --like; do
+		run bash_complete bfbuild "$opt" ''
+		[ "$output" = "a.bf
+b.bf" ]
+	done
+}
+
+@test "completions: bash: -o and the input files complete to any file" {
+	run bash_complete bfbuild -o ''
+	[ "$output" = "a.bf
+b.bf
+c.txt" ]
+	run bash_complete bfgrep -f a.bf c
+	[ "$output" = "c.txt" ]
+}
+
+@test "completions: bash: options taking a number or a key offer nothing" {
+	for opt in -n --capacity -p --rate -m --bits -K --hashes --key -k -t; do
+		run bash_complete bfbuild "$opt" ''
+		[ "$status" -eq 0 ]
+		[ -z "$output" ]
+	done
+}
+
+@test "completions: bash: every option in bfbuild --help is completed, and no other" {
+	need_program bfbuild
+	run bash_complete bfbuild -
+	[ "$status" -eq 0 ]
+	run same_options bfbuild "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: bash: every option in bfgrep --help is completed, and no other" {
+	need_program bfgrep
+	run bash_complete bfgrep -
+	[ "$status" -eq 0 ]
+	run same_options bfgrep "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# --- zsh ----------------------------------------------------------------
+
+@test "completions: zsh: _bfbuild and _bfgrep are #compdef files that parse" {
+	need_shell zsh
+	[ "$(head -n 1 "$TOP/completions/_bfbuild")" = "#compdef bfbuild" ]
+	[ "$(head -n 1 "$TOP/completions/_bfgrep")" = "#compdef bfgrep" ]
+	zsh -n "$TOP/completions/_bfbuild"
+	zsh -n "$TOP/completions/_bfgrep"
+}
+
+@test "completions: zsh: bfbuild --lay completes to --layout" {
+	need_shell zsh
+	run zsh_complete 'bfbuild --lay'
+	[ "$status" -eq 0 ]
+	[ "$output" = "--layout" ]
+}
+
+@test "completions: zsh: bfbuild --layout offers blocked and classic" {
+	need_shell zsh
+	run zsh_complete 'bfbuild --layout '
+	[ "$output" = "blocked
+classic" ]
+}
+
+@test "completions: zsh: bfgrep -f offers a.bf and b.bf but not c.txt" {
+	need_shell zsh
+	run zsh_complete 'bfgrep -f '
+	[ "$output" = "a.bf
+b.bf" ]
+}
+
+@test "completions: zsh: every option in bfbuild --help is completed, and no other" {
+	need_shell zsh
+	need_program bfbuild
+	run zsh_complete 'bfbuild -'
+	[ "$status" -eq 0 ]
+	run same_options bfbuild "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: zsh: every option in bfgrep --help is completed, and no other" {
+	need_shell zsh
+	need_program bfgrep
+	run zsh_complete 'bfgrep -'
+	[ "$status" -eq 0 ]
+	run same_options bfgrep "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# --- fish ---------------------------------------------------------------
+
+@test "completions: fish: bfbuild --lay completes to --layout" {
+	need_shell fish
+	run fish_complete 'bfbuild --lay'
+	[ "$status" -eq 0 ]
+	[ "$output" = "--layout" ]
+}
+
+@test "completions: fish: bfbuild --layout offers blocked and classic" {
+	need_shell fish
+	run fish_complete 'bfbuild --layout '
+	[ "$output" = "blocked
+classic" ]
+}
+
+@test "completions: fish: bfgrep -f offers a.bf and b.bf but not c.txt" {
+	need_shell fish
+	run fish_complete 'bfgrep -f '
+	[ "$output" = "a.bf
+b.bf" ]
+}
+
+@test "completions: fish: every option in bfbuild --help is completed, and no other" {
+	need_shell fish
+	need_program bfbuild
+	run fish_complete 'bfbuild -'
+	[ "$status" -eq 0 ]
+	run same_options bfbuild "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: fish: every option in bfgrep --help is completed, and no other" {
+	need_shell fish
+	need_program bfgrep
+	run fish_complete 'bfgrep -'
+	[ "$status" -eq 0 ]
+	run same_options bfgrep "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
