@@ -6,7 +6,8 @@
 #   make check      C unit tests + every bats file; ends "tests: N passed, N failed"
 #   make asan       the whole suite again under AddressSanitizer + UBSan
 #   make lint       man pages through mandoc -Tlint and groff -ww
-#   make install    PREFIX, DESTDIR, BINDIR, MANDIR honoured; make uninstall
+#   make install    PREFIX, DESTDIR, BINDIR, MANDIR and the completion
+#                   directories honoured; make uninstall
 #
 # The standard and the warnings live in their own variable so that a
 # packager's CFLAGS= replaces optimisation flags but never drops them.
@@ -15,6 +16,9 @@ VERSION   = 1.0.0
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 DESTDIR  ?=
 
 CFLAGS   ?= -O2 -g
@@ -79,13 +83,23 @@ demo: all
 	@sh tests/demo.sh cmd
 
 install: all
-	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
-	for p in $(PROGRAMS); do install -m 755 cmd/$$p $(DESTDIR)$(BINDIR)/$$p; done
-	for p in $(PROGRAMS); do install -m 644 man/$$p.1 $(DESTDIR)$(MANDIR)/man1/$$p.1; done
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	for p in $(PROGRAMS); do \
+		install -m 755 cmd/$$p $(DESTDIR)$(BINDIR)/$$p && \
+		install -m 644 man/$$p.1 $(DESTDIR)$(MANDIR)/man1/$$p.1 && \
+		install -m 644 completions/$$p.bash $(DESTDIR)$(BASHCOMPDIR)/$$p && \
+		install -m 644 completions/_$$p $(DESTDIR)$(ZSHCOMPDIR)/_$$p && \
+		install -m 644 completions/$$p.fish $(DESTDIR)$(FISHCOMPDIR)/$$p.fish || exit 1; \
+	done
 	install -m 644 man/bf.5 $(DESTDIR)$(MANDIR)/man5/bf.5
 
 uninstall:
-	for p in $(PROGRAMS); do rm -f $(DESTDIR)$(BINDIR)/$$p $(DESTDIR)$(MANDIR)/man1/$$p.1; done
+	for p in $(PROGRAMS); do \
+		rm -f $(DESTDIR)$(BINDIR)/$$p $(DESTDIR)$(MANDIR)/man1/$$p.1 \
+		      $(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(ZSHCOMPDIR)/_$$p \
+		      $(DESTDIR)$(FISHCOMPDIR)/$$p.fish; \
+	done
 	rm -f $(DESTDIR)$(MANDIR)/man5/bf.5
 
 clean:

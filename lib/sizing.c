@@ -185,6 +185,8 @@ double sizing_estimate_count(enum filter_layout layout, uint64_t m, uint32_t k,
 {
 	double clear = 1.0 - (double)bits_set / (double)m;
 
+	if (bits_set == 0)
+		return 0.0;
 	if (bits_set >= m)
 		return INFINITY;
 	if (layout == FILTER_CLASSIC)

@@ -33,6 +33,10 @@ check)
 	check_build
 	have_cmd bats || want bats
 	have_cmd gzip || want gzip
+	# the completion tests run in the real shells
+	have_cmd zsh || want zsh
+	have_cmd fish || want fish
+	have_cmd script || want bsdutils
 	;;
 lint)
 	have_cmd mandoc || want mandoc
