@@ -40,6 +40,8 @@ UNIT_BIN  = $(O)/tests/unit/unit
 
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
+.SECONDARY:
+
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint
 
 all: deps-build $(BINS)

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +146,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->shape.hash = FILTER_SIPHASH_1_3;
 	opt->spec.separator = -1;
 	opt->delim = '\n';
-	while ((c = getopt_long(argc, argv, "n:p:o:f:m:K:k:t:izvhV", long_options, NULL)) != -1)
+	while ((c = cli_getopt(argc, argv, ":n:p:o:f:m:K:k:t:izvhV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
@@ -220,9 +221,11 @@ static struct filter *acquire_filter(struct options *opt)
 	if (opt->filter == NULL && opt->like == NULL)
 		return new_filter(opt);
 	f = opt->filter ? cli_load_filter(opt->filter) : empty_like(opt->like);
-	if (opt->spec.fold_case && !(f->params.flags & FILTER_FOLD_CASE))
+	if (opt->spec.fold_case && !(f->params.flags & FILTER_FOLD_CASE)) {
+		filter_free(f);
 		cli_fatal("%s: filter was built without -i; its keys are case-sensitive",
 			  opt->filter ? opt->filter : opt->like);
+	}
 	opt->spec.fold_case = (f->params.flags & FILTER_FOLD_CASE) != 0;
 	return f;
 }
@@ -267,19 +270,28 @@ static void add_lines(struct build *b, const struct options *opt)
 	keyset_free(&b->keys);
 }
 
+/* A full filter has no estimate: every bit is set. */
+static const char *describe_count(double distinct, char text[64])
+{
+	if (isinf(distinct))
+		return "every bit set: too many keys to estimate";
+	snprintf(text, 64, "about %.0f distinct keys", distinct);
+	return text;
+}
+
 static void report(const struct build *b, int verbose)
 {
 	const struct filter_params *p = &b->filter->params;
 	uint64_t set = filter_bits_set(b->filter);
 	double rate = filter_current_fpr(b->filter);
 	double distinct = sizing_estimate_count(p->layout, p->m, p->k, set);
-	char size[32];
+	char size[32], text[64];
 
 	if (verbose) {
 		cli_warn("%llu lines read, %llu keys added, %llu lines without a key",
 			 (unsigned long long)b->records, (unsigned long long)b->keyed,
 			 (unsigned long long)(b->records - b->keyed));
-		cli_warn("about %.0f distinct keys (capacity %llu)", distinct,
+		cli_warn("%s (capacity %llu)", describe_count(distinct, text),
 			 (unsigned long long)p->capacity);
 		cli_warn("%llu of %llu bits set (%.2f%%), k = %u, %s layout, %s",
 			 (unsigned long long)set, (unsigned long long)p->m,
@@ -294,8 +306,9 @@ static void report(const struct build *b, int verbose)
 	 * than the filter was sized for, beyond that noise.
 	 */
 	if (rate > OVER_CAPACITY_SLACK * p->target_p)
-		cli_warn("warning: filter over capacity: estimated false-positive rate %.3g exceeds target %g (about %.0f distinct keys, capacity %llu)",
-			 rate, p->target_p, distinct, (unsigned long long)p->capacity);
+		cli_warn("warning: filter over capacity: estimated false-positive rate %.3g exceeds target %g (%s, capacity %llu)",
+			 rate, p->target_p, describe_count(distinct, text),
+			 (unsigned long long)p->capacity);
 }
 
 int main(int argc, char **argv)

@@ -68,6 +68,21 @@ void cli_usage_error(const char *fmt, ...)
 	exit(EXIT_TROUBLE);
 }
 
+int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts)
+{
+	int c;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, optstring, longopts, NULL);
+	if (c == ':')
+		cli_usage_error("option '%s' requires an argument", argv[optind - 1]);
+	if (c == '?' && optopt)
+		cli_usage_error("invalid option -- '%c'", optopt);
+	if (c == '?')
+		cli_usage_error("unrecognized option '%s'", argv[optind - 1]);
+	return c;
+}
+
 static void finish_stdio_stdout(void)
 {
 	if (fflush(stdout) != 0 || ferror(stdout))

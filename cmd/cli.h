@@ -11,6 +11,7 @@
 #define BFTOOLS_CLI_H
 
 #include <stddef.h>
+#include <getopt.h>
 #include <stdint.h>
 
 #include "filter.h"
@@ -33,6 +34,13 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void cli_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: the message, then "Try 'PROG --help'...", exit 2. */
 _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * getopt_long with the messages worded here: call with an optstring that
+ * starts with ':'; it reports an unknown option or a missing argument as
+ * a usage error naming it.
+ */
+int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts);
 
 /* --help: print text on stdout (checked), exit 0. --version likewise. */
 _Noreturn void cli_help(const char *text);

@@ -115,6 +115,7 @@ int sizing_choose(enum filter_layout layout, uint64_t n, double p,
 	uint32_t k_lo = k_opt > 3 ? (uint32_t)k_opt - 2 : 1;
 	uint32_t k_hi = (uint32_t)k_opt + 4;
 	uint64_t best_blocks = 0;
+	double best_rate = 1.0;
 
 	if (k_hi > FILTER_K_MAX)
 		k_hi = FILTER_K_MAX;
@@ -122,9 +123,15 @@ int sizing_choose(enum filter_layout layout, uint64_t n, double p,
 		k_lo = k_hi;
 	for (uint32_t kk = k_lo; kk <= k_hi; kk++) {
 		uint64_t blocks = fewest_blocks(layout, n, p, kk);
+		double rate;
 
-		if (blocks != 0 && (best_blocks == 0 || blocks < best_blocks)) {
+		if (blocks == 0 || (best_blocks != 0 && blocks > best_blocks))
+			continue;
+		/* the fewest bits; among equals, the lowest rate */
+		rate = sizing_fpr(layout, n, blocks * FILTER_BLOCK_BITS, kk);
+		if (best_blocks == 0 || blocks < best_blocks || rate < best_rate) {
 			best_blocks = blocks;
+			best_rate = rate;
 			*k = kk;
 		}
 	}
