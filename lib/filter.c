@@ -129,7 +129,8 @@ void filter_free(struct filter *f)
 {
 	if (f == NULL)
 		return;
-	munmap(f->words, filter_bytes(f));
+	if (f->words != NULL)	/* a shape read by format_open has no bits */
+		munmap(f->words, filter_bytes(f));
 	free(f);
 }
 
@@ -147,6 +148,15 @@ int filter_random_key(unsigned char key[16])
 		got += (size_t)r;
 	}
 	return 0;
+}
+
+uint64_t filter_key_fingerprint(const unsigned char key[16])
+{
+	static const char message[] = "bftools key fingerprint v1";
+	struct siphash_key sk;
+
+	siphash_key_from_bytes(&sk, key);
+	return siphash_2_4_64(&sk, message, sizeof message - 1);
 }
 
 static void hash_key(const struct filter *f, const struct line *key, uint64_t h[2])

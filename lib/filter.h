@@ -85,6 +85,13 @@ size_t filter_bytes(const struct filter *f);
 /* Fill key[] with 16 bytes from getrandom(2). Returns 0 or -1 (errno). */
 int filter_random_key(unsigned char key[16]);
 
+/*
+ * A 64-bit fingerprint of a key, safe to show: SipHash-2-4-64 under the key
+ * of the fixed message "bftools key fingerprint v1". Equal keys give equal
+ * fingerprints; the fingerprint reveals nothing usable about the key.
+ */
+uint64_t filter_key_fingerprint(const unsigned char key[16]);
+
 /* Add n keys. */
 void filter_add(struct filter *f, const struct line *keys, size_t n);
 

@@ -2,9 +2,11 @@
 /*
  * format.c - read and write the bftools filter file, format version 1.
  *
- * A filter file is exactly one gzip member (RFC 1952). Its uncompressed
- * content is, with every integer little-endian and written byte by byte
- * (never a struct image, so the file is the same on every host):
+ * A filter file holds a cascade (cascade.h): one fixed Bloom filter, or
+ * the stages of a growing one. It is exactly one gzip member (RFC 1952).
+ * Its uncompressed content is, with every integer little-endian and
+ * written byte by byte (never a struct image, so the file is the same on
+ * every host):
  *
  *   file header, 64 bytes
  *   +----+----+----+----+----+----+----+----+
@@ -12,19 +14,22 @@
  *   +----+----+----+----+----+----+----+----+
  *  8| format version = 1 | header len = 64  |
  *   +----+----+----+----+----+----+----+----+
- * 16| stage count = 1    |hash|flag| 0    0 | hash 1 = SipHash-2-4-128,
+ * 16| stage count        |hash|flag| 0    0 | hash 1 = SipHash-2-4-128,
  *   +----+----+----+----+----+----+----+----+      2 = SipHash-1-3-128;
  * 24| SipHash key, 16 bytes                 | flag bit 0 = ASCII case
  * 32|                                       |   folded, others 0
  *   +----+----+----+----+----+----+----+----+
- * 40| capacity (u64)                        |
+ * 40| capacity (u64)                        | fixed: the filter's;
+ *   +----+----+----+----+----+----+----+----+   growing: stage 0's
+ * 48| target false-positive rate (binary64) | P, for the whole file
  *   +----+----+----+----+----+----+----+----+
- * 48| target false-positive rate (binary64) |
- *   +----+----+----+----+----+----+----+----+
- * 56| reserved, 0                           |
+ * 56|grow|tigh| reserved, 0                 |
  *   +----+----+----+----+----+----+----+----+
  *
- *   one stage header per stage, 64 bytes each
+ *   growth g (byte 56): 0 = fixed, one stage; 2..16 = growing, 1..64
+ *   stages. tighten t (byte 57): 0 when fixed; 1..4 when growing.
+ *
+ *   one stage header per stage, 64 bytes each, all before any payload
  *   +----+----+----+----+----+----+----+----+
  *  0|lay | 0    0    0  | k (1..64)         | layout 1 = blocked,
  *   +----+----+----+----+----+----+----+----+        2 = classic
@@ -42,24 +47,40 @@
  * 56|                                       |
  *   +----+----+----+----+----+----+----+----+
  *
- *   then each stage's payload, m / 8 bytes: bit i of the filter is bit
- *   (i % 8) of byte i / 8, which is the filter's uint64 words stored
- *   little-endian. Nothing follows the last payload.
+ *   then each stage's payload in stage order, m / 8 bytes: bit i of the
+ *   stage is bit (i % 8) of byte i / 8, which is the filter's uint64 words
+ *   stored little-endian. Nothing follows the last payload.
  *
- * Version 1 writes and accepts exactly one stage, and for it the file
- * header's capacity and rate equal the stage's; the stage list leaves room
- * for growing filters later.
+ * Stage capacities and rates follow from the file header, so a reader can
+ * check them (stages numbered from 0, capacity n0 and rate P at 40, 48):
+ *
+ *   fixed     the one stage has capacity n0 and rate P, exactly
+ *   growing   stage i has capacity n0 * g^i, exactly and without overflow,
+ *             and rate P (1 - 2^-t) 2^(-t i), to a relative 1e-9
+ *
+ * The rates are a geometric series summing to P, so the cascade keeps its
+ * promise however many stages it grows; cascade.c computes them the same
+ * way (P * -expm1(-t ln 2), then ldexp by -t i), so its own files match
+ * exactly and the tolerance only forgives other writers' rounding.
  *
  * Integrity: the gzip header carries a header CRC (FHCRC) and the trailer a
  * CRC-32 and length of the content, so every byte of the file is covered by
- * a check, gzip's mtime and OS bytes included. Loading validates every
- * header field before it allocates anything, then inflates the payload
- * straight into the filter's words. The only bits no check covers are the
- * fill bits deflate adds to reach a byte boundary (before a stored block and
- * at the end of the stream): inflate skips them, so flipping one changes
- * neither the content nor its meaning.
+ * a check, gzip's mtime and OS bytes included. Reading validates every
+ * header field, every stage header included, before it allocates anything
+ * for the bits, then inflates each payload straight into its filter's
+ * words. The only bits no check covers are the fill bits deflate adds to
+ * reach a byte boundary (before a stored block and at the end of the
+ * stream): inflate skips them, so flipping one changes neither the content
+ * nor its meaning.
  *
- * Compression adapts per 1 MiB chunk of the bit array. A Bloom filter near
+ * Streaming (format_open/read/close) hands out the payload in pieces, so
+ * bfmerge can OR a file into a filter in memory without a second copy. The
+ * trailer's CRC covers the whole content, so damage anywhere is only
+ * certain at format_close; an error that inflate reports while delivering
+ * the last payload byte (the trailer was already in its input) is kept for
+ * format_close, so callers see it in one place.
+ *
+ * Compression adapts per 1 MiB chunk of each bit array. A Bloom filter near
  * capacity has about half its bits set and is incompressible: zlib level 1
  * grinds through it at ~50 MB/s to save nothing, while stored blocks (level
  * 0) go at ~3 GB/s. A sparse chunk shrinks many-fold. Measured here on
@@ -80,25 +101,30 @@
  * would save at most ~11% of the chunk at 20-50x the time. Loading inflates
  * Z_RLE output at 250-450 MB/s and stored blocks at memory speed.
  *
- * Deliberately absent: reading or writing more than one stage (version 1
- * has one), and stdio streams: descriptors are read and written directly.
+ * Deliberately absent: stdio streams (descriptors are read and written
+ * directly), and any check that a stage's m and k suit its capacity and
+ * rate: sizing may improve between releases, and the bits are what they are.
  */
 #define ZLIB_CONST
 #include <zlib.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "atomic.h"
+#include "cascade.h"
 #include "filter.h"
 #include "format.h"
+#include "siphash.h"
 
 #define FILE_HEADER_LEN 64u
 #define STAGE_HEADER_LEN 64u
+#define HEADERS_MAX (FILE_HEADER_LEN + CASCADE_STAGES_MAX * STAGE_HEADER_LEN)
 #define MAGIC_LEN 8u
 static const unsigned char magic[MAGIC_LEN] = { 0x89, 'B', 'F', 'T', '\r', '\n', 0x1a, '\n' };
 
@@ -106,10 +132,20 @@ static const unsigned char magic[MAGIC_LEN] = { 0x89, 'B', 'F', 'T', '\r', '\n',
 #define INFLATE_MAX ((size_t)1 << 30)	/* avail_out is a 32-bit uInt: feed it in pieces */
 #define GZIP_WINDOW (15 + 16)		/* 32 KiB window, gzip wrapper only */
 #define GZIP_OS_UNIX 3
+#define RATE_TOLERANCE 1e-9		/* relative, for growing stages' rates */
+
+/*
+ * The most payload a plausible file holds, in bits: a growing cascade's
+ * stages at least double in size, so all of them together are under twice
+ * the largest, which is at most FILTER_M_MAX. A header asking for more is
+ * rejected before anything is allocated.
+ */
+#define PAYLOAD_BITS_MAX (2 * FILTER_M_MAX)
 
 /* The on-disk ids are the enum values; keep them from drifting apart. */
 _Static_assert(FILTER_BLOCKED == 1 && FILTER_CLASSIC == 2, "layout ids");
 _Static_assert(FILTER_SIPHASH_2_4 == 1 && FILTER_SIPHASH_1_3 == 2, "hash ids");
+_Static_assert(CASCADE_GROWTH_MAX <= 255 && CASCADE_TIGHTEN_MAX <= 255, "one byte each");
 
 /* ---- little-endian fields -------------------------------------------- */
 
@@ -153,25 +189,54 @@ static int all_zero(const unsigned char *p, size_t len)
 	return 1;
 }
 
+/* Words from file byte order to host order and back: a no-op on little-endian hosts. */
+static void swap_words(uint64_t *words, uint64_t nwords)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	for (uint64_t i = 0; i < nwords; i++)
+		words[i] = __builtin_bswap64(words[i]);
+#else
+	(void)words;
+	(void)nwords;
+#endif
+}
+
 /* ---- headers ---------------------------------------------------------- */
 
-static void encode_headers(const struct filter *f,
-			   unsigned char h[FILE_HEADER_LEN + STAGE_HEADER_LEN])
-{
-	const struct filter_params *p = &f->params;
-	unsigned char *s = h + FILE_HEADER_LEN;
+/* Everything the headers say, decoded and checked. */
+struct file_info {
+	size_t nstages;
+	unsigned growth, tighten;
+	uint64_t capacity;	/* file header: the fixed filter's, or stage 0's */
+	double target_p;	/* file header: the whole file's */
+	uint64_t payload;	/* bytes of all stages' bits */
+	struct filter_params stage[CASCADE_STAGES_MAX];
+	uint64_t insertions[CASCADE_STAGES_MAX];
+};
 
-	memset(h, 0, FILE_HEADER_LEN + STAGE_HEADER_LEN);
+static void encode_file_header(const struct cascade *c, unsigned char *h)
+{
+	const struct filter_params *p = cascade_params(c);
+
+	memset(h, 0, FILE_HEADER_LEN);
 	memcpy(h, magic, MAGIC_LEN);
 	put_le(h + 8, FORMAT_VERSION, 4);
 	put_le(h + 12, FILE_HEADER_LEN, 4);
-	put_le(h + 16, 1, 4);
+	put_le(h + 16, c->nstages, 4);
 	h[20] = (unsigned char)p->hash;
 	h[21] = (unsigned char)p->flags;
 	memcpy(h + 24, p->key, 16);
-	put_le(h + 40, p->capacity, 8);
-	put_double(h + 48, p->target_p);
+	put_le(h + 40, c->capacity, 8);
+	put_double(h + 48, c->target_p);
+	h[56] = (unsigned char)c->growth;	/* range-checked by check_cascade */
+	h[57] = (unsigned char)c->tighten;
+}
 
+static void encode_stage_header(const struct filter *f, unsigned char *s)
+{
+	const struct filter_params *p = &f->params;
+
+	memset(s, 0, STAGE_HEADER_LEN);
 	s[0] = (unsigned char)p->layout;
 	put_le(s + 4, p->k, 4);
 	put_le(s + 8, p->m, 8);
@@ -201,39 +266,72 @@ static const char *version_message(uint64_t version)
 	return msg;
 }
 
-/* The file header into p (hash, flags, key, capacity, rate). */
-static int decode_file_header(const unsigned char *h, struct filter_params *p, const char **errstr)
+static const char *stage_message(size_t i, const char *what)
+{
+	static char msg[96];
+
+	snprintf(msg, sizeof msg, "bad header: stage %zu %s", i, what);
+	return msg;
+}
+
+/* Bytes 56 and 57 and the stage count, which must agree with them. */
+static int decode_growth(const unsigned char *h, struct file_info *fi, const char **errstr)
+{
+	uint64_t count = get_le(h + 16, 4);
+
+	fi->growth = h[56];
+	fi->tighten = h[57];
+	if (fi->growth == 1 || fi->growth > CASCADE_GROWTH_MAX)
+		return bad(errstr, "bad header: growth factor out of range");
+	if (fi->growth == 0 && fi->tighten != 0)
+		return bad(errstr, "bad header: tightening not zero for a fixed filter");
+	if (fi->growth != 0 && (fi->tighten < 1 || fi->tighten > CASCADE_TIGHTEN_MAX))
+		return bad(errstr, "bad header: tightening out of range");
+	if (fi->growth == 0 && count != 1)
+		return bad(errstr, "bad header: stage count is not 1");
+	if (count < 1 || count > CASCADE_STAGES_MAX)
+		return bad(errstr, "bad header: stage count out of range 1..64");
+	fi->nstages = (size_t)count;
+	return 0;
+}
+
+/* The file header into fi; the shared hash, flags and key into every stage. */
+static int decode_file_header(const unsigned char *h, struct file_info *fi, const char **errstr)
 {
 	uint64_t version = get_le(h + 8, 4);
+	struct filter_params *p = &fi->stage[0];
 
+	memset(fi, 0, sizeof *fi);
 	if (memcmp(h, magic, MAGIC_LEN) != 0)
 		return bad(errstr, "not a bftools filter (bad magic)");
 	if (version != FORMAT_VERSION)
 		return bad(errstr, version_message(version));
 	if (get_le(h + 12, 4) != FILE_HEADER_LEN)
 		return bad(errstr, "bad header: file header length is not 64");
-	if (get_le(h + 16, 4) != 1)
-		return bad(errstr, "bad header: stage count is not 1");
+	if (decode_growth(h, fi, errstr) < 0)
+		return -1;
 	if (h[20] != FILTER_SIPHASH_2_4 && h[20] != FILTER_SIPHASH_1_3)
 		return bad(errstr, "bad header: unknown hash function");
 	if (h[21] & ~FILTER_FLAGS_KNOWN)
 		return bad(errstr, "bad header: unknown key flags");
-	if (!all_zero(h + 22, 2) || !all_zero(h + 56, 8))
+	if (!all_zero(h + 22, 2) || !all_zero(h + 58, 6))
 		return bad(errstr, "bad header: reserved field not zero");
+	fi->capacity = get_le(h + 40, 8);
+	fi->target_p = get_double(h + 48);
+	if (fi->capacity < 1)
+		return bad(errstr, "bad header: capacity is zero");
+	if (!check_rate(fi->target_p))
+		return bad(errstr, "bad header: target rate not in (0, 1)");
 	p->hash = (enum filter_hash)h[20];
 	p->flags = h[21];
 	memcpy(p->key, h + 24, 16);
-	p->capacity = get_le(h + 40, 8);
-	p->target_p = get_double(h + 48);
-	if (p->capacity < 1)
-		return bad(errstr, "bad header: capacity is zero");
-	if (!check_rate(p->target_p))
-		return bad(errstr, "bad header: target rate not in (0, 1)");
+	for (size_t i = 1; i < fi->nstages; i++)
+		fi->stage[i] = *p;
 	return 0;
 }
 
-/* A stage header into p (layout, k, m) and *insertions, checked against p. */
-static int decode_stage_header(const unsigned char *s, struct filter_params *p,
+/* One stage header's own fields into p and *insertions. */
+static int decode_stage_fields(const unsigned char *s, struct filter_params *p,
 			       uint64_t *insertions, const char **errstr)
 {
 	uint64_t k = get_le(s + 4, 4), m = get_le(s + 8, 8);
@@ -254,12 +352,105 @@ static int decode_stage_header(const unsigned char *s, struct filter_params *p,
 		return bad(errstr, "bad header: stage target rate not in (0, 1)");
 	if (get_le(s + 40, 8) != m / 8)
 		return bad(errstr, "bad header: payload length is not m / 8");
-	if (get_le(s + 16, 8) != p->capacity || get_double(s + 24) != p->target_p)
-		return bad(errstr, "inconsistent header: file and stage capacity or rate differ");
 	p->layout = (enum filter_layout)s[0];
 	p->k = (uint32_t)k;
 	p->m = m;
+	p->capacity = get_le(s + 16, 8);
+	p->target_p = get_double(s + 24);
 	*insertions = get_le(s + 32, 8);
+	return 0;
+}
+
+/*
+ * Stage i's capacity and rate against the file header's plan. want_cap is
+ * stage i's planned capacity, 0 once the plan has overflowed (no stage has
+ * capacity 0, so nothing matches it).
+ */
+static int check_stage_plan(const struct file_info *fi, size_t i, uint64_t want_cap,
+			    const char **errstr)
+{
+	const struct filter_params *p = &fi->stage[i];
+	double first_rate, want_rate;
+
+	if (fi->growth == 0) {
+		if (p->capacity != fi->capacity || p->target_p != fi->target_p)
+			return bad(errstr, "inconsistent header: file and stage capacity or rate differ");
+		return 0;
+	}
+	if (p->capacity != want_cap)
+		return bad(errstr, stage_message(i, "capacity does not follow the growth factor"));
+	first_rate = fi->target_p * -expm1(-(double)fi->tighten * M_LN2);
+	want_rate = ldexp(first_rate, -(int)(fi->tighten * i));
+	if (!(fabs(p->target_p - want_rate) <= RATE_TOLERANCE * want_rate))
+		return bad(errstr, stage_message(i, "rate does not follow the series"));
+	return 0;
+}
+
+/* All stage headers (fi->nstages of them, back to back) into fi, checked. */
+static int decode_stages(const unsigned char *s, struct file_info *fi, const char **errstr)
+{
+	uint64_t want_cap = fi->capacity, bits = 0;
+
+	for (size_t i = 0; i < fi->nstages; i++) {
+		if (decode_stage_fields(s + i * STAGE_HEADER_LEN, &fi->stage[i],
+					&fi->insertions[i], errstr) < 0
+		    || check_stage_plan(fi, i, want_cap, errstr) < 0)
+			return -1;
+		if (fi->growth != 0)
+			want_cap = want_cap > UINT64_MAX / fi->growth ? 0 : want_cap * fi->growth;
+		bits += fi->stage[i].m;	/* <= 64 * 2^46: cannot overflow */
+	}
+	if (bits > PAYLOAD_BITS_MAX)
+		return bad(errstr, "bad header: stages too large in total");
+	fi->payload = bits / 8;
+	/* the checks above cover it; this keeps them from falling behind filter_new's */
+	for (size_t i = 0; i < fi->nstages; i++)
+		if (filter_params_check(&fi->stage[i], errstr) < 0)
+			return -1;
+	return 0;
+}
+
+/* What decoding cannot see: the in-memory cascade's own consistency. */
+static int check_cascade(const struct cascade *c, const char **errstr)
+{
+	const struct filter_params *p0;
+
+	if (c->nstages < 1 || c->nstages > CASCADE_STAGES_MAX)
+		return bad(errstr, "bad number of stages");
+	if (c->growth > CASCADE_GROWTH_MAX || c->tighten > CASCADE_TIGHTEN_MAX)
+		return bad(errstr, "growth factor or tightening out of range");
+	p0 = cascade_params(c);
+	for (size_t i = 0; i < c->nstages; i++) {
+		const struct filter_params *p = &c->stages[i]->params;
+
+		if (filter_params_check(p, errstr) < 0)
+			return -1;
+		if (c->stages[i]->words == NULL)
+			return bad(errstr, "a shape from format_open has no bits to save");
+		if (p->hash != p0->hash || p->flags != p0->flags || memcmp(p->key, p0->key, 16) != 0)
+			return bad(errstr, "stages disagree on hash, key or normalisation");
+	}
+	return 0;
+}
+
+/*
+ * c's headers into h, *len bytes, checked by the very decoder a reader
+ * runs, so no file is ever written that would not load.
+ */
+static int encode_checked(const struct cascade *c, unsigned char h[HEADERS_MAX], size_t *len,
+			  const char **errstr)
+{
+	struct file_info fi;
+
+	if (check_cascade(c, errstr) < 0)
+		return -1;
+	encode_file_header(c, h);
+	for (size_t i = 0; i < c->nstages; i++)
+		encode_stage_header(c->stages[i], h + FILE_HEADER_LEN + i * STAGE_HEADER_LEN);
+	if (decode_file_header(h, &fi, errstr) < 0
+	    || decode_stages(h + FILE_HEADER_LEN, &fi, errstr) < 0)
+		return -1;
+	*len = FILE_HEADER_LEN + c->nstages * STAGE_HEADER_LEN;
 	return 0;
 }
 
@@ -437,38 +628,39 @@ static void gz_out_close(struct gz_out *w)
 	free(w->swap);
 }
 
-int format_save(const struct filter *f, int fd, const char **errstr)
+int format_save(const struct cascade *c, int fd, const char **errstr)
 {
-	unsigned char head[FILE_HEADER_LEN + STAGE_HEADER_LEN];
+	unsigned char head[HEADERS_MAX];
 	struct gz_out w;
+	size_t head_len;
 	int ok;
 
-	if (filter_params_check(&f->params, errstr) < 0)
-		return -1;
-	encode_headers(f, head);
-	if (gz_out_open(&w, fd, errstr) < 0)
+	if (encode_checked(c, head, &head_len, errstr) < 0 || gz_out_open(&w, fd, errstr) < 0)
 		return -1;
 	if (deflateSetHeader(&w.zs, &w.gzh) != Z_OK) {
 		gz_out_close(&w);
 		return bad(errstr, "zlib: cannot set the gzip header");
 	}
-	ok = deflate_all(&w, head, sizeof head, Z_NO_FLUSH, errstr) == 0
-	     && write_payload(&w, f, errstr) == 0
-	     && deflate_all(&w, NULL, 0, Z_FINISH, errstr) == 0
-	     && drain(&w, errstr) == 0;
+	ok = deflate_all(&w, head, head_len, Z_NO_FLUSH, errstr) == 0;
+	for (size_t i = 0; ok && i < c->nstages; i++)
+		ok = write_payload(&w, c->stages[i], errstr) == 0;
+	ok = ok && deflate_all(&w, NULL, 0, Z_FINISH, errstr) == 0 && drain(&w, errstr) == 0;
 	gz_out_close(&w);
 	return ok ? 0 : -1;
 }
 
-int format_save_path(const struct filter *f, const char *path, const char **errstr)
+int format_save_path(const struct cascade *c, const char *path, const char **errstr)
 {
+	unsigned char head[HEADERS_MAX];
 	struct atomic_file af;
+	size_t head_len;
 
-	if (filter_params_check(&f->params, errstr) < 0)
+	/* refuse a bad cascade before the target's directory is touched */
+	if (encode_checked(c, head, &head_len, errstr) < 0)
 		return -1;
 	if (atomic_open(&af, path, errstr) < 0)
 		return -1;
-	if (format_save(f, af.fd, errstr) < 0) {
+	if (format_save(c, af.fd, errstr) < 0) {
 		atomic_abort(&af);
 		return -1;
 	}
@@ -477,10 +669,13 @@ int format_save_path(const struct filter *f, const char *path, const char **errs
 
 /* ---- reading ---------------------------------------------------------- */
 
-struct gz_in {
+struct format_reader {
 	int fd;
 	int eof;		/* read() returned 0 */
 	int ended;		/* inflate reached the end of the gzip member */
+	uint64_t left;		/* payload bytes not yet handed out */
+	const char *pending;	/* an end-of-member error kept for format_close */
+	const char *failed;	/* the error that broke the stream, repeated after */
 	z_stream zs;
 	unsigned char *buf;	/* IO_CHUNK bytes of compressed input */
 };
@@ -495,7 +690,7 @@ static ssize_t read_some(int fd, unsigned char *p, size_t len)
 	return n;
 }
 
-static int refill(struct gz_in *r, const char **errstr)
+static int refill(struct format_reader *r, const char **errstr)
 {
 	ssize_t n = read_some(r->fd, r->buf, IO_CHUNK);
 
@@ -531,7 +726,7 @@ static const char *corrupt_message(const char *zmsg)
  * reading more input first if none is left. Returns 0 (carry on), 1 (end of
  * the gzip member) or -1.
  */
-static int inflate_step(struct gz_in *r, const char **errstr)
+static int inflate_step(struct format_reader *r, const char **errstr)
 {
 	int ret;
 
@@ -552,31 +747,39 @@ static int inflate_step(struct gz_in *r, const char **errstr)
 }
 
 /*
- * Inflate exactly len bytes into dst. Returns 0, or -1 with "truncated"
- * when the member ends first.
+ * Inflate exactly len bytes into dst; *done says how many arrived, also on
+ * failure. Returns 0, or -1 ("truncated" when the member ends first).
  */
-static int inflate_exact(struct gz_in *r, unsigned char *dst, size_t len, const char **errstr)
+static int inflate_exact(struct format_reader *r, unsigned char *dst, size_t len, size_t *done,
+			 const char **errstr)
 {
-	size_t done = 0;
-
-	while (done < len) {
-		size_t want = len - done < INFLATE_MAX ? len - done : INFLATE_MAX;
+	*done = 0;
+	while (*done < len) {
+		size_t want = len - *done < INFLATE_MAX ? len - *done : INFLATE_MAX;
 		int st;
 
-		r->zs.next_out = dst + done;
+		r->zs.next_out = dst + *done;
 		r->zs.avail_out = (uInt)want;
 		st = inflate_step(r, errstr);
-		done += want - r->zs.avail_out;
+		*done += want - r->zs.avail_out;
 		if (st < 0)
 			return -1;
-		if (st == 1 && done < len)
+		if (st == 1 && *done < len)
 			return bad(errstr, "truncated");
 	}
 	return 0;
 }
 
+static int inflate_headers(struct format_reader *r, unsigned char *dst, size_t len,
+			   const char **errstr)
+{
+	size_t done;
+
+	return inflate_exact(r, dst, len, &done, errstr);
+}
+
 /* The content must end here, and the gzip member must be the last thing in the file. */
-static int expect_end(struct gz_in *r, const char **errstr)
+static int expect_end(struct format_reader *r, const char **errstr)
 {
 	unsigned char extra;
 	ssize_t n;
@@ -600,7 +803,7 @@ static int expect_end(struct gz_in *r, const char **errstr)
 }
 
 /* Read the first bytes and make sure they open a gzip member: 1f 8b. */
-static int expect_gzip(struct gz_in *r, const char **errstr)
+static int expect_gzip(struct format_reader *r, const char **errstr)
 {
 	size_t got = 0;
 	ssize_t n = 1;
@@ -621,80 +824,213 @@ static int expect_gzip(struct gz_in *r, const char **errstr)
 	return got < 2 ? bad(errstr, "truncated") : 0;
 }
 
-static int read_headers(struct gz_in *r, struct filter_params *p, uint64_t *insertions,
-			const char **errstr)
+/* Every header, file and stages, into fi: all of it checked before any bits are read. */
+static int read_headers(struct format_reader *r, struct file_info *fi, const char **errstr)
 {
-	unsigned char h[FILE_HEADER_LEN];
+	unsigned char h[HEADERS_MAX];
 
-	memset(p, 0, sizeof *p);
-	if (inflate_exact(r, h, MAGIC_LEN, errstr) < 0) {
+	if (inflate_headers(r, h, MAGIC_LEN, errstr) < 0) {
 		if (r->ended)	/* a whole gzip member, too short to be ours */
 			*errstr = "not a bftools filter (bad magic)";
 		return -1;
 	}
 	if (memcmp(h, magic, MAGIC_LEN) != 0)
 		return bad(errstr, "not a bftools filter (bad magic)");
-	if (inflate_exact(r, h + MAGIC_LEN, FILE_HEADER_LEN - MAGIC_LEN, errstr) < 0
-	    || decode_file_header(h, p, errstr) < 0)
+	if (inflate_headers(r, h + MAGIC_LEN, FILE_HEADER_LEN - MAGIC_LEN, errstr) < 0
+	    || decode_file_header(h, fi, errstr) < 0)
 		return -1;
-	if (inflate_exact(r, h, STAGE_HEADER_LEN, errstr) < 0
-	    || decode_stage_header(h, p, insertions, errstr) < 0)
+	if (inflate_headers(r, h, fi->nstages * STAGE_HEADER_LEN, errstr) < 0
+	    || decode_stages(h, fi, errstr) < 0)
 		return -1;
-	return filter_params_check(p, errstr);
+	return 0;
 }
 
-static struct filter *read_payload(struct gz_in *r, const struct filter_params *p,
-				   uint64_t insertions, const char **errstr)
+static void free_stages(struct filter **stages, size_t n)
 {
-	struct filter *f = filter_new(p, errstr);
+	for (size_t i = 0; i < n; i++)
+		filter_free(stages[i]);
+}
+
+/* A stage with params and insertions but no bit array (words NULL). */
+static struct filter *bitless_stage(const struct filter_params *p, uint64_t insertions)
+{
+	struct filter *f = calloc(1, sizeof *f);
 
 	if (f == NULL)
 		return NULL;
+	f->params = *p;
 	f->insertions = insertions;
 	siphash_key_from_bytes(&f->sipkey, p->key);
-	if (inflate_exact(r, (unsigned char *)f->words, filter_bytes(f), errstr) < 0
-	    || expect_end(r, errstr) < 0) {
-		filter_free(f);
-		return NULL;
-	}
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	for (uint64_t i = 0; i < p->m / 64; i++)
-		f->words[i] = __builtin_bswap64(f->words[i]);
-#endif
 	return f;
 }
 
-struct filter *format_load(int fd, const char **errstr)
+static struct cascade *make_shape(const struct file_info *fi, const char **errstr)
 {
-	struct filter_params p;
-	struct filter *f = NULL;
-	uint64_t insertions;
-	struct gz_in r;
+	struct filter *stages[CASCADE_STAGES_MAX];
+	struct cascade *c;
+
+	for (size_t i = 0; i < fi->nstages; i++) {
+		stages[i] = bitless_stage(&fi->stage[i], fi->insertions[i]);
+		if (stages[i] == NULL) {
+			free_stages(stages, i);
+			*errstr = strerror(ENOMEM);
+			return NULL;
+		}
+	}
+	c = cascade_from_stages(stages, fi->nstages, fi->growth, fi->tighten, fi->capacity,
+				fi->target_p, errstr);
+	if (c == NULL)
+		free_stages(stages, fi->nstages);
+	return c;
+}
+
+static struct format_reader *reader_new(int fd, const char **errstr)
+{
+	struct format_reader *r = calloc(1, sizeof *r);
 	int ret;
 
-	memset(&r, 0, sizeof r);
-	r.fd = fd;
-	r.buf = malloc(IO_CHUNK);
-	if (r.buf == NULL) {
+	if (r == NULL || (r->buf = malloc(IO_CHUNK)) == NULL) {
+		free(r);
 		*errstr = strerror(ENOMEM);
 		return NULL;
 	}
-	ret = inflateInit2(&r.zs, GZIP_WINDOW);	/* gzip only: never zlib's transparent mode */
+	r->fd = fd;
+	ret = inflateInit2(&r->zs, GZIP_WINDOW);	/* gzip only: never zlib's transparent mode */
 	if (ret != Z_OK) {
-		free(r.buf);
-		*errstr = zlib_message(&r.zs, ret);
+		*errstr = zlib_message(&r->zs, ret);
+		free(r->buf);
+		free(r);
 		return NULL;
 	}
-	if (expect_gzip(&r, errstr) == 0 && read_headers(&r, &p, &insertions, errstr) == 0)
-		f = read_payload(&r, &p, insertions, errstr);
-	inflateEnd(&r.zs);
-	free(r.buf);
+	return r;
+}
+
+void format_abandon(struct format_reader *r)
+{
+	if (r == NULL)
+		return;
+	inflateEnd(&r->zs);
+	free(r->buf);
+	free(r);
+}
+
+struct format_reader *format_open(int fd, struct cascade **shape, const char **errstr)
+{
+	struct format_reader *r = reader_new(fd, errstr);
+	struct file_info fi;
+
+	*shape = NULL;
+	if (r == NULL)
+		return NULL;
+	if (expect_gzip(r, errstr) < 0 || read_headers(r, &fi, errstr) < 0
+	    || (*shape = make_shape(&fi, errstr)) == NULL) {
+		format_abandon(r);
+		return NULL;
+	}
+	r->left = fi.payload;
+	return r;
+}
+
+int format_read(struct format_reader *r, void *buf, size_t len, const char **errstr)
+{
+	size_t done;
+
+	if (r->failed)
+		return bad(errstr, r->failed);
+	if (len > r->left)
+		return bad(errstr, "read past the end of the payload");
+	if (inflate_exact(r, buf, len, &done, errstr) < 0) {
+		/*
+		 * All of the payload arrived and inflate went on into the
+		 * trailer: the CRC or length is format_close's to report.
+		 */
+		if (done == len && len == r->left) {
+			r->pending = *errstr;
+			r->left = 0;
+			return 0;
+		}
+		r->failed = *errstr;
+		return -1;
+	}
+	r->left -= len;
+	return 0;
+}
+
+int format_close(struct format_reader *r, const char **errstr)
+{
+	int ret = 0;
+
+	if (r->failed)
+		ret = bad(errstr, r->failed);
+	else if (r->left > 0)
+		ret = bad(errstr, "closed before the end of the payload");
+	else if (r->pending)
+		ret = bad(errstr, r->pending);
+	else
+		ret = expect_end(r, errstr);
+	format_abandon(r);
+	return ret;
+}
+
+/* Stage shape->stages[i] with its bits, read from r. */
+static struct filter *read_stage(struct format_reader *r, const struct filter *model,
+				 const char **errstr)
+{
+	struct filter *f = filter_new(&model->params, errstr);
+
+	if (f == NULL)
+		return NULL;
+	f->insertions = model->insertions;
+	if (format_read(r, f->words, filter_bytes(f), errstr) < 0) {
+		filter_free(f);
+		return NULL;
+	}
+	swap_words(f->words, f->params.m / 64);
 	return f;
 }
 
-struct filter *format_load_path(const char *path, const char **errstr)
+/* Every stage's bits, then the end of the member; the stages on success. */
+static int read_stages(struct format_reader *r, const struct cascade *shape,
+		       struct filter **stages, const char **errstr)
 {
-	struct filter *f;
+	for (size_t i = 0; i < shape->nstages; i++) {
+		stages[i] = read_stage(r, shape->stages[i], errstr);
+		if (stages[i] == NULL) {
+			free_stages(stages, i);
+			format_abandon(r);
+			return -1;
+		}
+	}
+	if (format_close(r, errstr) < 0) {
+		free_stages(stages, shape->nstages);
+		return -1;
+	}
+	return 0;
+}
+
+struct cascade *format_load(int fd, const char **errstr)
+{
+	struct filter *stages[CASCADE_STAGES_MAX];
+	struct cascade *shape, *c;
+	struct format_reader *r = format_open(fd, &shape, errstr);
+
+	if (r == NULL)
+		return NULL;
+	if (read_stages(r, shape, stages, errstr) < 0) {
+		cascade_free(shape);
+		return NULL;
+	}
+	c = cascade_from_stages(stages, shape->nstages, shape->growth, shape->tighten,
+				shape->capacity, shape->target_p, errstr);
+	if (c == NULL)
+		free_stages(stages, shape->nstages);
+	cascade_free(shape);
+	return c;
+}
+
+struct cascade *format_load_path(const char *path, const char **errstr)
+{
+	struct cascade *c;
 	int fd;
 
 	if (strcmp(path, "-") == 0)
@@ -706,7 +1042,7 @@ struct filter *format_load_path(const char *path, const char **errstr)
 		*errstr = strerror(errno);
 		return NULL;
 	}
-	f = format_load(fd, errstr);
+	c = format_load(fd, errstr);
 	close(fd);	/* read-only: nothing to lose */
-	return f;
+	return c;
 }

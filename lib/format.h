@@ -4,11 +4,12 @@
  * in format.c and man/bf.5).
  *
  * A filter file is exactly one gzip member whose content is a 64-byte file
- * header, one 64-byte stage header per stage (version 1 writes one stage),
- * then each stage's bit array. Loading trusts nothing: every field is
- * range-checked and cross-checked against the payload length before any
- * memory is allocated; truncation, a bad CRC or length, bytes after the
- * member, and plain (uncompressed) files are all rejected.
+ * header, one 64-byte stage header per stage (1 for a fixed filter, up to
+ * 64 for a growing one), then each stage's bit array. Loading trusts
+ * nothing: every field is range-checked and cross-checked against the
+ * payload length before any memory is allocated; truncation, a bad CRC or
+ * length, bytes after the member, and plain (uncompressed) files are all
+ * rejected.
  *
  * The library never prints: failures return NULL/-1 with a static message in
  * *errstr ("not a bftools filter (not gzip data)", "truncated", ...); for a
@@ -17,32 +18,62 @@
 #ifndef BFTOOLS_FORMAT_H
 #define BFTOOLS_FORMAT_H
 
-#include "filter.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cascade.h"
 
 #define FORMAT_VERSION 1u
 
 /*
- * Read one filter from fd (a file or a pipe) to its end. Returns a new
- * filter, or NULL with *errstr set.
+ * Streaming access: the headers first, validated, then the stages' bits in
+ * order, in pieces of any size. This is how bfmerge ORs a file into a
+ * filter in memory without holding a second copy.
  */
-struct filter *format_load(int fd, const char **errstr);
+struct format_reader;
+
+/*
+ * Read and validate the headers from fd. *shape receives a cascade whose
+ * stages have their params and insertions but NO bit arrays (words ==
+ * NULL); free it with cascade_free. Returns NULL with *errstr on failure.
+ */
+struct format_reader *format_open(int fd, struct cascade **shape, const char **errstr);
+
+/*
+ * The next len bytes of payload (stages back to back, each m/8 bytes, in
+ * file byte order: bit i = bit i%8 of byte i/8). Returns 0, or -1 with
+ * *errstr ("truncated", "corrupt: ..."). Reading past the payload is an
+ * error.
+ */
+int format_read(struct format_reader *r, void *buf, size_t len, const char **errstr);
+
+/*
+ * After the whole payload: check the end of the gzip member (CRC, length)
+ * and that nothing follows. Returns 0, or -1 with *errstr. Frees r either
+ * way; format_abandon frees it without checking.
+ */
+int format_close(struct format_reader *r, const char **errstr);
+void format_abandon(struct format_reader *r);
+
+/* Read a whole filter file from fd. Returns a new cascade, or NULL with *errstr. */
+struct cascade *format_load(int fd, const char **errstr);
 
 /* Open path ("-" is stdin) and format_load it. */
-struct filter *format_load_path(const char *path, const char **errstr);
+struct cascade *format_load_path(const char *path, const char **errstr);
 
 /*
- * Write f to fd as a complete filter file. The compression level adapts per
- * chunk of the bit array: stored (level 0) where the bits look random, level
- * 1 where they are sparse enough to shrink. Returns 0, or -1 with *errstr.
- * Does not fsync or close fd.
+ * Write c to fd as a complete filter file. The compression level adapts per
+ * chunk of the bit arrays: stored (level 0) where the bits look random,
+ * Z_RLE level 1 where they are sparse enough to shrink. Returns 0, or -1
+ * with *errstr. Does not fsync or close fd.
  */
-int format_save(const struct filter *f, int fd, const char **errstr);
+int format_save(const struct cascade *c, int fd, const char **errstr);
 
 /*
- * Write f to path atomically: a temporary file in the same directory,
+ * Write c to path atomically: a temporary file in the same directory,
  * fsync, rename over path. On failure path is untouched and the temporary
  * file is removed. Returns 0, or -1 with *errstr.
  */
-int format_save_path(const struct filter *f, const char *path, const char **errstr);
+int format_save_path(const struct cascade *c, const char *path, const char **errstr);
 
 #endif

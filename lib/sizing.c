@@ -201,3 +201,61 @@ double sizing_estimate_count(enum filter_layout layout, uint64_t m, uint32_t k,
 	return -((double)m / FILTER_BLOCK_BITS) * log(clear) /
 	       -expm1((double)k * log1p(-1.0 / FILTER_BLOCK_BITS));
 }
+
+/*
+ * Classic: the number of clear bits Z after kn uniform probes has
+ *   E Z = m q,  Var Z = m q + m (m - 1) q2 - (m q)^2,
+ *   q = (1 - 1/m)^(kn), q2 = (1 - 2/m)^(kn)   (the occupancy problem),
+ * and n = ln(Z/m) / (k ln(1 - 1/m)), so dn/dZ = 1 / (Z k ln(1 - 1/m)) and
+ *   sd(n) ~ sqrt(Var Z) / (m q k |ln(1 - 1/m)|).
+ * Blocked: each block is such an array of 512 bits holding a Poisson(L)
+ * number of keys, L = n / B. For one block with j keys the clear count has
+ * the occupancy mean and variance above (m = 512, kn -> kj); mixing over
+ * j adds the variance of the conditional mean. Summing B independent
+ * blocks, less the part that only reflects a varying total of keys (the
+ * total is fixed at n), gives Var Z; E Z = m e^(-L(1 - r)), r = (1 - 1/512)^k, and
+ * n = -B ln(Z/m) / (1 - r), so dn/dZ = -B / (Z (1 - r)).
+ */
+static double block_clear_moments(double load, double k, double *var)
+{
+	double r1 = pow(1.0 - 1.0 / FILTER_BLOCK_BITS, k);
+	double r2 = pow(1.0 - 2.0 / FILTER_BLOCK_BITS, k);
+	double b = FILTER_BLOCK_BITS;
+	/* Poisson generating function: E[x^J] = e^(-L(1 - x)) */
+	double e1 = exp(-load * (1.0 - r1)), e2 = exp(-load * (1.0 - r2));
+	double mean = b * e1;
+
+	/* E[Z^2] = b E[r1^J] + b(b-1) E[r2^J] */
+	double var_poisson = b * e1 + b * (b - 1.0) * e2 - mean * mean;
+	/*
+	 * Poisson loads let the total number of keys vary too; it is fixed at
+	 * n. Conditioning on it removes Cov(Z, J)^2 / Var J per block, with
+	 * Cov(Z, J) = b L e1 (r1 - 1) and Var J = L.
+	 */
+	double cov = b * load * e1 * (r1 - 1.0);
+
+	*var = var_poisson - (load > 0.0 ? cov * cov / load : 0.0);
+	return mean;
+}
+
+double sizing_estimate_sd(enum filter_layout layout, uint64_t m, uint32_t k, double n)
+{
+	double md = (double)m, kd = (double)k;
+
+	if (n <= 0.0)
+		return 0.0;
+	if (layout == FILTER_CLASSIC) {
+		double q = exp(kd * n * log1p(-1.0 / md)), q2 = exp(kd * n * log1p(-2.0 / md));
+		double var = md * q + md * (md - 1.0) * q2 - md * md * q * q;
+
+		return sqrt(var > 0.0 ? var : 0.0) / (md * q * kd * -log1p(-1.0 / md));
+	}
+	{
+		double blocks = md / FILTER_BLOCK_BITS, var_block, mean_block;
+		double r = pow(1.0 - 1.0 / FILTER_BLOCK_BITS, kd);
+
+		mean_block = block_clear_moments(n / blocks, kd, &var_block);
+		return sqrt(blocks * (var_block > 0.0 ? var_block : 0.0)) /
+		       (mean_block * (1.0 - r));
+	}
+}

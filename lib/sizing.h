@@ -43,4 +43,13 @@ uint64_t sizing_round_bits(uint64_t m);
 double sizing_estimate_count(enum filter_layout layout, uint64_t m, uint32_t k,
 			     uint64_t bits_set);
 
+/*
+ * Standard error of sizing_estimate_count for n keys in m bits with k
+ * probes, by the delta method on the number of clear bits Z. Classic:
+ * Var Z = m q (1 - q) - m^2 q^2 ... (occupancy; see sizing.c), with
+ * q = (1 - 1/m)^(kn). Blocked: blocks are independent given their loads,
+ * and the loads are Poisson, which adds their spread to Var Z.
+ */
+double sizing_estimate_sd(enum filter_layout layout, uint64_t m, uint32_t k, double n);
+
 #endif

@@ -48,6 +48,9 @@ static const struct {
 	{ "sizing", suite_sizing },
 	{ "lines", suite_lines },
 	{ "keys", suite_keys },
+	{ "cascade", suite_cascade },
+	{ "hll", suite_hll },
+	{ "merge", suite_merge },
 };
 
 static int selected(const char *name, int argc, char **argv)

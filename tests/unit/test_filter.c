@@ -284,6 +284,54 @@ static void indexes_beyond_2_32(enum filter_layout layout)
 static void blocked_beyond_2_32(void) { indexes_beyond_2_32(FILTER_BLOCKED); }
 static void classic_beyond_2_32(void) { indexes_beyond_2_32(FILTER_CLASSIC); }
 
+static void fingerprints_tell_keys_apart(void)
+{
+	unsigned char other[16];
+
+	memcpy(other, fixed_key, 16);
+	other[15] ^= 0x80;
+	CHECK(filter_key_fingerprint(fixed_key) == filter_key_fingerprint(fixed_key));
+	CHECK(filter_key_fingerprint(fixed_key) != filter_key_fingerprint(other));
+	CHECK(filter_key_fingerprint(fixed_key) != 0);
+}
+
+/*
+ * The count estimate's standard error: 40 filters with different fixed
+ * keys, 5000 keys each in 50176 bits (k = 7). The sample sd of 40 draws
+ * lies within [0.71, 1.27] of the true sd with probability ~0.999 (chi^2
+ * with 39 degrees of freedom); we allow [0.6, 1.5].
+ */
+static void estimate_spread(enum filter_layout layout)
+{
+	struct filter_params p = { layout, FILTER_SIPHASH_1_3, 0, 7, 50176, 5000, 0.01, { 0 } };
+	struct keybuf kb;
+	double sum = 0.0, sumsq = 0.0, sd, model;
+	const char *why;
+
+	CHECK(make_keys(&kb, 0, 5000) == 0);
+	for (int i = 0; i < 40; i++) {
+		struct filter *f;
+		double e;
+
+		p.key[0] = (unsigned char)i;
+		f = filter_new(&p, &why);
+		CHECK(f != NULL);
+		filter_add(f, kb.keys, 5000);
+		e = filter_estimate_count(f);
+		sum += e;
+		sumsq += e * e;
+		filter_free(f);
+	}
+	free_keys(&kb);
+	sd = sqrt((sumsq - sum * sum / 40) / 39);
+	model = sizing_estimate_sd(layout, p.m, p.k, 5000);
+	printf("# sd %.2f model %.2f\n", sd, model);
+	CHECKF(sd / model > 0.6 && sd / model < 1.5, "sample sd %.2f, model %.2f", sd, model);
+}
+
+static void blocked_estimate_spread(void) { estimate_spread(FILTER_BLOCKED); }
+static void classic_estimate_spread(void) { estimate_spread(FILTER_CLASSIC); }
+
 void suite_filter(void)
 {
 	unit_run("filter: blocked, p=1e-2: no false negatives in 1e6, rate as promised", blocked_1e2);
@@ -300,6 +348,9 @@ void suite_filter(void)
 	unit_run("filter: bad parameters are rejected with the field named", bad_params_are_rejected_with_the_field_named);
 	unit_run("filter: compatibility check names the first difference", compatibility_names_the_first_difference);
 	unit_run("filter: each random key is fresh", random_keys_differ);
+	unit_run("filter: key fingerprints tell keys apart", fingerprints_tell_keys_apart);
+	unit_run("filter: blocked count estimates spread as sizing_estimate_sd says", blocked_estimate_spread);
+	unit_run("filter: classic count estimates spread as sizing_estimate_sd says", classic_estimate_spread);
 	unit_run("filter: blocked bit indexes beyond 2^32 in a filter over 4 GiB", blocked_beyond_2_32);
 	unit_run("filter: classic bit indexes beyond 2^32 in a filter over 4 GiB", classic_beyond_2_32);
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "cascade.h"
 #include "filter.h"
 #include "format.h"
 #include "unit.h"
@@ -102,6 +103,36 @@ static int same_filter(const struct filter *a, const struct filter *b)
 	       && memcmp(a->words, b->words, x->m / 8) == 0;
 }
 
+/* A fixed cascade holding f (taken over), as bfbuild makes one. */
+static struct cascade *wrap(struct filter *f)
+{
+	const char *why;
+	struct cascade *c;
+
+	if (f == NULL)
+		return NULL;
+	c = cascade_from_stages(&f, 1, 0, 0, f->params.capacity, f->params.target_p, &why);
+	if (c == NULL)
+		filter_free(f);
+	return c;
+}
+
+static struct cascade *make_fixed(enum filter_layout layout, uint64_t m, enum fill fill)
+{
+	return wrap(make_filter(layout, m, fill));
+}
+
+static int same_cascade(const struct cascade *a, const struct cascade *b)
+{
+	if (a->nstages != b->nstages || a->growth != b->growth || a->tighten != b->tighten
+	    || a->capacity != b->capacity || a->target_p != b->target_p)
+		return 0;
+	for (size_t i = 0; i < a->nstages; i++)
+		if (!same_filter(a->stages[i], b->stages[i]))
+			return 0;
+	return 1;
+}
+
 static unsigned char *slurp(const char *path, size_t *len)
 {
 	struct stat st;
@@ -130,13 +161,13 @@ static int spew(const char *path, const unsigned char *data, size_t len)
 static const char *load_error(const unsigned char *data, size_t len)
 {
 	const char *why = NULL, *path = tmp_path("image.bf");
-	struct filter *f;
+	struct cascade *c;
 
 	if (spew(path, data, len) < 0)
 		return "test: cannot write image";
-	f = format_load_path(path, &why);
-	if (f != NULL) {
-		filter_free(f);
+	c = format_load_path(path, &why);
+	if (c != NULL) {
+		cascade_free(c);
 		return NULL;
 	}
 	return why;
@@ -225,21 +256,76 @@ static void craft_valid(unsigned char c[CRAFT_LEN])
 		c[128 + i] = (unsigned char)(i * 37 + 5);
 }
 
-/* The message for crafted content with one field changed; NULL if it loads. */
-static const char *crafted_error(unsigned off, unsigned width, uint64_t value)
-{
-	unsigned char c[CRAFT_LEN], *gz;
-	const char *why;
-	size_t len;
+/*
+ * A valid growing filter of GROW_STAGES stages of 512 bits: growth 2,
+ * tighten 1, capacity 50, P = 0.001, so stage i has capacity 50 * 2^i and
+ * rate P/2 * 2^-i, computed as cascade.c computes it.
+ */
+#define GROW_STAGES 3u
+#define GROW_LEN (64 + GROW_STAGES * (64 + 64))
+#define GROW_STAGE(i) (64 + 64 * (i))	/* offset of stage i's header */
 
-	craft_valid(c);
-	put_le(c + off, value, width);
-	gz = gzip_bytes(c, sizeof c, &len);
+static double series_rate(double target, unsigned tighten, unsigned i)
+{
+	return ldexp(target * -expm1(-(double)tighten * M_LN2), -(int)(tighten * i));
+}
+
+static void craft_growing(unsigned char c[GROW_LEN])
+{
+	unsigned char fixed[CRAFT_LEN];
+
+	craft_valid(fixed);
+	memset(c, 0, GROW_LEN);
+	memcpy(c, fixed, 64);
+	put_le(c + 16, GROW_STAGES, 4);
+	c[56] = 2;			/* growth */
+	c[57] = 1;			/* tighten */
+	for (unsigned i = 0; i < GROW_STAGES; i++) {
+		unsigned char *s = c + GROW_STAGE(i);
+
+		memcpy(s, fixed + 64, 64);
+		put_le(s + 16, UINT64_C(50) << i, 8);
+		put_le(s + 24, double_bits(series_rate(0.001, 1, i)), 8);
+		memcpy(c + 64 + 64 * GROW_STAGES + 64 * i, fixed + 128, 64);
+	}
+}
+
+enum craft { CRAFT_FIXED, CRAFT_GROWING };
+
+/* Content of the given kind into c (GROW_LEN bytes of room); returns its length. */
+static size_t craft(enum craft kind, unsigned char *c)
+{
+	if (kind == CRAFT_FIXED) {
+		craft_valid(c);
+		return CRAFT_LEN;
+	}
+	craft_growing(c);
+	return GROW_LEN;
+}
+
+/* gzip content and load it: NULL if it loads, else the message. */
+static const char *content_error(const unsigned char *c, size_t len)
+{
+	unsigned char *gz;
+	const char *why;
+	size_t gzlen;
+
+	gz = gzip_bytes(c, len, &gzlen);
 	if (gz == NULL)
 		return "test: gzip failed";
-	why = load_error(gz, len);
+	why = load_error(gz, gzlen);
 	free(gz);
 	return why;
+}
+
+/* The message for crafted content with one field changed; NULL if it loads. */
+static const char *crafted_error_in(enum craft kind, unsigned off, unsigned width, uint64_t value)
+{
+	unsigned char c[GROW_LEN];
+	size_t len = craft(kind, c);
+
+	put_le(c + off, value, width);
+	return content_error(c, len);
 }
 
 struct field_case {
@@ -248,10 +334,10 @@ struct field_case {
 	const char *expect;
 };
 
-static int run_field_cases(const struct field_case *cases, size_t n)
+static int run_cases_in(enum craft kind, const struct field_case *cases, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const char *why = crafted_error(cases[i].off, cases[i].width, cases[i].value);
+		const char *why = crafted_error_in(kind, cases[i].off, cases[i].width, cases[i].value);
 
 		if (why == NULL || strcmp(why, cases[i].expect) != 0) {
 			printf("#   offset %u = %llu: got \"%s\", want \"%s\"\n", cases[i].off,
@@ -263,27 +349,31 @@ static int run_field_cases(const struct field_case *cases, size_t n)
 	return 0;
 }
 
+static int run_field_cases(const struct field_case *cases, size_t n)
+{
+	return run_cases_in(CRAFT_FIXED, cases, n);
+}
+
 /* A small saved file (m = 512): its bytes in a new buffer. */
 static unsigned char *small_file(enum fill fill, size_t *len)
 {
-	struct filter *f = make_filter(FILTER_BLOCKED, 512, fill);
+	struct cascade *c = make_fixed(FILTER_BLOCKED, 512, fill);
 	const char *why, *path = tmp_path("small.bf");
+	int ret = c ? format_save_path(c, path, &why) : -1;
 
-	if (f == NULL || format_save_path(f, path, &why) < 0)
-		return NULL;
-	filter_free(f);
-	return slurp(path, len);
+	cascade_free(c);
+	return ret == 0 ? slurp(path, len) : NULL;
 }
 
 /* ---- round trips ------------------------------------------------------ */
 
-static int round_trip(struct filter *f, const char *name)
+static int round_trip(const struct cascade *c, const char *name)
 {
 	const char *why, *path = tmp_path(name);
-	struct filter *g;
+	struct cascade *g;
 	int same;
 
-	if (format_save_path(f, path, &why) < 0) {
+	if (format_save_path(c, path, &why) < 0) {
 		printf("#   save: %s\n", why);
 		return 0;
 	}
@@ -292,36 +382,37 @@ static int round_trip(struct filter *f, const char *name)
 		printf("#   load: %s\n", why);
 		return 0;
 	}
-	same = same_filter(f, g);
-	filter_free(g);
+	same = same_cascade(c, g);
+	cascade_free(g);
 	return same;
 }
 
 static void blocked_round_trips(void)
 {
-	struct filter *f;
+	struct cascade *c;
 
 	rng_state = 1;
-	f = make_filter(FILTER_BLOCKED, 512 * 1000, FILL_HALF);
-	CHECK(f != NULL);
-	CHECK(round_trip(f, "blocked.bf"));
-	filter_free(f);
+	c = make_fixed(FILTER_BLOCKED, 512 * 1000, FILL_HALF);
+	CHECK(c != NULL);
+	CHECK(round_trip(c, "blocked.bf"));
+	cascade_free(c);
 }
 
 static void classic_round_trips(void)
 {
-	struct filter *f;
+	struct cascade *c;
 
 	rng_state = 2;
-	f = make_filter(FILTER_CLASSIC, 512 * 999, FILL_SPARSE);
-	CHECK(f != NULL);
-	CHECK(round_trip(f, "classic.bf"));
-	filter_free(f);
+	c = make_fixed(FILTER_CLASSIC, 512 * 999, FILL_SPARSE);
+	CHECK(c != NULL);
+	CHECK(round_trip(c, "classic.bf"));
+	cascade_free(c);
 }
 
 static void hash_and_flags_round_trip(void)
 {
 	struct filter *f;
+	struct cascade *c;
 
 	rng_state = 3;
 	f = make_filter(FILTER_CLASSIC, 512, FILL_HALF);
@@ -332,8 +423,10 @@ static void hash_and_flags_round_trip(void)
 	f->params.capacity = UINT64_MAX;
 	f->params.target_p = 0x1p-1074;	/* smallest subnormal: all 64 bits kept */
 	f->insertions = UINT64_MAX;
-	CHECK(round_trip(f, "params.bf"));
-	filter_free(f);
+	c = wrap(f);
+	CHECK(c != NULL);
+	CHECK(round_trip(c, "params.bf"));
+	cascade_free(c);
 }
 
 /*
@@ -347,6 +440,7 @@ static void mixed_chunks_round_trip(void)
 					     FILL_HALF, FILL_HALF, FILL_SPARSE, FILL_EMPTY, FILL_HALF };
 	uint64_t chunk_words = (1u << 20) / 8, n = sizeof pattern / sizeof pattern[0];
 	struct filter *f;
+	struct cascade *c;
 
 	rng_state = 4;
 	f = make_filter(FILTER_BLOCKED, (n - 1) * chunk_words * 64 + 512 * 3, FILL_EMPTY);
@@ -355,8 +449,10 @@ static void mixed_chunks_round_trip(void)
 		fill_words(f->words + i * chunk_words, chunk_words, pattern[i]);
 	fill_words(f->words + (n - 1) * chunk_words, 8 * 3, FILL_HALF);
 	memset(f->words + 3 * chunk_words + 100, 0xff, 4096);	/* a dense patch in an empty chunk */
-	CHECK(round_trip(f, "mixed.bf"));
-	filter_free(f);
+	c = wrap(f);
+	CHECK(c != NULL);
+	CHECK(round_trip(c, "mixed.bf"));
+	cascade_free(c);
 }
 
 static void same_filter_same_bytes(void)
@@ -392,13 +488,14 @@ static void gzip_header_is_checked_and_fixed(void)
 /* Sizes on disk against memory, for 1%-full and half-full filters of 4 MiB. */
 static uint64_t saved_size(enum fill fill, const char *name)
 {
-	struct filter *f = make_filter(FILTER_BLOCKED, UINT64_C(1) << 25, fill);
+	struct cascade *c = make_fixed(FILTER_BLOCKED, UINT64_C(1) << 25, fill);
 	const char *why, *path = tmp_path(name);
 	struct stat st;
+	int ret = c ? format_save_path(c, path, &why) : -1;
 
-	if (f == NULL || format_save_path(f, path, &why) < 0 || stat(path, &st) < 0)
+	cascade_free(c);
+	if (ret < 0 || stat(path, &st) < 0)
 		return 0;
-	filter_free(f);
 	return (uint64_t)st.st_size;
 }
 
@@ -430,8 +527,8 @@ static void dense_filter_stays_its_size(void)
 
 /* ---- streams ---------------------------------------------------------- */
 
-/* Fork a child that saves f into a pipe; returns the read end. */
-static int save_through_pipe(const struct filter *f, pid_t *child)
+/* Fork a child that saves c into a pipe; returns the read end. */
+static int save_through_pipe(const struct cascade *c, pid_t *child)
 {
 	int fds[2];
 	const char *why;
@@ -441,7 +538,7 @@ static int save_through_pipe(const struct filter *f, pid_t *child)
 	*child = fork();
 	if (*child == 0) {
 		close(fds[0]);
-		_exit(format_save(f, fds[1], &why) == 0 ? 0 : 1);
+		_exit(format_save(c, fds[1], &why) == 0 ? 0 : 1);
 	}
 	close(fds[1]);
 	return fds[0];
@@ -458,13 +555,13 @@ static int child_status(pid_t pid)
 
 static void loads_from_standard_input(void)
 {
-	struct filter *f, *g;
+	struct cascade *f, *g;
 	const char *why = "";
 	int fd, saved_stdin = dup(STDIN_FILENO);
 	pid_t pid;
 
 	rng_state = 9;
-	f = make_filter(FILTER_CLASSIC, UINT64_C(1) << 24, FILL_HALF);	/* 2 MiB: many pipe fills */
+	f = make_fixed(FILTER_CLASSIC, UINT64_C(1) << 24, FILL_HALF);	/* 2 MiB: many pipe fills */
 	CHECK(f != NULL && saved_stdin >= 0);
 	fd = save_through_pipe(f, &pid);
 	CHECK(fd >= 0 && pid > 0);
@@ -475,24 +572,24 @@ static void loads_from_standard_input(void)
 	close(saved_stdin);
 	CHECK(child_status(pid) == 0);
 	CHECKF(g != NULL, "%s", why);
-	CHECK(same_filter(f, g));
-	filter_free(f);
-	filter_free(g);
+	CHECK(same_cascade(f, g));
+	cascade_free(f);
+	cascade_free(g);
 }
 
 static void save_reports_a_full_disk(void)
 {
-	struct filter *f;
+	struct cascade *f;
 	const char *why = "";
 	int fd = open("/dev/full", O_WRONLY);
 
 	rng_state = 10;
-	f = make_filter(FILTER_BLOCKED, 512 * 64, FILL_HALF);
+	f = make_fixed(FILTER_BLOCKED, 512 * 64, FILL_HALF);
 	CHECK(f != NULL && fd >= 0);
 	CHECK(format_save(f, fd, &why) == -1);
 	CHECKF(strcmp(why, strerror(ENOSPC)) == 0, "got \"%s\"", why);
 	close(fd);
-	filter_free(f);
+	cascade_free(f);
 }
 
 /* ---- rejections: whole files ------------------------------------------ */
@@ -599,7 +696,7 @@ static void no_bit_flip_changes_the_filter(void)
 {
 	unsigned char *c;
 	const char *why, *path = tmp_path("flip.bf");
-	struct filter *orig, *g;
+	struct cascade *orig, *g;
 	size_t len = 0, silent = 0;
 
 	rng_state = 14;
@@ -615,12 +712,12 @@ static void no_bit_flip_changes_the_filter(void)
 			continue;
 		silent++;
 		printf("# byte %zu bit %zu flips silently (deflate fill bit)\n", bit / 8, bit % 8);
-		CHECKF(same_filter(orig, g), "byte %zu bit %zu loads as another filter", bit / 8,
+		CHECKF(same_cascade(orig, g), "byte %zu bit %zu loads as another filter", bit / 8,
 		       bit % 8);
-		filter_free(g);
+		cascade_free(g);
 	}
 	printf("# %zu of %zu single-bit flips load, all as the same filter\n", silent, len * 8);
-	filter_free(orig);
+	cascade_free(orig);
 	free(c);
 }
 
@@ -698,20 +795,24 @@ static void craft_loads_when_untouched(void)
 {
 	unsigned char c[CRAFT_LEN], *gz;
 	const char *why = "";
+	struct cascade *cc;
 	struct filter *f;
 	size_t len;
 
 	craft_valid(c);
 	gz = gzip_bytes(c, sizeof c, &len);
 	CHECK(gz != NULL && spew(tmp_path("craft.bf"), gz, len) == 0);
-	f = format_load_path(tmp_path("craft.bf"), &why);
-	CHECKF(f != NULL, "%s", why);
+	cc = format_load_path(tmp_path("craft.bf"), &why);
+	CHECKF(cc != NULL, "%s", why);
+	CHECK(cc->nstages == 1 && cc->growth == 0 && cc->tighten == 0);
+	CHECK(cc->capacity == 50 && cc->target_p == 0.001);
+	f = cc->stages[0];
 	CHECK(f->params.layout == FILTER_CLASSIC && f->params.hash == FILTER_SIPHASH_1_3);
 	CHECK(f->params.flags == FILTER_FOLD_CASE && f->params.k == 9 && f->params.m == 512);
 	CHECK(f->params.capacity == 50 && f->params.target_p == 0.001 && f->insertions == 42);
 	CHECK(f->params.key[15] == 15 * 17 && memcmp(f->words, c + 128, 64) == 0);
 	CHECK(f->words[0] == UINT64_C(0x08e3be99744f2a05));	/* bytes 05 2a 4f ... 08 */
-	filter_free(f);
+	cascade_free(cc);
 	free(gz);
 }
 
@@ -753,7 +854,7 @@ static void rejects_each_reserved_byte_non_zero(void)
 		const char *expect;
 	} ranges[] = {
 		{ 22, 24, "bad header: reserved field not zero" },
-		{ 56, 64, "bad header: reserved field not zero" },
+		{ 58, 64, "bad header: reserved field not zero" },
 		{ 64 + 1, 64 + 4, "bad header: stage reserved field not zero" },
 		{ 64 + 48, 64 + 64, "bad header: stage reserved field not zero" },
 	};
@@ -806,62 +907,589 @@ static void rejects_bad_capacity_and_rate(void)
 	CHECK(run_field_cases(cases, sizeof cases / sizeof cases[0]) == 0);
 }
 
+/* ---- growing cascades ------------------------------------------------- */
+
+/* One stage with its own bits: a filter_new'd filter, so its SipHash key is derived. */
+static struct filter *make_stage(uint64_t m, const unsigned char key[16], uint64_t capacity,
+				 double rate, enum fill fill)
+{
+	struct filter_params p = { 0 };
+	struct filter *f;
+	const char *why;
+
+	p.layout = FILTER_BLOCKED;
+	p.hash = FILTER_SIPHASH_2_4;
+	p.flags = FILTER_FOLD_CASE;
+	p.k = 5;
+	p.m = m;
+	p.capacity = capacity;
+	p.target_p = rate;
+	memcpy(p.key, key, 16);
+	f = filter_new(&p, &why);
+	if (f == NULL)
+		return NULL;
+	f->insertions = rng() >> 20;
+	fill_words(f->words, m / 64, fill);
+	return f;
+}
+
+/*
+ * A growing cascade put together stage by stage, as a file may hold one:
+ * stage i has 512 * (i + 1) bits, capacity first * growth^i and the rate
+ * of the series for P = 0.01. (The format does not tie m to capacity, so
+ * 64 stages fit in a few hundred KiB.)
+ */
+static struct cascade *make_growing(size_t n, unsigned growth, unsigned tighten, uint64_t first)
+{
+	struct filter *stages[CASCADE_STAGES_MAX];
+	unsigned char key[16];
+	uint64_t capacity = first;
+	const char *why;
+	struct cascade *c;
+
+	for (size_t i = 0; i < sizeof key; i++)
+		key[i] = (unsigned char)rng();
+	for (size_t i = 0; i < n; i++, capacity *= growth) {
+		stages[i] = make_stage(512 * (i + 1), key, capacity,
+				       series_rate(0.01, tighten, (unsigned)i), FILL_HALF);
+		if (stages[i] == NULL)
+			return NULL;
+	}
+	c = cascade_from_stages(stages, n, growth, tighten, first, 0.01, &why);
+	if (c == NULL)
+		for (size_t i = 0; i < n; i++)
+			filter_free(stages[i]);
+	return c;
+}
+
+static void growing_one_stage_round_trips(void)
+{
+	struct cascade *c;
+
+	rng_state = 30;
+	c = make_growing(1, 2, 1, 1000);
+	CHECK(c != NULL);
+	CHECK(round_trip(c, "grow1.bf"));
+	cascade_free(c);
+}
+
+/* keys "g<i>" for i in [0, n) */
+static struct line *grow_keys(size_t n, char **text)
+{
+	struct line *keys = malloc(n * sizeof *keys);
+	char *p = *text = malloc(n * 16);
+
+	for (size_t i = 0; keys && p && i < n; i++) {
+		keys[i].data = p;
+		keys[i].len = (size_t)snprintf(p, 16, "g%zu", i);
+		p += keys[i].len;
+	}
+	return keys;
+}
+
+/*
+ * 5000 keys into a cascade whose first stage holds 1000: stages of 1000,
+ * 2000 and 4000, the third holding about 2000. Loading estimates that
+ * count from the fill; the standard error at 2000 keys is well under 2%,
+ * so 10% is a bound no correct estimate misses.
+ */
+static void growing_three_stages_built_by_adding_round_trip(void)
+{
+	struct filter_params first = { 0 };
+	const char *why = "";
+	struct cascade *c, *g;
+	char *text;
+	struct line *keys = grow_keys(5000, &text);
+
+	first.layout = FILTER_CLASSIC;
+	first.hash = FILTER_SIPHASH_1_3;
+	first.capacity = 1000;
+	memcpy(first.key, "three-stage-test", 16);
+	c = cascade_new_growing(&first, 0.001, 2, 1, &why);
+	CHECKF(c != NULL && keys != NULL, "%s", why);
+	CHECKF(cascade_add(c, keys, 5000, &why) == 0, "%s", why);
+	CHECK(c->nstages == 3 && c->newest_keys > 1800 && c->newest_keys < 2200);
+	CHECK(round_trip(c, "grow3.bf"));
+	g = format_load_path(tmp_path("grow3.bf"), &why);
+	CHECKF(g != NULL, "%s", why);
+	CHECKF(fabs((double)g->newest_keys - (double)c->newest_keys) < 0.1 * (double)c->newest_keys,
+	       "estimated %llu, exact %llu", (unsigned long long)g->newest_keys,
+	       (unsigned long long)c->newest_keys);
+	cascade_free(g);
+	cascade_free(c);
+	free(keys);
+	free(text);
+}
+
+/* 64 stages: capacity 1 up to 2^63 (the largest without overflow), rate P(15/16) 2^-252 last. */
+static void growing_sixty_four_stages_round_trip(void)
+{
+	struct cascade *c;
+
+	rng_state = 31;
+	c = make_growing(CASCADE_STAGES_MAX, 2, 4, 1);
+	CHECK(c != NULL);
+	CHECK(c->stages[63]->params.capacity == UINT64_C(1) << 63);
+	CHECK(round_trip(c, "grow64.bf"));
+	cascade_free(c);
+}
+
+static void rejects_bad_growth_and_tightening(void)
+{
+	static const char *growth = "bad header: growth factor out of range";
+	static const char *tighten = "bad header: tightening out of range";
+	static const struct field_case fixed[] = {
+		{ 56, 1, 1, "bad header: growth factor out of range" },
+		{ 56, 1, 17, "bad header: growth factor out of range" },
+		{ 57, 1, 1, "bad header: tightening not zero for a fixed filter" },
+		{ 57, 1, 4, "bad header: tightening not zero for a fixed filter" },
+	};
+	const struct field_case growing[] = {
+		{ 56, 1, 1, growth }, { 56, 1, 17, growth }, { 56, 1, 255, growth },
+		{ 57, 1, 0, tighten }, { 57, 1, 5, tighten }, { 57, 1, 255, tighten },
+	};
+
+	CHECK(run_cases_in(CRAFT_FIXED, fixed, sizeof fixed / sizeof fixed[0]) == 0);
+	CHECK(run_cases_in(CRAFT_GROWING, growing, sizeof growing / sizeof growing[0]) == 0);
+}
+
+static void rejects_bad_stage_counts(void)
+{
+	static const char *range = "bad header: stage count out of range 1..64";
+	static const struct field_case fixed[] = {
+		{ 16, 4, 2, "bad header: stage count is not 1" },
+		{ 16, 4, 0, "bad header: stage count is not 1" },
+	};
+	const struct field_case growing[] = {
+		{ 16, 4, 0, range }, { 16, 4, 65, range }, { 16, 4, UINT32_MAX, range },
+	};
+
+	CHECK(run_cases_in(CRAFT_FIXED, fixed, sizeof fixed / sizeof fixed[0]) == 0);
+	CHECK(run_cases_in(CRAFT_GROWING, growing, sizeof growing / sizeof growing[0]) == 0);
+}
+
+static void rejects_stages_off_the_plan(void)
+{
+	static const char *cap0 = "bad header: stage 0 capacity does not follow the growth factor";
+	static const char *rate0 = "bad header: stage 0 rate does not follow the series";
+	const struct field_case cases[] = {
+		{ GROW_STAGE(2) + 16, 8, 201,
+		  "bad header: stage 2 capacity does not follow the growth factor" },
+		{ GROW_STAGE(0) + 16, 8, 51, cap0 },
+		{ 40, 8, 51, cap0 },	/* the file's capacity is stage 0's */
+		{ 56, 1, 3, "bad header: stage 1 capacity does not follow the growth factor" },
+		{ GROW_STAGE(1) + 24, 8, double_bits(series_rate(0.001, 1, 1) * (1 + 1e-8)),
+		  "bad header: stage 1 rate does not follow the series" },
+		{ GROW_STAGE(2) + 24, 8, double_bits(series_rate(0.001, 1, 1)),
+		  "bad header: stage 2 rate does not follow the series" },
+		{ 57, 1, 2, rate0 },
+		{ 48, 8, double_bits(0.002), rate0 },
+	};
+
+	CHECK(run_cases_in(CRAFT_GROWING, cases, sizeof cases / sizeof cases[0]) == 0);
+}
+
+/* Other writers may round differently: a rate off by 1e-12 relative still loads. */
+static void accepts_rates_within_the_tolerance(void)
+{
+	double rate = series_rate(0.001, 1, 2);
+
+	CHECK(crafted_error_in(CRAFT_GROWING, GROW_STAGE(2) + 24, 8,
+			       double_bits(rate * (1 + 1e-12))) == NULL);
+	CHECK(crafted_error_in(CRAFT_GROWING, GROW_STAGE(2) + 24, 8,
+			       double_bits(rate * (1 - 1e-12))) == NULL);
+}
+
+/*
+ * Capacity 2^63 with growth 3: stage 1 would be 3 * 2^63, which wraps to
+ * 2^63 in 64-bit arithmetic. A reader that multiplied without checking
+ * would accept stages of 2^63, 2^63, 2^63.
+ */
+static void rejects_a_capacity_plan_that_overflows(void)
+{
+	unsigned char c[GROW_LEN];
+	const char *why;
+
+	craft_growing(c);
+	c[56] = 3;
+	put_le(c + 40, UINT64_C(1) << 63, 8);
+	for (unsigned i = 0; i < GROW_STAGES; i++)
+		put_le(c + GROW_STAGE(i) + 16, UINT64_C(1) << 63, 8);
+	why = content_error(c, GROW_LEN);
+	CHECKF(why != NULL
+	       && strcmp(why, "bad header: stage 1 capacity does not follow the growth factor") == 0,
+	       "got %s", why ? why : "(loaded)");
+}
+
+static void rejects_each_growing_reserved_byte_non_zero(void)
+{
+	for (unsigned off = 58; off < 64; off++) {
+		struct field_case one = { off, 1, 1, "bad header: reserved field not zero" };
+
+		CHECK(run_cases_in(CRAFT_GROWING, &one, 1) == 0);
+	}
+	for (unsigned off = GROW_STAGE(2) + 48; off < GROW_STAGE(3); off++) {
+		struct field_case one = { off, 1, 1, "bad header: stage reserved field not zero" };
+
+		CHECK(run_cases_in(CRAFT_GROWING, &one, 1) == 0);
+	}
+}
+
+/* Three stages of 2^46 bits ask for 24 TiB, more than the 2^47 bits any real cascade needs. */
+static void rejects_stages_too_large_in_total(void)
+{
+	unsigned char c[GROW_LEN];
+	const char *why;
+
+	craft_growing(c);
+	for (unsigned i = 0; i < GROW_STAGES; i++) {
+		put_le(c + GROW_STAGE(i) + 8, UINT64_C(1) << 46, 8);
+		put_le(c + GROW_STAGE(i) + 40, UINT64_C(1) << 43, 8);
+	}
+	why = content_error(c, 64 + 64 * GROW_STAGES);	/* headers only: nothing is read after them */
+	CHECKF(why != NULL && strcmp(why, "bad header: stages too large in total") == 0, "got %s",
+	       why ? why : "(loaded)");
+	put_le(c + GROW_STAGE(2) + 8, 512, 8);	/* 2^47 + 512 bits: still too much */
+	put_le(c + GROW_STAGE(2) + 40, 64, 8);
+	why = content_error(c, 64 + 64 * GROW_STAGES);
+	CHECKF(why != NULL && strcmp(why, "bad header: stages too large in total") == 0, "got %s",
+	       why ? why : "(loaded)");
+}
+
+/* The last stage header is bad and no payload follows: the header is what is reported. */
+static void checks_every_stage_header_before_any_payload(void)
+{
+	unsigned char c[GROW_LEN];
+	const char *why;
+
+	craft_growing(c);
+	c[GROW_STAGE(2)] = 9;	/* layout */
+	why = content_error(c, 64 + 64 * GROW_STAGES);
+	CHECKF(why != NULL && strcmp(why, "bad header: unknown layout") == 0, "got %s",
+	       why ? why : "(loaded)");
+}
+
+static void growing_craft_loads_as_written(void)
+{
+	unsigned char c[GROW_LEN], *gz;
+	const char *why = "";
+	struct cascade *g;
+	size_t len;
+
+	craft_growing(c);
+	gz = gzip_bytes(c, sizeof c, &len);
+	CHECK(gz != NULL && spew(tmp_path("craftgrow.bf"), gz, len) == 0);
+	free(gz);
+	g = format_load_path(tmp_path("craftgrow.bf"), &why);
+	CHECKF(g != NULL, "%s", why);
+	CHECK(g->nstages == 3 && g->growth == 2 && g->tighten == 1);
+	CHECK(g->capacity == 50 && g->target_p == 0.001);
+	for (unsigned i = 0; i < GROW_STAGES; i++) {
+		CHECK(g->stages[i]->params.capacity == UINT64_C(50) << i);
+		CHECK(g->stages[i]->params.target_p == series_rate(0.001, 1, i));
+		CHECK(memcmp(g->stages[i]->words, c + 64 + 64 * GROW_STAGES + 64 * i, 64) == 0);
+	}
+	cascade_free(g);
+}
+
+/* The writer runs the reader's checks first: what it would not load, it does not write. */
+static void save_refuses_what_load_would_reject(void)
+{
+	const char *why = "", *path = tmp_path("offplan.bf");
+	struct cascade *c;
+	int fd;
+
+	rng_state = 32;
+	c = make_growing(3, 2, 1, 100);
+	CHECK(c != NULL);
+	c->stages[1]->params.capacity++;
+	CHECK(format_save_path(c, path, &why) == -1);
+	CHECKF(strcmp(why, "bad header: stage 1 capacity does not follow the growth factor") == 0,
+	       "got %s", why);
+	CHECK(access(path, F_OK) == -1 && count_hidden() == 0);
+	c->stages[1]->params.capacity--;
+	c->growth = 1;
+	fd = open("/dev/null", O_WRONLY);
+	CHECK(format_save(c, fd, &why) == -1);
+	close(fd);
+	CHECKF(strcmp(why, "bad header: growth factor out of range") == 0, "got %s", why);
+	cascade_free(c);
+}
+
+/* ---- streaming -------------------------------------------------------- */
+
+/* A 3-stage growing cascade saved to name; its payload bytes, as format_load sees them. */
+static unsigned char *saved_growing(const char *name, size_t *payload_len)
+{
+	const char *why, *path = tmp_path(name);
+	struct cascade *c, *g;
+	unsigned char *bytes, *p;
+
+	rng_state = 40;
+	c = make_growing(3, 4, 2, 1000);
+	if (c == NULL || format_save_path(c, path, &why) < 0)
+		return NULL;
+	cascade_free(c);
+	g = format_load_path(path, &why);
+	if (g == NULL)
+		return NULL;
+	*payload_len = (size_t)cascade_bytes(g);
+	p = bytes = malloc(*payload_len);
+	for (size_t s = 0; bytes && s < g->nstages; s++)
+		for (uint64_t w = 0; w < g->stages[s]->params.m / 64; w++, p += 8)
+			put_le(p, g->stages[s]->words[w], 8);
+	cascade_free(g);
+	return bytes;
+}
+
+/* Read the whole payload of fd in pieces of the given size into out. */
+static int read_in_pieces(struct format_reader *r, unsigned char *out, size_t len, size_t piece,
+			  const char **why)
+{
+	for (size_t done = 0; done < len; done += piece) {
+		size_t n = len - done < piece ? len - done : piece;
+
+		if (format_read(r, out + done, n, why) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int shape_is_bitless(const struct cascade *shape)
+{
+	for (size_t i = 0; i < shape->nstages; i++)
+		if (shape->stages[i]->words != NULL)
+			return 0;
+	return 1;
+}
+
+static void streamed_pieces_match_load(void)
+{
+	static const size_t pieces[] = { 1, 7, 4096 };
+	size_t len = 0;
+	unsigned char *want = saved_growing("stream.bf", &len), *got;
+
+	CHECK(want != NULL && (got = malloc(len)) != NULL);
+	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+		const char *why = "";
+		struct cascade *shape;
+		int fd = open(tmp_path("stream.bf"), O_RDONLY);
+		struct format_reader *r = format_open(fd, &shape, &why);
+
+		CHECKF(r != NULL, "%s", why);
+		CHECK(shape->nstages == 3 && shape->growth == 4 && shape->tighten == 2);
+		CHECK(shape_is_bitless(shape) && shape->newest_keys == 0);
+		CHECK(cascade_bytes(shape) == len);
+		memset(got, 0xa5, len);
+		CHECKF(read_in_pieces(r, got, len, pieces[i], &why) == 0, "%s", why);
+		CHECKF(format_close(r, &why) == 0, "%s", why);
+		CHECKF(memcmp(got, want, len) == 0, "pieces of %zu", pieces[i]);
+		cascade_free(shape);
+		close(fd);
+	}
+	free(got);
+	free(want);
+}
+
+/* Open path for streaming; the caller frees *shape and closes *fd. */
+static struct format_reader *open_stream(const char *path, int *fd, struct cascade **shape)
+{
+	const char *why;
+
+	*fd = open(path, O_RDONLY);
+	return *fd < 0 ? NULL : format_open(*fd, shape, &why);
+}
+
+static void reading_past_the_payload_is_an_error(void)
+{
+	size_t len = 0;
+	unsigned char *want = saved_growing("past.bf", &len), *got;
+	const char *why = "";
+	struct cascade *shape;
+	struct format_reader *r;
+	int fd;
+
+	CHECK(want != NULL && (got = malloc(len + 1)) != NULL);
+	r = open_stream(tmp_path("past.bf"), &fd, &shape);
+	CHECK(r != NULL);
+	CHECK(format_read(r, got, len + 1, &why) == -1);	/* refused whole: nothing consumed */
+	CHECK(strcmp(why, "read past the end of the payload") == 0);
+	CHECKF(format_read(r, got, len, &why) == 0, "%s", why);
+	CHECK(format_read(r, got + len, 1, &why) == -1);
+	CHECK(strcmp(why, "read past the end of the payload") == 0);
+	CHECKF(format_close(r, &why) == 0, "%s", why);	/* a refused read breaks nothing */
+	CHECK(memcmp(got, want, len) == 0);
+	cascade_free(shape);
+	close(fd);
+	free(got);
+	free(want);
+}
+
+/* Stream the whole of a file image; the message of the first failure, or NULL. */
+static const char *stream_error(const unsigned char *image, size_t len, size_t payload,
+				int read_all)
+{
+	static char msg[128];
+	const char *why = "", *path = tmp_path("damaged.bf");
+	unsigned char *buf = malloc(payload);
+	struct cascade *shape = NULL;
+	struct format_reader *r;
+	int fd;
+
+	if (buf == NULL || spew(path, image, len) < 0)
+		return "test: cannot write image";
+	r = open_stream(path, &fd, &shape);
+	if (r == NULL) {
+		why = "open failed";
+	} else if (read_all && read_in_pieces(r, buf, payload, 4096, &why) < 0) {
+		snprintf(msg, sizeof msg, "read: %s", why);
+		why = msg;
+		format_abandon(r);
+	} else if (format_close(r, &why) == 0) {
+		why = NULL;
+	}
+	cascade_free(shape);
+	close(fd);
+	free(buf);
+	return why;
+}
+
+static void close_checks_the_end_of_a_streamed_file(void)
+{
+	size_t payload = 0, len = 0;
+	unsigned char *want = saved_growing("end.bf", &payload), *c = slurp(tmp_path("end.bf"), &len);
+	const char *why;
+
+	CHECK(want != NULL && c != NULL && (c = realloc(c, len + 1)) != NULL);
+	CHECK(stream_error(c, len, payload, 1) == NULL);
+	c[len - 8] ^= 1;	/* CRC-32 */
+	why = stream_error(c, len, payload, 1);
+	CHECKF(why && strcmp(why, "corrupt: checksum mismatch") == 0, "got %s", why);
+	c[len - 8] ^= 1;
+	c[len - 1] ^= 1;	/* ISIZE */
+	why = stream_error(c, len, payload, 1);
+	CHECKF(why && strcmp(why, "corrupt: length mismatch") == 0, "got %s", why);
+	c[len - 1] ^= 1;
+	c[len] = 0;
+	why = stream_error(c, len + 1, payload, 1);
+	CHECKF(why && strcmp(why, "trailing data after the filter") == 0, "got %s", why);
+	why = stream_error(c, len, payload, 0);
+	CHECKF(why && strcmp(why, "closed before the end of the payload") == 0, "got %s", why);
+	free(c);
+	free(want);
+}
+
+/* A file cut inside its payload: the read fails, and keeps failing the same way. */
+static void a_truncated_stream_fails_on_read(void)
+{
+	size_t payload = 0, len = 0;
+	unsigned char *want = saved_growing("cut.bf", &payload), *c = slurp(tmp_path("cut.bf"), &len);
+	const char *why;
+
+	CHECK(want != NULL && c != NULL);
+	why = stream_error(c, len / 2, payload, 1);
+	CHECKF(why && strcmp(why, "read: truncated") == 0, "got %s", why);
+	why = stream_error(c, len - 4, payload, 1);	/* all payload there, trailer cut */
+	CHECKF(why && strcmp(why, "truncated") == 0, "got %s", why);
+	free(c);
+	free(want);
+}
+
+static void open_rejects_what_load_rejects(void)
+{
+	unsigned char c[GROW_LEN], *gz;
+	struct cascade *shape = (struct cascade *)1;
+	const char *why = "";
+	size_t len;
+	int fd;
+
+	craft_growing(c);
+	c[56] = 17;
+	gz = gzip_bytes(c, sizeof c, &len);
+	CHECK(gz != NULL && spew(tmp_path("badopen.bf"), gz, len) == 0);
+	free(gz);
+	fd = open(tmp_path("badopen.bf"), O_RDONLY);
+	CHECK(format_open(fd, &shape, &why) == NULL && shape == NULL);
+	CHECK(strcmp(why, "bad header: growth factor out of range") == 0);
+	close(fd);
+}
+
+/* A shape is headers only: freeing it is safe, saving it is refused. */
+static void a_shape_frees_but_does_not_save(void)
+{
+	size_t len = 0;
+	unsigned char *want = saved_growing("shape.bf", &len);
+	struct cascade *shape;
+	const char *why = "";
+	int fd, null_fd = open("/dev/null", O_WRONLY);
+	struct format_reader *r = open_stream(tmp_path("shape.bf"), &fd, &shape);
+
+	CHECK(want != NULL && r != NULL && null_fd >= 0);
+	CHECK(format_save(shape, null_fd, &why) == -1);
+	CHECKF(strcmp(why, "a shape from format_open has no bits to save") == 0, "got %s", why);
+	format_abandon(r);
+	cascade_free(shape);
+	close(fd);
+	close(null_fd);
+	free(want);
+}
+
 /* ---- atomic replacement ----------------------------------------------- */
 
 static void save_replaces_and_keeps_mode(void)
 {
 	const char *why = "", *path = tmp_path("replace.bf");
-	struct filter *f, *g;
+	struct cascade *f, *g;
 	struct stat st;
 
 	CHECK(spew(path, (const unsigned char *)"old\n", 4) == 0 && chmod(path, 0640) == 0);
 	rng_state = 20;
-	f = make_filter(FILTER_BLOCKED, 512 * 8, FILL_HALF);
+	f = make_fixed(FILTER_BLOCKED, 512 * 8, FILL_HALF);
 	CHECK(f != NULL);
 	CHECKF(format_save_path(f, path, &why) == 0, "%s", why);
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0640);
 	g = format_load_path(path, &why);
-	CHECK(g != NULL && same_filter(f, g));
+	CHECK(g != NULL && same_cascade(f, g));
 	CHECK(count_hidden() == 0);
-	filter_free(f);
-	filter_free(g);
+	cascade_free(f);
+	cascade_free(g);
 }
 
 static void new_file_mode_follows_umask(void)
 {
 	const char *why = "", *path = tmp_path("fresh.bf");
 	mode_t old = umask(027);
-	struct filter *f;
+	struct cascade *f;
 	struct stat st;
 	int ret;
 
 	rng_state = 21;
-	f = make_filter(FILTER_BLOCKED, 512, FILL_HALF);
+	f = make_fixed(FILTER_BLOCKED, 512, FILL_HALF);
 	ret = f ? format_save_path(f, path, &why) : -1;
 	umask(old);
 	CHECKF(ret == 0, "%s", why);
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0640);
-	filter_free(f);
+	cascade_free(f);
 }
 
 static void save_into_missing_directory_fails_cleanly(void)
 {
 	const char *why = "";
-	struct filter *f;
+	struct cascade *f;
 
 	rng_state = 22;
-	f = make_filter(FILTER_BLOCKED, 512, FILL_HALF);
+	f = make_fixed(FILTER_BLOCKED, 512, FILL_HALF);
 	CHECK(f != NULL);
 	CHECK(format_save_path(f, tmp_path("no/such/dir/x.bf"), &why) == -1);
 	CHECKF(strcmp(why, strerror(ENOENT)) == 0, "got \"%s\"", why);
 	CHECK(count_hidden() == 0);
 	CHECK(format_save_path(f, tmpdir, &why) == -1);	/* a directory is not a file */
 	CHECK(count_hidden() == 0);
-	filter_free(f);
+	cascade_free(f);
 }
 
 /* Make writes fail with EFBIG past 4 KiB, as a full disk would midway. */
-static int save_with_file_size_limit(const struct filter *f, const char *path, const char **why)
+static int save_with_file_size_limit(const struct cascade *f, const char *path, const char **why)
 {
 	struct rlimit old, small;
 	void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
@@ -881,23 +1509,23 @@ static void failed_save_leaves_old_file(void)
 {
 	const char *why = "", *path = tmp_path("keep.bf");
 	unsigned char *c;
-	struct filter *f;
+	struct cascade *f;
 	size_t len = 0;
 
 	CHECK(spew(path, (const unsigned char *)"precious\n", 9) == 0);
 	rng_state = 23;
-	f = make_filter(FILTER_BLOCKED, UINT64_C(1) << 20, FILL_HALF);	/* 128 KiB */
+	f = make_fixed(FILTER_BLOCKED, UINT64_C(1) << 20, FILL_HALF);	/* 128 KiB */
 	CHECK(f != NULL);
 	CHECK(save_with_file_size_limit(f, path, &why) == -1);
 	CHECKF(strcmp(why, strerror(EFBIG)) == 0, "got \"%s\"", why);
 	c = slurp(path, &len);
 	CHECK(c != NULL && len == 9 && memcmp(c, "precious\n", 9) == 0);
 	CHECK(count_hidden() == 0);
-	f->params.k = 0;	/* refused before any file is touched */
+	f->stages[0]->params.k = 0;	/* refused before any file is touched */
 	CHECK(format_save_path(f, path, &why) == -1);
 	CHECK(count_hidden() == 0);
 	free(c);
-	filter_free(f);
+	cascade_free(f);
 }
 
 static void abort_removes_temp_and_is_repeatable(void)
@@ -957,25 +1585,25 @@ static void ignored_signal_stays_ignored(void)
 static void fifo_target_is_written_in_place(void)
 {
 	const char *why = "", *path = tmp_path("fifo");
-	struct filter *f;
+	struct cascade *f;
 	struct stat st;
 	pid_t pid;
 
 	CHECK(mkfifo(path, 0600) == 0);
 	rng_state = 24;
-	f = make_filter(FILTER_CLASSIC, UINT64_C(1) << 20, FILL_HALF);
+	f = make_fixed(FILTER_CLASSIC, UINT64_C(1) << 20, FILL_HALF);
 	CHECK(f != NULL);
 	pid = fork();
 	if (pid == 0) {
-		struct filter *g = format_load_path(path, &why);
+		struct cascade *g = format_load_path(path, &why);
 
-		_exit(g != NULL && same_filter(f, g) ? 0 : 1);
+		_exit(g != NULL && same_cascade(f, g) ? 0 : 1);
 	}
 	CHECKF(format_save_path(f, path, &why) == 0, "%s", why);
 	CHECK(child_status(pid) == 0);
 	CHECK(stat(path, &st) == 0 && S_ISFIFO(st.st_mode));
 	CHECK(count_hidden() == 0);
-	filter_free(f);
+	cascade_free(f);
 }
 
 /* ---- the suite -------------------------------------------------------- */
@@ -1066,6 +1694,52 @@ static void suite_format_header(void)
 		 rejects_bad_capacity_and_rate);
 }
 
+static void suite_format_growing(void)
+{
+	unit_run("format: a growing filter of 1 stage round-trips: growth, tighten, params, bits",
+		 growing_one_stage_round_trips);
+	unit_run("format: a 3-stage growing filter built from keys round-trips, newest count estimated",
+		 growing_three_stages_built_by_adding_round_trip);
+	unit_run("format: a 64-stage growing filter round-trips (capacity to 2^63, rate to P 2^-252)",
+		 growing_sixty_four_stages_round_trip);
+	unit_run("format: hand-built growing content loads with every stage as written",
+		 growing_craft_loads_as_written);
+	unit_run("format: growth 1, 17, tightening 0, 5, and tightening on a fixed filter are named",
+		 rejects_bad_growth_and_tightening);
+	unit_run("format: stage counts other than 1 (fixed) or 1..64 (growing) are named",
+		 rejects_bad_stage_counts);
+	unit_run("format: a stage whose capacity or rate is off the growth plan is named by number",
+		 rejects_stages_off_the_plan);
+	unit_run("format: a stage rate within 1e-12 of the series loads",
+		 accepts_rates_within_the_tolerance);
+	unit_run("format: a capacity plan that overflows 64 bits is rejected, not wrapped",
+		 rejects_a_capacity_plan_that_overflows);
+	unit_run("format: reserved bytes 58..63 and stage reserved bytes of a growing file are checked",
+		 rejects_each_growing_reserved_byte_non_zero);
+	unit_run("format: stages too large in total are rejected before any allocation",
+		 rejects_stages_too_large_in_total);
+	unit_run("format: every stage header is checked before any payload is read",
+		 checks_every_stage_header_before_any_payload);
+	unit_run("format: save refuses, and leaves no file for, a cascade load would reject",
+		 save_refuses_what_load_would_reject);
+}
+
+static void suite_format_stream(void)
+{
+	unit_run("format: streaming in pieces of 1, 7 and 4096 bytes gives format_load's bytes",
+		 streamed_pieces_match_load);
+	unit_run("format: reading past the payload is an error that consumes nothing",
+		 reading_past_the_payload_is_an_error);
+	unit_run("format: close after a streamed read finds a bad CRC, length or trailing data",
+		 close_checks_the_end_of_a_streamed_file);
+	unit_run("format: a stream cut in its payload fails on read; cut in its trailer, on close",
+		 a_truncated_stream_fails_on_read);
+	unit_run("format: format_open rejects a bad header and gives no shape",
+		 open_rejects_what_load_rejects);
+	unit_run("format: a shape frees without bits and is refused by save",
+		 a_shape_frees_but_does_not_save);
+}
+
 static void suite_atomic(void)
 {
 	unit_run("atomic: saving over a file replaces it and keeps its mode",
@@ -1094,6 +1768,8 @@ void suite_format(void)
 	suite_format_files();
 	suite_format_damage();
 	suite_format_header();
+	suite_format_growing();
+	suite_format_stream();
 	suite_atomic();
 	remove_tmpdir();
 }

@@ -50,5 +50,8 @@ void suite_filter(void);
 void suite_sizing(void);
 void suite_lines(void);
 void suite_keys(void);
+void suite_cascade(void);
+void suite_hll(void);
+void suite_merge(void);
 
 #endif

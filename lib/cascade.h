@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cascade.h - what a filter file holds: one Bloom filter, or a growing
+ * cascade of them (a scalable Bloom filter, Almeida, Baquero, Preguiça &
+ * Hutchison 2007; RedisBloom's SCALING is the same design).
+ *
+ * All stages share the hash function, key and key normalisation, so a key
+ * is hashed the same way for every stage. A key is present when any stage
+ * has it. A fixed cascade has exactly one stage, sized up front from n and
+ * p. A growing cascade starts with a small stage; when the newest stage has
+ * taken its capacity of distinct keys, a stage `growth` times larger is
+ * added, with a false-positive rate 2^tighten times smaller, so the rates
+ * form a geometric series whose sum stays below the target however many
+ * keys arrive:
+ *
+ *     stage i:  capacity n0 * growth^i,  rate p0 * 2^(-tighten * i)
+ *     total rate  <=  sum_i p0 2^(-tighten i)  =  p0 / (1 - 2^-tighten)
+ *
+ * so the first stage gets p0 = P (1 - 2^-tighten): with tighten = 1,
+ * p0 = P/2, P/4, P/8, ... and the compounded rate stays <= P.
+ */
+#ifndef BFTOOLS_CASCADE_H
+#define BFTOOLS_CASCADE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filter.h"
+#include "line.h"
+
+#define CASCADE_STAGES_MAX 64u
+#define CASCADE_GROWTH_DEFAULT 2u
+#define CASCADE_TIGHTEN_DEFAULT 1u
+#define CASCADE_GROWTH_MAX 16u
+#define CASCADE_TIGHTEN_MAX 4u
+
+struct cascade {
+	struct filter **stages;	/* oldest first; the last one takes new keys;
+				   room for CASCADE_STAGES_MAX */
+	size_t nstages;
+	unsigned growth;	/* 0: fixed (one stage); else capacity factor 2..16 */
+	unsigned tighten;	/* rate divisor exponent per stage, 1..4 (growing) */
+	uint64_t capacity;	/* fixed: the capacity; growing: the first stage's */
+	double target_p;	/* the rate promised for the whole */
+	uint64_t newest_keys;	/* distinct keys taken by the newest stage */
+};
+
+/* A one-stage cascade holding a new empty filter with params p. */
+struct cascade *cascade_new_fixed(const struct filter_params *p, const char **errstr);
+
+/*
+ * A growing cascade promising rate p overall. first describes the first
+ * stage: its layout, hash, flags, key and capacity are used, its m, k and
+ * target_p are computed here.
+ */
+struct cascade *cascade_new_growing(const struct filter_params *first, double p,
+				    unsigned growth, unsigned tighten, const char **errstr);
+
+/*
+ * Wrap already built stages (from a file). Takes ownership of stages on
+ * success. Checks that the stages share hash, key and flags and that a
+ * fixed cascade has one stage. Estimates newest_keys from the fill (0 when
+ * the newest stage has no bit array, as in a shape from format_open).
+ */
+struct cascade *cascade_from_stages(struct filter **stages, size_t n, unsigned growth,
+				    unsigned tighten, uint64_t capacity, double target_p,
+				    const char **errstr);
+
+/*
+ * Estimate newest_keys again from the newest stage's fill, after its bits
+ * changed outside cascade_test_and_add (bfmerge OR-ing another filter in).
+ */
+void cascade_refresh_count(struct cascade *c);
+
+/* An empty cascade of the same shape, key and growth (for bfbuild --like). */
+struct cascade *cascade_new_like(const struct cascade *model, const char **errstr);
+
+void cascade_free(struct cascade *c);
+
+/* The params every stage shares (hash, flags, key), read from stage 0. */
+const struct filter_params *cascade_params(const struct cascade *c);
+
+/* present[i] = 1 if keys[i] may be in any stage. */
+void cascade_test(const struct cascade *c, const struct line *keys, size_t n,
+		  unsigned char *present);
+
+/*
+ * Test and add, as filter_test_and_add over the whole cascade: a key found
+ * in any stage is not added again; new keys go to the newest stage, and a
+ * growing cascade adds stages as they fill. *fresh (may be NULL) is set to
+ * the number of new keys. Returns 0, or -1 with *errstr when a new stage
+ * cannot be made (out of memory, CASCADE_STAGES_MAX reached); keys before
+ * the failing one have been added.
+ */
+int cascade_test_and_add(struct cascade *c, const struct line *keys, size_t n,
+			 unsigned char *present, size_t *fresh, const char **errstr);
+
+/*
+ * Add keys. A fixed cascade adds them to its one filter without testing
+ * (the fast path for building); a growing one uses cascade_test_and_add.
+ */
+int cascade_add(struct cascade *c, const struct line *keys, size_t n, const char **errstr);
+
+/* Keys added, repeats included, over all stages. */
+uint64_t cascade_insertions(const struct cascade *c);
+
+/* Sum of the stages' estimated distinct keys. */
+double cascade_estimate_count(const struct cascade *c);
+
+/* 1 - prod(1 - stage rate), each from its fill: the rate as it is now. */
+double cascade_current_fpr(const struct cascade *c);
+
+/* Bytes of all bit arrays. */
+uint64_t cascade_bytes(const struct cascade *c);
+
+/*
+ * Whether b can be OR-ed into a stage by stage: same growth and tighten,
+ * and each pair of stages at the same index filter_compatible (the longer
+ * cascade's extra stages are carried over as they are). Returns 1, or 0
+ * with *what naming the difference ("growth", or a filter_compatible
+ * field such as "size" or "key").
+ */
+int cascade_compatible(const struct cascade *a, const struct cascade *b, const char **what);
+
+#endif
