@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cascade.h"
 #include "filter.h"
 #include "keys.h"
 #include "sizing.h"
@@ -184,66 +185,72 @@ static void choose_shape(struct options *opt, struct filter_params *p)
 	}
 }
 
-static struct filter *new_filter(struct options *opt)
+static struct cascade *new_filter(struct options *opt)
 {
 	struct filter_params p = opt->shape;
 	const char *why;
-	struct filter *f;
+	struct cascade *c;
 
 	choose_shape(opt, &p);
 	p.capacity = opt->capacity;
 	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
 	if (!opt->key_given && filter_random_key(p.key) < 0)
 		cli_fatal("cannot get a random key: %s", strerror(errno));
-	f = filter_new(&p, &why);
-	if (f == NULL)
+	c = cascade_new_fixed(&p, &why);
+	if (c == NULL)
 		cli_fatal("cannot create a filter of %llu bits: %s", (unsigned long long)p.m, why);
-	return f;
+	return c;
 }
 
-static struct filter *empty_like(const char *path)
+static struct cascade *empty_like(const char *path)
 {
-	struct filter *model = cli_load_filter(path);
+	struct cascade *model = cli_load_filter(path);
 	const char *why;
-	struct filter *f = filter_new(&model->params, &why);
+	struct cascade *c = cascade_new_like(model, &why);
 
-	if (f == NULL)
+	if (c == NULL)
 		cli_fatal("%s: %s", path, why);
-	filter_free(model);
-	return f;
+	cascade_free(model);
+	return c;
 }
 
 /* The filter to add to: an existing one, an empty copy of one, or new. */
-static struct filter *acquire_filter(struct options *opt)
+static struct cascade *acquire_filter(struct options *opt)
 {
-	struct filter *f;
+	struct cascade *c;
+	uint32_t flags;
 
 	if (opt->filter == NULL && opt->like == NULL)
 		return new_filter(opt);
-	f = opt->filter ? cli_load_filter(opt->filter) : empty_like(opt->like);
-	if (opt->spec.fold_case && !(f->params.flags & FILTER_FOLD_CASE)) {
-		filter_free(f);
+	c = opt->filter ? cli_load_filter(opt->filter) : empty_like(opt->like);
+	flags = cascade_params(c)->flags;
+	if (opt->spec.fold_case && !(flags & FILTER_FOLD_CASE)) {
+		cascade_free(c);
 		cli_fatal("%s: filter was built without -i; its keys are case-sensitive",
 			  opt->filter ? opt->filter : opt->like);
 	}
-	opt->spec.fold_case = (f->params.flags & FILTER_FOLD_CASE) != 0;
-	return f;
+	opt->spec.fold_case = (flags & FILTER_FOLD_CASE) != 0;
+	return c;
 }
 
 /* Where the filter goes: -o, back over -f, or stdout (NULL). */
 static const char *destination(const struct options *opt)
 {
-	if (opt->output)
+	if (opt->output) {
+		cli_check_destination(opt->output);
 		return opt->output;
-	if (opt->filter && strcmp(opt->filter, "-") != 0)
+	}
+	if (opt->filter && strcmp(opt->filter, "-") != 0) {
+		cli_check_destination(opt->filter);
 		return opt->filter;
+	}
 	if (isatty(STDOUT_FILENO))
 		cli_fatal("refusing to write a filter to a terminal (use -o FILE or a redirection)");
 	return NULL;
 }
 
 struct build {
-	struct filter *filter;
+	struct cascade *filter;
 	const struct key_spec *spec;
 	struct keyset keys;
 	uint64_t records;
@@ -253,10 +260,12 @@ struct build {
 static int add_batch(void *ctx, const struct line *records, size_t n)
 {
 	struct build *b = ctx;
+	const char *why;
 
 	if (keyset_build(&b->keys, b->spec, records, n) < 0)
 		cli_fatal("%s", strerror(ENOMEM));
-	filter_add(b->filter, b->keys.keys, b->keys.count);
+	if (cascade_add(b->filter, b->keys.keys, b->keys.count, &why) < 0)
+		cli_fatal("%s", why);
 	b->records += n;
 	b->keyed += b->keys.count;
 	return 0;
@@ -279,12 +288,22 @@ static const char *describe_count(double distinct, char text[64])
 	return text;
 }
 
+static uint64_t bits_set(const struct cascade *c)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < c->nstages; i++)
+		total += filter_bits_set(c->stages[i]);
+	return total;
+}
+
 static void report(const struct build *b, int verbose)
 {
-	const struct filter_params *p = &b->filter->params;
-	uint64_t set = filter_bits_set(b->filter);
-	double rate = filter_current_fpr(b->filter);
-	double distinct = sizing_estimate_count(p->layout, p->m, p->k, set);
+	const struct cascade *c = b->filter;
+	const struct filter_params *p = cascade_params(c);
+	uint64_t set = bits_set(c), m = cascade_bytes(c) * 8;
+	double rate = cascade_current_fpr(c);
+	double distinct = cascade_estimate_count(c);
 	char size[32], text[64];
 
 	if (verbose) {
@@ -292,23 +311,23 @@ static void report(const struct build *b, int verbose)
 			 (unsigned long long)b->records, (unsigned long long)b->keyed,
 			 (unsigned long long)(b->records - b->keyed));
 		cli_warn("%s (capacity %llu)", describe_count(distinct, text),
-			 (unsigned long long)p->capacity);
-		cli_warn("%llu of %llu bits set (%.2f%%), k = %u, %s layout, %s",
-			 (unsigned long long)set, (unsigned long long)p->m,
-			 100.0 * (double)set / (double)p->m, p->k,
+			 (unsigned long long)c->capacity);
+		cli_warn("%llu of %llu bits set (%.2f%%), k = %u, %s layout, %zu stage%s, %s",
+			 (unsigned long long)set, (unsigned long long)m,
+			 100.0 * (double)set / (double)m, p->k,
 			 p->layout == FILTER_BLOCKED ? "blocked" : "classic",
-			 cli_human_bytes(p->m / 8, size));
-		cli_warn("estimated false-positive rate %.3g (target %g)", rate, p->target_p);
+			 c->nstages, c->nstages == 1 ? "" : "s", cli_human_bytes(m / 8, size));
+		cli_warn("estimated false-positive rate %.3g (target %g)", rate, c->target_p);
 	}
 	/*
 	 * The rate read off the fill scatters around the target for a filter
 	 * filled exactly to capacity; 10% over it means about 2-3% more keys
 	 * than the filter was sized for, beyond that noise.
 	 */
-	if (rate > OVER_CAPACITY_SLACK * p->target_p)
+	if (rate > OVER_CAPACITY_SLACK * c->target_p)
 		cli_warn("warning: filter over capacity: estimated false-positive rate %.3g exceeds target %g (%s, capacity %llu)",
-			 rate, p->target_p, describe_count(distinct, text),
-			 (unsigned long long)p->capacity);
+			 rate, c->target_p, describe_count(distinct, text),
+			 (unsigned long long)c->capacity);
 }
 
 int main(int argc, char **argv)
@@ -324,6 +343,6 @@ int main(int argc, char **argv)
 	add_lines(&b, &opt);
 	report(&b, opt.verbose);
 	cli_save_filter(b.filter, dest);
-	filter_free(b.filter);
+	cascade_free(b.filter);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cascade.h"
 #include "filter.h"
 #include "keys.h"
 
@@ -118,7 +119,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 
 struct grep {
 	const struct options *opt;
-	struct filter **filters;
+	struct cascade **filters;
 	struct key_spec spec;
 	struct keyset keys;
 	unsigned char *present, *selected;
@@ -128,13 +129,13 @@ struct grep {
 };
 
 /* Mark in g->selected the records with a key (maybe) in filter f. */
-static void mark_present(struct grep *g, const struct filter *f, const struct line *records,
+static void mark_present(struct grep *g, const struct cascade *f, const struct line *records,
 			 size_t n, int rebuild)
 {
 	if (rebuild && keyset_build(&g->keys, &g->spec, records, n) < 0)
 		cli_fatal("%s", strerror(ENOMEM));
 	cli_flags(&g->present, &g->present_cap, g->keys.count);
-	filter_test(f, g->keys.keys, g->keys.count, g->present);
+	cascade_test(f, g->keys.keys, g->keys.count, g->present);
 	for (size_t i = 0; i < g->keys.count; i++)
 		g->selected[g->keys.record[i]] |= g->present[i];
 }
@@ -146,7 +147,7 @@ static int select_batch(void *ctx, const struct line *records, size_t n)
 
 	memset(cli_flags(&g->selected, &g->selected_cap, n), 0, n);
 	for (size_t j = 0; j < opt->nfilters; j++) {
-		int fold = (g->filters[j]->params.flags & FILTER_FOLD_CASE) != 0;
+		int fold = (cascade_params(g->filters[j])->flags & FILTER_FOLD_CASE) != 0;
 		/* keys are the same for the next filter unless its folding differs */
 		int rebuild = j == 0 || fold != g->spec.fold_case;
 
@@ -182,7 +183,7 @@ static void print_count(struct grep *g)
 static void release(struct grep *g, struct options *opt)
 {
 	for (size_t j = 0; j < opt->nfilters; j++)
-		filter_free(g->filters[j]);
+		cascade_free(g->filters[j]);
 	free(g->filters);
 	free(g->present);
 	free(g->selected);

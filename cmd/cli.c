@@ -68,6 +68,24 @@ void cli_usage_error(const char *fmt, ...)
 	exit(EXIT_TROUBLE);
 }
 
+/* The long option that name (len bytes, maybe an abbreviation) selects. */
+static const struct option *long_option_named(const struct option *longopts, const char *name,
+					      size_t len)
+{
+	const struct option *found = NULL;
+	size_t matches = 0;
+
+	for (const struct option *o = longopts; o->name; o++) {
+		if (strncmp(o->name, name, len) != 0)
+			continue;
+		if (strlen(o->name) == len)
+			return o;
+		found = o;
+		matches++;
+	}
+	return matches == 1 ? found : NULL;	/* an ambiguous prefix selects nothing */
+}
+
 int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts)
 {
 	int c;
@@ -76,11 +94,19 @@ int cli_getopt(int argc, char **argv, const char *optstring, const struct option
 	c = getopt_long(argc, argv, optstring, longopts, NULL);
 	if (c == ':')
 		cli_usage_error("option '%s' requires an argument", argv[optind - 1]);
-	if (c == '?' && optopt)
-		cli_usage_error("invalid option -- '%c'", optopt);
-	if (c == '?')
-		cli_usage_error("unrecognized option '%s'", argv[optind - 1]);
-	return c;
+	if (c != '?')
+		return c;
+	/* for long options optopt holds the option's code, not a letter */
+	if (strncmp(argv[optind - 1], "--", 2) == 0) {
+		const char *arg = argv[optind - 1], *equals = strchr(arg, '=');
+		const struct option *o = equals ? long_option_named(longopts, arg + 2,
+								    (size_t)(equals - arg - 2)) : NULL;
+
+		if (o && o->has_arg == no_argument)
+			cli_usage_error("option '--%s' doesn't allow an argument", o->name);
+		cli_usage_error("unrecognized option '%s'", arg);
+	}
+	cli_usage_error("invalid option -- '%c'", optopt);
 }
 
 static void finish_stdio_stdout(void)
@@ -174,17 +200,33 @@ static const char *display_name(const char *path)
 	return strcmp(path, "-") == 0 ? "(standard input)" : path;
 }
 
-struct filter *cli_load_filter(const char *path)
+void cli_check_destination(const char *path)
 {
-	const char *why;
-	struct filter *f = format_load_path(path, &why);
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
 
-	if (f == NULL)
-		cli_fatal("%s: %s", display_name(path), why);
-	return f;
+	if (slash == NULL)
+		snprintf(dir, sizeof dir, ".");
+	else if (slash == path)
+		snprintf(dir, sizeof dir, "/");
+	else
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+	/* the new file is made beside path and renamed over it */
+	if (access(dir, W_OK | X_OK) < 0)
+		cli_fatal("%s: cannot write here: %s", path, strerror(errno));
 }
 
-void cli_save_filter(const struct filter *f, const char *path)
+struct cascade *cli_load_filter(const char *path)
+{
+	const char *why;
+	struct cascade *c = format_load_path(path, &why);
+
+	if (c == NULL)
+		cli_fatal("%s: %s", display_name(path), why);
+	return c;
+}
+
+void cli_save_filter(const struct cascade *f, const char *path)
 {
 	const char *why;
 

@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <stdint.h>
 
+#include "cascade.h"
 #include "filter.h"
 #include "keys.h"
 #include "line.h"
@@ -57,10 +58,16 @@ enum filter_hash cli_hash(const char *arg);
 void cli_field_option(struct key_spec *spec, const char *arg);
 void cli_separator_option(struct key_spec *spec, const char *arg);
 
+/*
+ * Fail early, before reading any input, when path could not be written at
+ * the end: its directory missing or not writable.
+ */
+void cli_check_destination(const char *path);
+
 /* Load a filter file ("-" is stdin); a bad one is fatal, naming the file. */
-struct filter *cli_load_filter(const char *path);
+struct cascade *cli_load_filter(const char *path);
 /* Save a filter to path atomically, or to stdout when path is NULL. */
-void cli_save_filter(const struct filter *f, const char *path);
+void cli_save_filter(const struct cascade *c, const char *path);
 
 /*
  * Read the inputs (none, or "-", is stdin) and hand their records to fn in

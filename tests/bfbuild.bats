@@ -836,7 +836,7 @@ q.txt" "$(ls -A)"
 	local ok=1
 	# the estimate from 100 distinct keys is within a few percent of 100
 	grep -Eq '^bfbuild: about (9[5-9]|10[0-5]) distinct keys \(capacity 1000\)$' <<<"$stderr" || ok=0
-	grep -Eq '^bfbuild: [0-9]+ of 9728 bits set \([0-9.]+%\), k = [67], classic layout, 1\.2 kB$' <<<"$stderr" || ok=0
+	grep -Eq '^bfbuild: [0-9]+ of 9728 bits set \([0-9.]+%\), k = [67], classic layout, 1 stage, 1\.2 kB$' <<<"$stderr" || ok=0
 	grep -Eq '^bfbuild: estimated false-positive rate [0-9.e+-]+ \(target 0\.01\)$' <<<"$stderr" || ok=0
 	[ "$ok" -eq 1 ] || expect_eq "report" "(lines read / distinct / bits set / rate)" "$stderr"
 	expect_eq "report lines" 4 "$(printf '%s\n' "$stderr" | wc -l | tr -d ' ')"

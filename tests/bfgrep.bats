@@ -84,6 +84,24 @@ make_names() {
 	expect_any_usage_error bfgrep
 }
 
+@test "bfgrep: option errors are worded once, naming the option" {
+	run --separate-stderr bfgrep --no-such-option
+	expect_usage_error bfgrep "unrecognized option '--no-such-option'"
+	run --separate-stderr bfgrep -x
+	expect_usage_error bfgrep "invalid option -- 'x'"
+	run --separate-stderr bfgrep --filter
+	expect_usage_error bfgrep "option '--filter' requires an argument"
+}
+
+@test "bfgrep: a flag given a value is refused by its full name, even abbreviated" {
+	run --separate-stderr bfgrep --count=3
+	expect_usage_error bfgrep "option '--count' doesn't allow an argument"
+	run --separate-stderr bfgrep --cou=3
+	expect_usage_error bfgrep "option '--count' doesn't allow an argument"
+	run --separate-stderr bfgrep --json=3
+	expect_usage_error bfgrep "unrecognized option '--json=3'"
+}
+
 @test "bfgrep: -f missing its argument is a usage error" {
 	run --separate-stderr bfgrep -f
 	expect_any_usage_error bfgrep
