@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bfuniq - write each line the first time its key is seen, in input order,
+ * in bounded memory.
+ *
+ * awk '!seen[$0]++' holds every distinct line; sort -u needs the whole
+ * stream before it writes anything. bfuniq holds a Bloom filter: lines are
+ * written as they arrive (so it works on endless streams), a repeat is
+ * never written twice, and the price is that a first-seen line is dropped,
+ * as a false positive, with probability at most the target rate.
+ *
+ * With -n the filter is sized once; without it, it grows (cascade.h) so the
+ * rate holds however many keys arrive. -f STATE carries the seen-set from
+ * one run to the next.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cascade.h"
+#include "cli.h"
+#include "filter.h"
+#include "keys.h"
+#include "sizing.h"
+
+#define DEFAULT_RATE 1e-6
+#define GROWING_FIRST_CAPACITY 100000
+
+static const char usage[] =
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [FILE...]\n"
+	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
+	"\n"
+	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
+	"  -p, --rate=P          chance of dropping a first-seen line (default 1e-6)\n"
+	"  -f, --state=STATE     load the seen keys from STATE, save them back at the end\n"
+	"  -d, --repeated        print only lines whose key was seen before\n"
+	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
+	"  -i, --ignore-case     fold ASCII case of keys\n"
+	"  -z, --null-data       records end with NUL, not newline\n"
+	"  -v, --verbose         report lines, repeats and expected losses on stderr\n"
+	"      --layout=LAYOUT   blocked (default) or classic\n"
+	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
+	"      --line-buffered   flush output after every line\n"
+	"  -h, --help            show this help and exit\n"
+	"  -V, --version         show the version and exit\n";
+
+enum { OPT_LAYOUT = 256, OPT_KEY, OPT_LINE_BUFFERED };
+
+static const struct option long_options[] = {
+	{ "capacity", required_argument, NULL, 'n' },
+	{ "rate", required_argument, NULL, 'p' },
+	{ "state", required_argument, NULL, 'f' },
+	{ "repeated", no_argument, NULL, 'd' },
+	{ "field", required_argument, NULL, 'k' },
+	{ "separator", required_argument, NULL, 't' },
+	{ "ignore-case", no_argument, NULL, 'i' },
+	{ "null-data", no_argument, NULL, 'z' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
+	{ "key", required_argument, NULL, OPT_KEY },
+	{ "line-buffered", no_argument, NULL, OPT_LINE_BUFFERED },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct options {
+	uint64_t capacity;	/* 0: grow */
+	double rate;
+	const char *state;
+	struct filter_params shape;	/* layout and key */
+	int key_given, repeated, verbose, line_buffered;
+	struct key_spec spec;
+	char delim;
+	char **inputs;
+	int ninputs;
+};
+
+static void parse_option(struct options *opt, int c, const char *arg)
+{
+	switch (c) {
+	case 'n': opt->capacity = cli_count("capacity", arg, 1, FILTER_M_MAX); break;
+	case 'p': opt->rate = cli_rate("rate", arg); break;
+	case 'f': opt->state = arg; break;
+	case 'd': opt->repeated = 1; break;
+	case 'k': cli_field_option(&opt->spec, arg); break;
+	case 't': cli_separator_option(&opt->spec, arg); break;
+	case 'i': opt->spec.fold_case = 1; break;
+	case 'z': opt->delim = '\0'; break;
+	case 'v': opt->verbose = 1; break;
+	case OPT_LAYOUT: opt->shape.layout = cli_layout(arg); break;
+	case OPT_KEY: cli_hex_key("key", arg, opt->shape.key); opt->key_given = 1; break;
+	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
+	case 'h': cli_help(usage);
+	case 'V': cli_version();
+	default: cli_usage_error("unknown option");
+	}
+}
+
+static void parse_options(struct options *opt, int argc, char **argv)
+{
+	int c;
+
+	memset(opt, 0, sizeof *opt);
+	opt->rate = DEFAULT_RATE;
+	opt->shape.layout = FILTER_BLOCKED;
+	opt->shape.hash = FILTER_SIPHASH_1_3;
+	opt->spec.separator = -1;
+	opt->delim = '\n';
+	while ((c = cli_getopt(argc, argv, ":n:p:f:dk:t:izvhV", long_options)) != -1)
+		parse_option(opt, c, optarg);
+	opt->inputs = argv + optind;
+	opt->ninputs = argc - optind;
+	if (opt->state && strcmp(opt->state, "-") == 0)
+		cli_usage_error("the state must be a file (it is written back at the end)");
+}
+
+static struct cascade *new_seen_set(struct options *opt)
+{
+	struct filter_params p = opt->shape;
+	const char *why;
+	struct cascade *c;
+
+	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
+	p.target_p = opt->rate;
+	if (!opt->key_given && filter_random_key(p.key) < 0)
+		cli_fatal("cannot get a random key: %s", strerror(errno));
+	if (opt->capacity == 0) {
+		p.capacity = GROWING_FIRST_CAPACITY;
+		c = cascade_new_growing(&p, opt->rate, CASCADE_GROWTH_DEFAULT,
+					CASCADE_TIGHTEN_DEFAULT, &why);
+	} else {
+		p.capacity = opt->capacity;
+		if (sizing_choose(p.layout, p.capacity, p.target_p, &p.m, &p.k, &why) < 0)
+			cli_usage_error("cannot size a filter for %llu keys at rate %g: %s",
+					(unsigned long long)p.capacity, p.target_p, why);
+		c = cascade_new_fixed(&p, &why);
+	}
+	if (c == NULL)
+		cli_fatal("cannot create the filter: %s", why);
+	return c;
+}
+
+/* The seen-set: from STATE when it exists, else new (and STATE created at the end). */
+static struct cascade *acquire_seen_set(struct options *opt)
+{
+	struct stat st;
+	struct cascade *c;
+	uint32_t flags;
+
+	if (opt->state == NULL || stat(opt->state, &st) < 0)
+		return new_seen_set(opt);
+	c = cli_load_filter(opt->state);
+	flags = cascade_params(c)->flags;
+	if (opt->spec.fold_case && !(flags & FILTER_FOLD_CASE)) {
+		cascade_free(c);
+		cli_fatal("%s: state was built without -i; its keys are case-sensitive", opt->state);
+	}
+	opt->spec.fold_case = (flags & FILTER_FOLD_CASE) != 0;
+	return c;
+}
+
+struct uniq {
+	const struct options *opt;
+	struct cascade *seen;
+	struct keyset keys;
+	unsigned char *present, *state;
+	size_t present_cap, state_cap;
+	struct writer out;
+	uint64_t lines, written, repeats, keyless, fresh;
+	double expected_lost;
+	int warned;
+};
+
+enum { NO_KEY, FIRST_SEEN, SEEN_BEFORE };
+
+/*
+ * The model's rate for the next new key: older stages are full, the
+ * newest holds newest_keys. Only computed under -v, where it feeds the
+ * expected-loss figure.
+ */
+static double model_rate(const struct cascade *c)
+{
+	double miss_all = 1.0;
+
+	for (size_t i = 0; i < c->nstages; i++) {
+		const struct filter_params *p = &c->stages[i]->params;
+		uint64_t keys = i + 1 == c->nstages ? c->newest_keys : p->capacity;
+
+		miss_all *= 1.0 - sizing_fpr(p->layout, keys, p->m, p->k);
+	}
+	return 1.0 - miss_all;
+}
+
+static void warn_over_capacity(struct uniq *u)
+{
+	const struct cascade *c = u->seen;
+	const struct filter_params *p = &c->stages[0]->params;
+
+	if (u->warned || c->growth != 0 || c->newest_keys <= p->capacity)
+		return;
+	u->warned = 1;
+	cli_warn("warning: filter over capacity: %llu distinct keys, capacity %llu: estimated false-positive rate %.3g exceeds target %g and is rising",
+		 (unsigned long long)c->newest_keys, (unsigned long long)p->capacity,
+		 sizing_fpr(p->layout, c->newest_keys, p->m, p->k), c->target_p);
+}
+
+/* Classify each record of the batch as NO_KEY, FIRST_SEEN or SEEN_BEFORE. */
+static void classify(struct uniq *u, const struct line *records, size_t n)
+{
+	const char *why;
+	size_t fresh;
+	double rate = u->opt->verbose ? model_rate(u->seen) : 0.0;
+
+	if (keyset_build(&u->keys, &u->opt->spec, records, n) < 0)
+		cli_fatal("%s", strerror(ENOMEM));
+	cli_flags(&u->present, &u->present_cap, u->keys.count);
+	if (cascade_test_and_add(u->seen, u->keys.keys, u->keys.count, u->present, &fresh, &why) < 0)
+		cli_fatal("%s", why);
+	memset(cli_flags(&u->state, &u->state_cap, n), NO_KEY, n);
+	for (size_t i = 0; i < u->keys.count; i++)
+		u->state[u->keys.record[i]] = u->present[i] ? SEEN_BEFORE : FIRST_SEEN;
+	u->fresh += fresh;
+	/* each new key ran the model's risk of testing present and being lost */
+	u->expected_lost += (double)fresh * rate;
+}
+
+static int emit_batch(void *ctx, const struct line *records, size_t n)
+{
+	struct uniq *u = ctx;
+	int wanted = u->opt->repeated ? SEEN_BEFORE : FIRST_SEEN;
+
+	classify(u, records, n);
+	u->lines += n;
+	for (size_t r = 0; r < n; r++) {
+		u->repeats += u->state[r] == SEEN_BEFORE;
+		u->keyless += u->state[r] == NO_KEY;
+		if (u->state[r] != wanted)
+			continue;
+		u->written++;
+		if (writer_record(&u->out, records[r], u->opt->delim) < 0)
+			cli_write_error(errno);
+	}
+	warn_over_capacity(u);
+	return 0;
+}
+
+static void report(const struct uniq *u)
+{
+	char size[32];
+
+	cli_warn("lines read: %llu (first seen %llu, repeats %llu, without a key %llu); written: %llu",
+		 (unsigned long long)u->lines, (unsigned long long)(u->lines - u->repeats - u->keyless),
+		 (unsigned long long)u->repeats, (unsigned long long)u->keyless,
+		 (unsigned long long)u->written);
+	cli_warn("%llu new distinct keys, about %.0f distinct keys in the filter (%zu stage%s, %s)",
+		 (unsigned long long)u->fresh, cascade_estimate_count(u->seen), u->seen->nstages,
+		 u->seen->nstages == 1 ? "" : "s", cli_human_bytes(cascade_bytes(u->seen), size));
+	cli_warn("expected distinct lines lost to false positives: %.3g (target rate %g)",
+		 u->expected_lost, u->seen->target_p);
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt;
+	struct uniq u = { 0 };
+	int input_status;
+
+	cli_init(argv[0]);
+	parse_options(&opt, argc, argv);
+	u.opt = &opt;
+	if (opt.state)
+		cli_check_destination(opt.state);
+	u.seen = acquire_seen_set(&opt);
+	cli_stdout_init(&u.out, opt.line_buffered);
+	input_status = cli_each_batch(opt.inputs, opt.ninputs, opt.delim, emit_batch, &u);
+	cli_stdout_finish(&u.out);
+	if (opt.verbose)
+		report(&u);
+	if (opt.state)
+		cli_save_filter(u.seen, opt.state);
+	cascade_free(u.seen);
+	keyset_free(&u.keys);
+	free(u.present);
+	free(u.state);
+	return input_status < 0 ? EXIT_TROUBLE : 0;
+}

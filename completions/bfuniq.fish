@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: MIT
+# fish completion for bfuniq(1): every option with its description, the
+# values of --layout, *.bf state files after -f/--state, ordinary files
+# (fish's default) for the input.
+# Install in ~/.config/fish/completions/ or a vendor completions directory.
+
+# State files (*.bf) and directories to descend into. fish's own
+# __fish_complete_suffix offers every file, only sorting *.bf first; a
+# state option should offer filters. For "--state=x" fish puts the
+# "--state=" back itself, so only the value is completed here.
+function __bfuniq_states
+    set -l token (commandline -ct | string replace -r -- '^--[a-z-]+=' '')
+    for f in $token*.bf
+        test -f $f; and echo $f
+    end
+    for d in $token*/
+        echo $d
+    end
+end
+
+complete -c bfuniq -s n -l capacity -x -d 'Size one filter for N distinct keys (default: grow)'
+complete -c bfuniq -s p -l rate -x -d 'Chance of dropping a first-seen line (default 1e-6)'
+complete -c bfuniq -s f -l state -x -a '(__bfuniq_states)' -d 'Load the seen keys from STATE, save them back at the end'
+complete -c bfuniq -s d -l repeated -d 'Print only lines whose key was seen before'
+complete -c bfuniq -s k -l field -x -d 'Key on the Nth field of each line'
+complete -c bfuniq -s t -l separator -x -d 'Fields are separated by C'
+complete -c bfuniq -s i -l ignore-case -d 'Fold ASCII case of keys'
+complete -c bfuniq -s z -l null-data -d 'Records end with NUL, not newline'
+complete -c bfuniq -s v -l verbose -d 'Report lines, repeats and expected losses on stderr'
+complete -c bfuniq -l layout -x -a 'blocked\t"One cache line per key (default)" classic\t"The textbook layout"' -d 'Memory layout of the filter'
+complete -c bfuniq -l key -x -d '128-bit SipHash key as 32 hex digits'
+complete -c bfuniq -l line-buffered -d 'Flush output after every line'
+complete -c bfuniq -s h -l help -d 'Show the help and exit'
+complete -c bfuniq -s V -l version -d 'Show the version and exit'
