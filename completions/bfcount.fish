@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: MIT
+# fish completion for bfcount(1): every option with its description; *.bf
+# filters after -f/--filter, and as the operands once a -f is on the line
+# (bfcount then counts filters); ordinary files (fish's default) for the
+# input stream otherwise. The key options (-k -t -i -z) and the filter
+# options are offered only while the other kind is absent, as bfcount
+# refuses to mix them.
+# Install in ~/.config/fish/completions/ or a vendor completions directory.
+
+# Filters (*.bf) and directories to descend into. fish's own
+# __fish_complete_suffix offers every file, only sorting *.bf first; a
+# filter option should offer filters. For "--filter=x" fish puts the
+# "--filter=" back itself, so only the value is completed here.
+function __bfcount_filters
+    set -l token (commandline -ct | string replace -r -- '^--[a-z-]+=' '')
+    for f in $token*.bf
+        test -f $f; and echo $f
+    end
+    for d in $token*/
+        echo $d
+    end
+end
+
+# Whether a -f/--filter is already on the line: operands are then filters.
+function __bfcount_filter_mode
+    __fish_contains_opt -s f filter
+end
+
+# Whether a key option is on the line: a stream is being counted.
+function __bfcount_stream_mode
+    __fish_contains_opt -s k field -s t separator -s i ignore-case -s z null-data
+end
+
+# Whether one of --union, --intersection and --jaccard is already given.
+function __bfcount_set_op
+    __fish_contains_opt union intersection jaccard
+end
+
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s k -l field -x -d 'Key on the Nth field of each line'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s t -l separator -x -d 'Fields are separated by C'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s i -l ignore-case -d 'Fold ASCII case of keys'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s z -l null-data -d 'Records end with NUL, not newline'
+complete -c bfcount -n 'not __bfcount_stream_mode' -s f -l filter -x -a '(__bfcount_filters)' -d 'Count the elements of a filter instead (repeatable; - is stdin)'
+complete -c bfcount -n 'not __bfcount_stream_mode; and not __bfcount_set_op' -l union -d 'The number of elements in the union of the filters'
+complete -c bfcount -n 'not __bfcount_stream_mode; and not __bfcount_set_op' -l intersection -d 'The number of elements in their intersection'
+complete -c bfcount -n 'not __bfcount_stream_mode; and not __bfcount_set_op' -l jaccard -d 'Intersection over union, from 0 to 1'
+complete -c bfcount -s v -l verbose -d 'Also report the standard error on stderr'
+complete -c bfcount -s h -l help -d 'Show the help and exit'
+complete -c bfcount -s V -l version -d 'Show the version and exit'
+# In filter mode the operands are filters: offer those, not every file.
+complete -c bfcount -n __bfcount_filter_mode -f -a '(__bfcount_filters)'
