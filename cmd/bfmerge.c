@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bfmerge - combine filters built apart (parallel jobs, shards, days) into
+ * one.
+ *
+ * OR of the bits is exactly the filter of the union of the inputs' keys, so
+ * shards built with bfbuild --like from one template merge into the filter
+ * a serial build would have made, bit for bit. AND (--intersect) keeps
+ * every key of the intersection but also keys that merely collide, so its
+ * false-positive rate is higher than that of a filter built from the
+ * intersection. The first input is loaded; each further one is streamed
+ * into it chunk by chunk, so memory stays at about one filter.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cascade.h"
+#include "cli.h"
+#include "format.h"
+#include "merge.h"
+
+static const char usage[] =
+	"Usage: bfmerge [-o FILE] [--intersect] [-v] FILTER...\n"
+	"Combine filters of the same shape and key into one: OR (union) or AND.\n"
+	"\n"
+	"  -o, --output=FILE     write the result to FILE (atomically), not stdout\n"
+	"      --intersect       AND the filters instead of OR-ing them\n"
+	"  -v, --verbose         report the result's fill and estimates on stderr\n"
+	"  -h, --help            show this help and exit\n"
+	"  -V, --version         show the version and exit\n"
+	"\n"
+	"Each FILTER may be - (standard input) once.\n";
+
+enum { OPT_INTERSECT = 256 };
+
+static const struct option long_options[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "intersect", no_argument, NULL, OPT_INTERSECT },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct options {
+	const char *output;
+	enum merge_op op;
+	int verbose;
+	char **inputs;
+	int ninputs;
+};
+
+static void parse_options(struct options *opt, int argc, char **argv)
+{
+	int c, from_stdin = 0;
+
+	memset(opt, 0, sizeof *opt);
+	opt->op = MERGE_OR;
+	while ((c = cli_getopt(argc, argv, ":o:vhV", long_options)) != -1) {
+		switch (c) {
+		case 'o': opt->output = optarg; break;
+		case OPT_INTERSECT: opt->op = MERGE_AND; break;
+		case 'v': opt->verbose = 1; break;
+		case 'h': cli_help(usage);
+		case 'V': cli_version();
+		default: cli_usage_error("unknown option");
+		}
+	}
+	opt->inputs = argv + optind;
+	opt->ninputs = argc - optind;
+	if (opt->ninputs == 0)
+		cli_usage_error("no filter given");
+	for (int i = 0; i < opt->ninputs; i++)
+		from_stdin += strcmp(opt->inputs[i], "-") == 0;
+	if (from_stdin > 1)
+		cli_usage_error("standard input can be read only once");
+}
+
+static const char *name_of(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "(standard input)" : path;
+}
+
+/* Say what differs, with the values where they are not secret. */
+static void describe_difference(const struct cascade *a, const struct cascade *b,
+				const char *what, char *out, size_t len)
+{
+	const struct filter_params *p = cascade_params(a), *q = cascade_params(b);
+
+	if (strcmp(what, "size") == 0)
+		snprintf(out, len, "size (%llu vs %llu bits)", (unsigned long long)p->m,
+			 (unsigned long long)q->m);
+	else if (strcmp(what, "hashes") == 0)
+		snprintf(out, len, "hashes (k = %u vs %u)", p->k, q->k);
+	else if (strcmp(what, "growth") == 0)
+		snprintf(out, len, "growth (%u/%u vs %u/%u)", a->growth, a->tighten,
+			 b->growth, b->tighten);
+	else
+		snprintf(out, len, "%s", what);
+}
+
+static int open_input(const char *path)
+{
+	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		cli_fatal("%s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* Stream the filter at path into result, checking compatibility first. */
+static void merge_file(struct cascade *result, const char *first, const char *path,
+		       enum merge_op op)
+{
+	int fd = open_input(path);
+	struct cascade *shape;
+	const char *why, *what;
+	struct format_reader *r = format_open(fd, &shape, &why);
+	char difference[96];
+
+	if (r == NULL)
+		cli_fatal("%s: %s", name_of(path), why);
+	if (!cascade_compatible(result, shape, &what)) {
+		/* the message leads with this file, so its values come first */
+		describe_difference(shape, result, what, difference, sizeof difference);
+		format_abandon(r);
+		cascade_free(shape);
+		cli_fatal("%s: cannot be merged with %s: different %s", name_of(path),
+			  name_of(first), difference);
+	}
+	if (merge_stream(result, r, shape, op, &why) < 0)
+		cli_fatal("%s: %s", name_of(path), why);
+	cascade_free(shape);
+	if (fd != STDIN_FILENO)
+		close(fd);
+}
+
+static struct cascade *merge_files(const struct options *opt)
+{
+	struct cascade *result = cli_load_filter(opt->inputs[0]);
+
+	if (opt->op == MERGE_AND && result->growth != 0)
+		cli_fatal("%s: cannot intersect growing filters (a key may sit in different stages)",
+			  name_of(opt->inputs[0]));
+	for (int i = 1; i < opt->ninputs; i++)
+		merge_file(result, opt->inputs[0], opt->inputs[i], opt->op);
+	return result;
+}
+
+static void report(const struct cascade *c)
+{
+	char size[32];
+
+	cli_warn("%zu stage%s, %s, %llu insertions", c->nstages, c->nstages == 1 ? "" : "s",
+		 cli_human_bytes(cascade_bytes(c), size),
+		 (unsigned long long)cascade_insertions(c));
+	cli_warn("about %.0f distinct keys, estimated false-positive rate %.3g (target %g)",
+		 cascade_estimate_count(c), cascade_current_fpr(c), c->target_p);
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt;
+	struct cascade *result;
+
+	cli_init(argv[0]);
+	parse_options(&opt, argc, argv);
+	if (opt.output)
+		cli_check_destination(opt.output);
+	else if (isatty(STDOUT_FILENO))
+		cli_fatal("refusing to write a filter to a terminal (use -o FILE or a redirection)");
+	result = merge_files(&opt);
+	if (opt.verbose)
+		report(result);
+	cli_save_filter(result, opt.output);
+	cascade_free(result);
+	return 0;
+}

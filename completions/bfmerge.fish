@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: MIT
+# fish completion for bfmerge(1): every option with its description, any
+# file for -o/--output (the result), *.bf filters (and directories to reach
+# them) for the FILTER arguments.
+# Install in ~/.config/fish/completions/ or a vendor completions directory.
+
+# Filters (*.bf) and directories to descend into. fish's own
+# __fish_complete_suffix offers every file, only sorting *.bf first; a
+# FILTER argument should offer filters.
+function __bfmerge_filters
+    set -l token (commandline -ct)
+    for f in $token*.bf
+        test -f $f; and echo $f
+    end
+    for d in $token*/
+        echo $d
+    end
+end
+
+# The FILTER arguments: filters only, not every file.
+complete -c bfmerge -f -a '(__bfmerge_filters)'
+complete -c bfmerge -s o -l output -r -F -d 'Write the result to FILE, atomically'
+complete -c bfmerge -l intersect -d 'AND the filters (intersection) instead of OR-ing them'
+complete -c bfmerge -s v -l verbose -d "Report the result's fill and estimates on stderr"
+complete -c bfmerge -s h -l help -d 'Show the help and exit'
+complete -c bfmerge -s V -l version -d 'Show the version and exit'
