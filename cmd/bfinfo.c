@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bfinfo - say what is in a filter file: every header field and the
+ * figures derived from the bits (fill, estimated keys, the false-positive
+ * rate as it is now), as an aligned text block or as one JSON object per
+ * file (JSON Lines).
+ *
+ * It shows a fingerprint of the SipHash key, never the key: whoever knows
+ * the key can craft keys that collide in the filter. It reads each file
+ * whole, like any other reader, so a corrupt file is reported the same way
+ * bfgrep would report it; a bad file does not stop the others.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cascade.h"
+#include "cli.h"
+#include "filter.h"
+#include "format.h"
+#include "writer.h"
+
+/* The rule bfbuild warns by: see OVER_CAPACITY_SLACK there. */
+#define OVER_CAPACITY_SLACK 1.1
+/* Text output: values start in this column. */
+#define LABEL_WIDTH 22
+
+static const char usage[] =
+	"Usage: bfinfo [--json] FILTER...\n"
+	"Show the header fields and estimated contents of bftools filter files.\n"
+	"\n"
+	"      --json            one JSON object per file and line (JSON Lines)\n"
+	"  -h, --help            show this help and exit\n"
+	"  -V, --version         show the version and exit\n"
+	"\n"
+	"A FILTER of - is read from standard input.\n"
+	"Exit status: 0 if every filter was described, 2 on trouble.\n";
+
+enum { OPT_JSON = 256 };
+
+static const struct option long_options[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct options {
+	int json;
+	char **filters;
+	int nfilters;
+};
+
+/* What is shown of one stage, beyond its params. */
+struct stage_figures {
+	uint64_t bits_set;
+	double fill, estimate, rate;
+};
+
+/* The size of a filter file; unknown for standard input. */
+struct disk_size {
+	int known;
+	uint64_t bytes;
+};
+
+/* Everything shown about one file. */
+struct info {
+	const char *name;	/* as given; "-" is standard input */
+	const struct cascade *c;
+	struct disk_size disk;
+	struct stage_figures stages[CASCADE_STAGES_MAX];
+	uint64_t bits, bits_set, memory_bytes;
+	int over_capacity;
+	double fill, estimate, rate;
+};
+
+static void parse_option(struct options *opt, int c)
+{
+	switch (c) {
+	case OPT_JSON: opt->json = 1; break;
+	case 'h': cli_help(usage);
+	case 'V': cli_version();
+	default: cli_usage_error("unknown option");
+	}
+}
+
+static void parse_options(struct options *opt, int argc, char **argv)
+{
+	int c, stdin_filters = 0;
+
+	memset(opt, 0, sizeof *opt);
+	while ((c = cli_getopt(argc, argv, ":hV", long_options)) != -1)
+		parse_option(opt, c);
+	opt->filters = argv + optind;
+	opt->nfilters = argc - optind;
+	if (opt->nfilters == 0)
+		cli_usage_error("no filter given");
+	for (int i = 0; i < opt->nfilters; i++)
+		stdin_filters += strcmp(opt->filters[i], "-") == 0;
+	if (stdin_filters > 1)
+		cli_usage_error("standard input can be read only once");
+}
+
+/* ------------------------------------------------------------ loading */
+
+static const char *display_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "(standard input)" : path;
+}
+
+/*
+ * Load one filter; NULL (reported) when it cannot be. The size on disk is
+ * taken from the descriptor the filter is read from, so both describe the
+ * same file even if the name is replaced meanwhile.
+ */
+static struct cascade *load_filter(const char *path, struct disk_size *disk)
+{
+	struct cascade *c;
+	struct stat st;
+	const char *why;
+	int fd;
+
+	disk->known = 0;
+	if (strcmp(path, "-") == 0) {
+		c = format_load(STDIN_FILENO, &why);
+	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		c = NULL;
+		why = strerror(errno);
+	} else {
+		c = format_load(fd, &why);
+		disk->known = c != NULL && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+		disk->bytes = disk->known ? (uint64_t)st.st_size : 0;
+		close(fd);	/* read-only: nothing to lose */
+	}
+	if (c == NULL)
+		cli_warn("%s: %s", display_name(path), why);
+	return c;
+}
+
+static double ratio(uint64_t part, uint64_t whole)
+{
+	return whole == 0 ? 0.0 : (double)part / (double)whole;
+}
+
+/* Work out every derived figure of c (a pass over the bits per figure). */
+static void measure(struct info *in, const struct cascade *c)
+{
+	in->c = c;
+	for (size_t i = 0; i < c->nstages; i++) {
+		const struct filter *f = c->stages[i];
+		struct stage_figures *s = &in->stages[i];
+
+		s->bits_set = filter_bits_set(f);
+		s->fill = ratio(s->bits_set, f->params.m);
+		s->estimate = filter_estimate_count(f);
+		s->rate = filter_current_fpr(f);
+		in->bits += f->params.m;
+		in->bits_set += s->bits_set;
+	}
+	in->fill = ratio(in->bits_set, in->bits);
+	in->estimate = cascade_estimate_count(c);
+	in->rate = cascade_current_fpr(c);
+	in->over_capacity = in->rate > OVER_CAPACITY_SLACK * c->target_p;
+	in->memory_bytes = cascade_bytes(c);
+}
+
+/* ------------------------------------------------------------ output */
+
+static void put(struct writer *w, const char *data, size_t len)
+{
+	if (writer_put(w, data, len) < 0)
+		cli_write_error(errno);
+}
+
+static void vputf(struct writer *w, const char *fmt, va_list ap)
+{
+	char text[256];
+	int len = vsnprintf(text, sizeof text, fmt, ap);
+
+	if (len < 0)
+		cli_fatal("%s", strerror(errno));
+	put(w, text, (size_t)len < sizeof text ? (size_t)len : sizeof text - 1);
+}
+
+static void putf(struct writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(struct writer *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vputf(w, fmt, ap);
+	va_end(ap);
+}
+
+static const char *hash_name(enum filter_hash hash)
+{
+	return hash == FILTER_SIPHASH_2_4 ? "SipHash-2-4-128" : "SipHash-1-3-128";
+}
+
+static const char *layout_name(enum filter_layout layout)
+{
+	return layout == FILTER_CLASSIC ? "classic" : "blocked";
+}
+
+static int folds_case(const struct cascade *c)
+{
+	return (cascade_params(c)->flags & FILTER_FOLD_CASE) != 0;
+}
+
+/* ------------------------------------------------------------ text */
+
+/* One "label:   value" line; indent 2 for a stage's fields. */
+static void text_field(struct writer *w, int indent, const char *label, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void text_field(struct writer *w, int indent, const char *label, const char *fmt, ...)
+{
+	int pad = LABEL_WIDTH - indent - (int)strlen(label) - 1;
+	va_list ap;
+
+	putf(w, "%*s%s:%*s", indent, "", label, pad > 1 ? pad : 1, "");
+	va_start(ap, fmt);
+	vputf(w, fmt, ap);
+	va_end(ap);
+	put(w, "\n", 1);
+}
+
+static void text_estimate(struct writer *w, int indent, double estimate)
+{
+	if (isinf(estimate))
+		text_field(w, indent, "estimated elements", "too many to estimate (every bit set)");
+	else
+		text_field(w, indent, "estimated elements", "%.0f", estimate);
+}
+
+static void text_bytes(struct writer *w, const char *label, uint64_t bytes)
+{
+	char human[32];
+
+	text_field(w, 0, label, "%s (%llu bytes)", cli_human_bytes(bytes, human),
+		   (unsigned long long)bytes);
+}
+
+static void text_header(struct writer *w, const struct info *in)
+{
+	const struct cascade *c = in->c;
+
+	/* the name is printed as given, like the names in messages */
+	put(w, "file:", 5);
+	putf(w, "%*s", LABEL_WIDTH - 5, "");
+	put(w, display_name(in->name), strlen(display_name(in->name)));
+	put(w, "\n", 1);
+	/* the reader accepts no other version, so this is the file's */
+	text_field(w, 0, "format version", "%u", FORMAT_VERSION);
+	if (c->growth == 0)
+		text_field(w, 0, "kind", "fixed");
+	else
+		text_field(w, 0, "kind", "growing (growth factor %u, tighten %u)",
+			   c->growth, c->tighten);
+	text_field(w, 0, "stages", "%zu", c->nstages);
+	text_field(w, 0, "hash function", "%s", hash_name(cascade_params(c)->hash));
+	text_field(w, 0, "key fingerprint", "%016llx",
+		   (unsigned long long)filter_key_fingerprint(cascade_params(c)->key));
+	text_field(w, 0, "key normalisation", "%s", folds_case(c) ? "ASCII case folded" : "none");
+	text_field(w, 0, "capacity", "%llu%s", (unsigned long long)c->capacity,
+		   c->growth == 0 ? "" : " (first stage)");
+	text_field(w, 0, "target rate", "%g", c->target_p);
+	text_field(w, 0, "insertions", "%llu", (unsigned long long)cascade_insertions(c));
+}
+
+static void text_stage(struct writer *w, const struct info *in, size_t i)
+{
+	const struct filter_params *p = &in->c->stages[i]->params;
+	const struct stage_figures *s = &in->stages[i];
+
+	putf(w, "stage %zu of %zu:\n", i + 1, in->c->nstages);
+	text_field(w, 2, "layout", "%s", layout_name(p->layout));
+	text_field(w, 2, "bits (m)", "%llu", (unsigned long long)p->m);
+	text_field(w, 2, "hashes (k)", "%u", (unsigned)p->k);
+	text_field(w, 2, "capacity", "%llu", (unsigned long long)p->capacity);
+	text_field(w, 2, "target rate", "%g", p->target_p);
+	text_field(w, 2, "insertions", "%llu", (unsigned long long)in->c->stages[i]->insertions);
+	text_field(w, 2, "bits set", "%llu", (unsigned long long)s->bits_set);
+	text_field(w, 2, "fill", "%.2f%%", 100.0 * s->fill);
+	text_estimate(w, 2, s->estimate);
+	text_field(w, 2, "estimated rate", "%.3g", s->rate);
+}
+
+static void text_totals(struct writer *w, const struct info *in)
+{
+	text_field(w, 0, "total bits", "%llu", (unsigned long long)in->bits);
+	text_field(w, 0, "total bits set", "%llu", (unsigned long long)in->bits_set);
+	text_field(w, 0, "total fill", "%.2f%%", 100.0 * in->fill);
+	text_estimate(w, 0, in->estimate);
+	text_field(w, 0, "estimated rate", "%.3g (target %g%s)", in->rate, in->c->target_p,
+		   in->over_capacity ? "; over capacity" : "");
+	text_bytes(w, "size in memory", in->memory_bytes);
+	if (in->disk.known)
+		text_bytes(w, "size on disk", in->disk.bytes);
+	else
+		text_field(w, 0, "size on disk", "unknown");
+}
+
+static void describe_text(struct writer *w, const struct info *in)
+{
+	text_header(w, in);
+	for (size_t i = 0; i < in->c->nstages; i++)
+		text_stage(w, in, i);
+	text_totals(w, in);
+}
+
+/* ------------------------------------------------------------ JSON */
+
+/*
+ * A JSON string: " and \ escaped, control bytes (and DEL) as \u00XX, every
+ * other byte as it is. File names are bytes, not necessarily UTF-8; passing
+ * them through keeps them exact for a reader that accepts that.
+ */
+static void json_string(struct writer *w, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	put(w, "\"", 1);
+	for (; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\')
+			putf(w, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			putf(w, "\\u%04x", *p);
+		else
+			put(w, (const char *)p, 1);
+	}
+	put(w, "\"", 1);
+}
+
+/* A double as the shortest text that reads back exactly; null if infinite. */
+static void json_double(struct writer *w, double v)
+{
+	char text[40];
+
+	if (!isfinite(v)) {
+		put(w, "null", 4);
+		return;
+	}
+	for (int digits = 1; digits <= 17; digits++) {
+		snprintf(text, sizeof text, "%.*g", digits, v);
+		if (strtod(text, NULL) == v)
+			break;
+	}
+	put(w, text, strlen(text));
+}
+
+/* ,"key": for every key after "file", the first. */
+static void json_key(struct writer *w, const char *key)
+{
+	putf(w, ",\"%s\":", key);
+}
+
+static void json_u64(struct writer *w, const char *key, uint64_t v)
+{
+	json_key(w, key);
+	putf(w, "%llu", (unsigned long long)v);
+}
+
+static void json_u64_or_null(struct writer *w, const char *key, int known, uint64_t v)
+{
+	if (known) {
+		json_u64(w, key, v);
+		return;
+	}
+	json_key(w, key);
+	put(w, "null", 4);
+}
+
+static void json_header(struct writer *w, const struct info *in)
+{
+	const struct cascade *c = in->c;
+
+	put(w, "{\"file\":", 8);
+	json_string(w, in->name);
+	json_u64(w, "format_version", FORMAT_VERSION);
+	json_key(w, "kind");
+	putf(w, "\"%s\"", c->growth == 0 ? "fixed" : "growing");
+	json_u64_or_null(w, "growth", c->growth != 0, c->growth);
+	json_u64_or_null(w, "tighten", c->growth != 0, c->tighten);
+	json_u64(w, "stage_count", c->nstages);
+	json_key(w, "hash");
+	json_string(w, hash_name(cascade_params(c)->hash));
+	json_key(w, "key_fingerprint");
+	putf(w, "\"%016llx\"", (unsigned long long)filter_key_fingerprint(cascade_params(c)->key));
+	json_key(w, "fold_case");
+	putf(w, "%s", folds_case(c) ? "true" : "false");
+	json_u64(w, "capacity", c->capacity);
+	json_key(w, "target_rate");
+	json_double(w, c->target_p);
+	json_u64(w, "insertions", cascade_insertions(c));
+}
+
+static void json_stage(struct writer *w, const struct info *in, size_t i)
+{
+	const struct filter *f = in->c->stages[i];
+	const struct stage_figures *s = &in->stages[i];
+
+	putf(w, "%s{\"layout\":\"%s\"", i == 0 ? "" : ",", layout_name(f->params.layout));
+	json_u64(w, "bits", f->params.m);
+	json_u64(w, "hashes", f->params.k);
+	json_u64(w, "capacity", f->params.capacity);
+	json_key(w, "target_rate");
+	json_double(w, f->params.target_p);
+	json_u64(w, "insertions", f->insertions);
+	json_u64(w, "bits_set", s->bits_set);
+	json_key(w, "fill");
+	json_double(w, s->fill);
+	json_key(w, "estimated_elements");
+	json_double(w, s->estimate);
+	json_key(w, "estimated_rate");
+	json_double(w, s->rate);
+	put(w, "}", 1);
+}
+
+static void json_totals(struct writer *w, const struct info *in)
+{
+	json_u64(w, "bits", in->bits);
+	json_u64(w, "bits_set", in->bits_set);
+	json_key(w, "fill");
+	json_double(w, in->fill);
+	json_key(w, "estimated_elements");
+	json_double(w, in->estimate);
+	json_key(w, "estimated_rate");
+	json_double(w, in->rate);
+	json_key(w, "over_capacity");
+	putf(w, "%s", in->over_capacity ? "true" : "false");
+	json_u64(w, "bytes_in_memory", in->memory_bytes);
+	json_u64_or_null(w, "bytes_on_disk", in->disk.known, in->disk.bytes);
+}
+
+static void describe_json(struct writer *w, const struct info *in)
+{
+	json_header(w, in);
+	json_key(w, "stages");
+	put(w, "[", 1);
+	for (size_t i = 0; i < in->c->nstages; i++)
+		json_stage(w, in, i);
+	put(w, "]", 1);
+	json_totals(w, in);
+	put(w, "}\n", 2);
+}
+
+/* ------------------------------------------------------------ main */
+
+/* Describe the filter c read from path, after a blank line unless first. */
+static void describe(struct writer *w, const struct options *opt, const char *path,
+		     const struct cascade *c, struct disk_size disk, int first)
+{
+	struct info in = { .name = path, .disk = disk };
+
+	measure(&in, c);
+	if (opt->json) {
+		describe_json(w, &in);
+		return;
+	}
+	if (!first)
+		put(w, "\n", 1);
+	describe_text(w, &in);
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt;
+	struct writer out;
+	struct disk_size disk;
+	int status = 0, described = 0;
+
+	cli_init(argv[0]);
+	parse_options(&opt, argc, argv);
+	cli_stdout_init(&out, 0);
+	for (int i = 0; i < opt.nfilters; i++) {
+		struct cascade *c = load_filter(opt.filters[i], &disk);
+
+		if (c == NULL) {
+			status = EXIT_TROUBLE;
+			continue;
+		}
+		describe(&out, &opt, opt.filters[i], c, disk, described++ == 0);
+		cascade_free(c);
+		/* a file at a time, so a long list shows progress */
+		if (writer_flush(&out) < 0)
+			cli_write_error(errno);
+	}
+	cli_stdout_finish(&out);
+	return status;
+}

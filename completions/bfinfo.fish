@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: MIT
+# fish completion for bfinfo(1): its options with their descriptions, and
+# *.bf filters (with directories to descend into) for every other
+# argument. Install in ~/.config/fish/completions/ or a vendor completions
+# directory.
+
+# Filters (*.bf) and directories. fish's own __fish_complete_suffix offers
+# every file, only sorting *.bf first; every argument here is a filter.
+function __bfinfo_filters
+    set -l token (commandline -ct)
+    for f in $token*.bf
+        test -f $f; and echo $f
+    end
+    for d in $token*/
+        echo $d
+    end
+end
+
+complete -c bfinfo -f -a '(__bfinfo_filters)'
+complete -c bfinfo -l json -d 'One JSON object per file and line (JSON Lines)'
+complete -c bfinfo -s h -l help -d 'Show the help and exit'
+complete -c bfinfo -s V -l version -d 'Show the version and exit'
