@@ -29,7 +29,7 @@ LDLIBS    = -lz -lm
 
 # O is the build directory: "." for the normal build, build/asan for make asan.
 O        ?= .
-PROGRAMS  = bfbuild bfgrep
+PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo
 LIB_SRC   = $(wildcard lib/*.c)
 LIB_OBJ   = $(LIB_SRC:%.c=$(O)/%.o)
 CLI_OBJ   = $(O)/cmd/cli.o

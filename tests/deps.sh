@@ -37,6 +37,9 @@ check)
 	have_cmd zsh || want zsh
 	have_cmd fish || want fish
 	have_cmd script || want bsdutils
+	# the scale-out recipe is proven with GNU parallel; memory with time(1)
+	have_cmd parallel || want parallel
+	[ -x /usr/bin/time ] || want time
 	;;
 lint)
 	have_cmd mandoc || want mandoc
