@@ -98,8 +98,7 @@ EOF
 # fish_complete LINE - the candidates fish offers for LINE, sorted.
 fish_complete() {
 	HOME="$BATS_TEST_TMPDIR" fish --no-config -c "
-		source '$TOP/completions/bfbuild.fish'
-		source '$TOP/completions/bfgrep.fish'
+		for f in '$TOP'/completions/*.fish; source \$f; end
 		complete -C '$1'" | cut -f1 | LC_ALL=C sort
 }
 
@@ -280,6 +279,246 @@ b.bf" ]
 	run fish_complete 'bfgrep -'
 	[ "$status" -eq 0 ]
 	run same_options bfgrep "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# --- bfcount --------------------------------------------------------------
+
+@test "completions: bash: bfcount registers _bfcount with complete -F" {
+	run bash --norc --noprofile -c "source '$TOP/completions/bfcount.bash' && complete -p bfcount"
+	[ "$output" = "complete -F _bfcount bfcount" ]
+}
+
+@test "completions: bash: bfcount operands are any file, or filters once -f is given" {
+	run bash_complete bfcount ''
+	[ "$output" = "a.bf
+b.bf
+c.txt" ]
+	run bash_complete bfcount -f a.bf ''
+	[ "$output" = "a.bf
+b.bf" ]
+	run bash_complete bfcount --filter=a.bf ''
+	[ "$output" = "a.bf
+b.bf" ]
+	run bash_complete bfcount --union -fa.bf ''
+	[ "$output" = "a.bf
+b.bf" ]
+}
+
+@test "completions: bash: bfcount -f and --filter offer only .bf files" {
+	run bash_complete bfcount -f ''
+	[ "$output" = "a.bf
+b.bf" ]
+	run bash_complete bfcount --filter = ''
+	[ "$output" = "a.bf
+b.bf" ]
+	run bash_complete bfcount --filter=a
+	[ "$output" = "--filter=a.bf" ]
+}
+
+@test "completions: bash: bfcount -k and -t offer nothing" {
+	for opt in -k --field -t --separator; do
+		run bash_complete bfcount "$opt" ''
+		[ "$status" -eq 0 ]
+		[ -z "$output" ]
+	done
+}
+
+@test "completions: bash: every option in bfcount --help is completed, and no other" {
+	need_program bfcount
+	run bash_complete bfcount -
+	run same_options bfcount "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: zsh: _bfcount is a #compdef file that parses" {
+	need_shell zsh
+	[ "$(head -n 1 "$TOP/completions/_bfcount")" = "#compdef bfcount" ]
+	zsh -n "$TOP/completions/_bfcount"
+}
+
+@test "completions: zsh: bfcount operands are any file, or filters once -f is given" {
+	need_shell zsh
+	# (zsh_complete leaves its own zcomp.zsh in the directory)
+	run zsh_complete 'bfcount '
+	[ "$output" = "a.bf
+b.bf
+c.txt
+zcomp.zsh" ]
+	run zsh_complete 'bfcount -f a.bf '
+	[ "$output" = "a.bf
+b.bf" ]
+	run zsh_complete 'bfcount -f '
+	[ "$output" = "a.bf
+b.bf" ]
+}
+
+@test "completions: zsh: every option in bfcount --help is completed, and no other" {
+	need_shell zsh
+	need_program bfcount
+	run zsh_complete 'bfcount -'
+	run same_options bfcount "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: zsh: bfcount -f a.bf - offers no key options; --union excludes --jaccard" {
+	need_shell zsh
+	run zsh_complete 'bfcount -f a.bf --'
+	echo "$output"
+	[[ $output != *--field* ]]
+	[[ $output == *--union* ]]
+	run zsh_complete 'bfcount --union -f a.bf --'
+	echo "$output"
+	[[ $output != *--jaccard* ]]
+}
+
+@test "completions: fish: bfcount operands are any file, or filters once -f is given" {
+	need_shell fish
+	run fish_complete 'bfcount '
+	[ "$output" = "a.bf
+b.bf
+c.txt" ]
+	run fish_complete 'bfcount -f a.bf '
+	[ "$output" = "a.bf
+b.bf" ]
+	run fish_complete 'bfcount -f '
+	[ "$output" = "a.bf
+b.bf" ]
+}
+
+@test "completions: fish: every option in bfcount --help is completed, and no other" {
+	need_shell fish
+	need_program bfcount
+	run fish_complete 'bfcount -'
+	run same_options bfcount "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# --- bfinfo ---------------------------------------------------------------
+
+@test "completions: bash: bfinfo registers _bfinfo with complete -F" {
+	run bash --norc --noprofile -c "source '$TOP/completions/bfinfo.bash' && complete -p bfinfo"
+	[ "$status" -eq 0 ]
+	[ "$output" = "complete -F _bfinfo bfinfo" ]
+}
+
+@test "completions: bash: bfinfo offers only .bf files, also after options and --" {
+	run bash_complete bfinfo ''
+	[ "$output" = "a.bf
+b.bf" ]
+	run bash_complete bfinfo --json a.bf ''
+	[ "$output" = "a.bf
+b.bf" ]
+	run bash_complete bfinfo -- ''
+	[ "$output" = "a.bf
+b.bf" ]
+}
+
+@test "completions: bash: every option in bfinfo --help is completed, and no other" {
+	need_program bfinfo
+	run bash_complete bfinfo -
+	[ "$status" -eq 0 ]
+	run same_options bfinfo "$output"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "completions: zsh: _bfinfo is a #compdef file that parses" {
+	need_shell zsh
+	[ "$(head -n 1 "$TOP/completions/_bfinfo")" = "#compdef bfinfo" ]
+	zsh -n "$TOP/completions/_bfinfo"
+}
+
+@test "completions: zsh: bfinfo offers only .bf files, and --json for --j" {
+	need_shell zsh
+	run zsh_complete 'bfinfo '
+	[ "$output" = "a.bf
+b.bf" ]
+	run zsh_complete 'bfinfo --j'
+	[ "$output" = "--json" ]
+}
+
+@test "completions: zsh: every option in bfinfo --help is completed, and no other" {
+	need_shell zsh
+	need_program bfinfo
+	run zsh_complete 'bfinfo -'
+	run same_options bfinfo "$output"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "completions: fish: bfinfo offers only .bf files" {
+	need_shell fish
+	run fish_complete 'bfinfo '
+	[ "$output" = "a.bf
+b.bf" ]
+}
+
+@test "completions: fish: every option in bfinfo --help is completed, and no other" {
+	need_shell fish
+	need_program bfinfo
+	run fish_complete 'bfinfo -'
+	run same_options bfinfo "$output"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+# --- bfuniq ---------------------------------------------------------------
+
+@test "completions: bash: bfuniq registers _bfuniq with complete -F" {
+	run bash --norc --noprofile -c "source '$TOP/completions/bfuniq.bash' && complete -p bfuniq"
+	[ "$output" = "complete -F _bfuniq bfuniq" ]
+}
+
+@test "completions: bash: bfuniq -f and --state offer only .bf files" {
+	run bash_complete bfuniq -f ''
+	[ "$status" -eq 0 ]
+	[ "$output" = "a.bf
+b.bf" ]
+	run bash_complete bfuniq --state = ''
+	[ "$output" = "a.bf
+b.bf" ]
+}
+
+@test "completions: bash: bfuniq --layout offers blocked and classic" {
+	run bash_complete bfuniq --layout ''
+	[ "$output" = "blocked
+classic" ]
+}
+
+@test "completions: bash: every option in bfuniq --help is completed, and no other" {
+	need_program bfuniq
+	run bash_complete bfuniq -
+	[ "$status" -eq 0 ]
+	run same_options bfuniq "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: zsh: every option in bfuniq --help is completed, and no other" {
+	need_shell zsh
+	need_program bfuniq
+	run zsh_complete 'bfuniq -'
+	[ "$status" -eq 0 ]
+	run same_options bfuniq "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: fish: bfuniq -f offers a.bf and b.bf but not c.txt" {
+	need_shell fish
+	run fish_complete 'bfuniq -f '
+	[ "$output" = "a.bf
+b.bf" ]
+}
+
+@test "completions: fish: every option in bfuniq --help is completed, and no other" {
+	need_shell fish
+	need_program bfuniq
+	run fish_complete 'bfuniq -'
+	[ "$status" -eq 0 ]
+	run same_options bfuniq "$output"
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
