@@ -140,16 +140,22 @@ static void merge_file(struct cascade *result, const char *first, const char *pa
 		close(fd);
 }
 
-static struct cascade *merge_files(const struct options *opt)
+/*
+ * The result lives until exit. It is kept here, not only in main's frame,
+ * so that it stays reachable when a refused input ends the program early
+ * (LeakSanitizer would otherwise call it lost).
+ */
+static struct cascade *merged;
+
+static void merge_files(const struct options *opt)
 {
-	struct cascade *result = cli_load_filter(opt->inputs[0]);
+	struct cascade *result = merged = cli_load_filter(opt->inputs[0]);
 
 	if (opt->op == MERGE_AND && result->growth != 0)
 		cli_fatal("%s: cannot intersect growing filters (a key may sit in different stages)",
 			  name_of(opt->inputs[0]));
 	for (int i = 1; i < opt->ninputs; i++)
 		merge_file(result, opt->inputs[0], opt->inputs[i], opt->op);
-	return result;
 }
 
 static void report(const struct cascade *c)
@@ -166,7 +172,6 @@ static void report(const struct cascade *c)
 int main(int argc, char **argv)
 {
 	struct options opt;
-	struct cascade *result;
 
 	cli_init(argv[0]);
 	parse_options(&opt, argc, argv);
@@ -174,10 +179,10 @@ int main(int argc, char **argv)
 		cli_check_destination(opt.output);
 	else if (isatty(STDOUT_FILENO))
 		cli_fatal("refusing to write a filter to a terminal (use -o FILE or a redirection)");
-	result = merge_files(&opt);
+	merge_files(&opt);
 	if (opt.verbose)
-		report(result);
-	cli_save_filter(result, opt.output);
-	cascade_free(result);
+		report(merged);
+	cli_save_filter(merged, opt.output);
+	cascade_free(merged);
 	return 0;
 }
