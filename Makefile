@@ -6,16 +6,23 @@
 #   make check      C unit tests + every bats file; ends "tests: N passed, N failed"
 #   make asan       the whole suite again under AddressSanitizer + UBSan
 #   make lint       man pages through mandoc -Tlint and groff -ww
-#   make install    PREFIX, DESTDIR, BINDIR, MANDIR and the completion
-#                   directories honoured; make uninstall
+#   make install    programs, man pages, completions, and the library for C
+#                   users (libbftools.so.1, libbftools.a, headers, bftools.pc);
+#                   PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR,
+#                   PKGCONFIGDIR and the completion directories honoured;
+#                   make uninstall removes exactly that
 #
 # The standard and the warnings live in their own variable so that a
 # packager's CFLAGS= replaces optimisation flags but never drops them.
 
 VERSION   = 1.0.0
+SOVERSION = 1
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
+LIBDIR   ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
@@ -24,7 +31,8 @@ DESTDIR  ?=
 CFLAGS   ?= -O2 -g
 STDFLAGS  = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
 DEFS      = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DBFTOOLS_VERSION='"$(VERSION)"'
-ALLFLAGS  = $(STDFLAGS) $(DEFS) -Ilib $(CPPFLAGS) $(CFLAGS)
+# -fPIC: the same objects make the static and the shared library.
+ALLFLAGS  = $(STDFLAGS) $(DEFS) -Ilib -fPIC $(CPPFLAGS) $(CFLAGS)
 LDLIBS    = -lz -lm
 
 # O is the build directory: "." for the normal build, build/asan for make asan.
@@ -36,15 +44,20 @@ CLI_OBJ   = $(O)/cmd/cli.o
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(O)/%.o)
 BINS      = $(PROGRAMS:%=$(O)/cmd/%)
+SHLIB     = $(O)/lib/libbftools.so.$(SOVERSION)
+# The library's public headers, installed under INCLUDEDIR/bftools/.
+PUBLIC_HEADERS = lib/bftools.h lib/line.h lib/siphash.h lib/filter.h lib/sizing.h \
+	lib/cascade.h lib/format.h lib/merge.h lib/lines.h lib/keys.h lib/writer.h \
+	lib/hll.h lib/numparse.h lib/atomic.h
 UNIT_BIN  = $(O)/tests/unit/unit
 
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 .SECONDARY:
 
-.PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint
+.PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE
 
-all: deps-build $(BINS)
+all: deps-build $(BINS) $(SHLIB)
 
 $(O)/%.o: %.c
 	@mkdir -p $(@D)
@@ -53,6 +66,10 @@ $(O)/%.o: %.c
 $(O)/lib/libbftools.a: $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJ)
+
+$(SHLIB): $(LIB_OBJ)
+	$(CC) $(ALLFLAGS) $(LDFLAGS) -shared -Wl,-soname,libbftools.so.$(SOVERSION) \
+		-o $@ $(LIB_OBJ) $(LDLIBS)
 
 $(O)/cmd/%: $(O)/cmd/%.o $(CLI_OBJ) $(O)/lib/libbftools.a
 	$(CC) $(ALLFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(O)/lib/libbftools.a $(LDLIBS)
@@ -84,8 +101,18 @@ lint: deps-lint
 demo: all
 	@sh tests/demo.sh cmd
 
-install: all
+# regenerated every time: PREFIX or LIBDIR may differ from the last install
+bftools.pc: FORCE
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+		'Name: bftools' 'Description: Bloom filters for huge line streams' \
+		'Version: $(VERSION)' 'Requires.private: zlib' \
+		'Libs: -L$${libdir} -lbftools' 'Libs.private: -lm' \
+		'Cflags: -I$${includedir}/bftools' >$@
+
+install: all bftools.pc
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/bftools \
+		$(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	for p in $(PROGRAMS); do \
 		install -m 755 cmd/$$p $(DESTDIR)$(BINDIR)/$$p && \
@@ -95,6 +122,12 @@ install: all
 		install -m 644 completions/$$p.fish $(DESTDIR)$(FISHCOMPDIR)/$$p.fish || exit 1; \
 	done
 	install -m 644 man/bf.5 $(DESTDIR)$(MANDIR)/man5/bf.5
+	if [ -f man/bftools.7 ]; then install -m 644 man/bftools.7 $(DESTDIR)$(MANDIR)/man7/bftools.7; fi
+	install -m 644 lib/libbftools.a $(DESTDIR)$(LIBDIR)/libbftools.a
+	install -m 755 lib/libbftools.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libbftools.so.$(SOVERSION)
+	ln -sf libbftools.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libbftools.so
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/bftools/
+	install -m 644 bftools.pc $(DESTDIR)$(PKGCONFIGDIR)/bftools.pc
 
 uninstall:
 	for p in $(PROGRAMS); do \
@@ -102,9 +135,14 @@ uninstall:
 		      $(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(ZSHCOMPDIR)/_$$p \
 		      $(DESTDIR)$(FISHCOMPDIR)/$$p.fish; \
 	done
-	rm -f $(DESTDIR)$(MANDIR)/man5/bf.5
+	rm -f $(DESTDIR)$(MANDIR)/man5/bf.5 $(DESTDIR)$(MANDIR)/man7/bftools.7
+	rm -f $(DESTDIR)$(LIBDIR)/libbftools.a $(DESTDIR)$(LIBDIR)/libbftools.so \
+	      $(DESTDIR)$(LIBDIR)/libbftools.so.$(SOVERSION) $(DESTDIR)$(PKGCONFIGDIR)/bftools.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/bftools
 
 clean:
 	rm -rf build demo-out
-	rm -f lib/*.o lib/*.d lib/libbftools.a cmd/*.o cmd/*.d tests/unit/*.o tests/unit/*.d $(UNIT_BIN)
+	rm -f lib/*.o lib/*.d lib/libbftools.a lib/libbftools.so.* bftools.pc cmd/*.o cmd/*.d tests/unit/*.o tests/unit/*.d $(UNIT_BIN)
 	rm -f $(PROGRAMS:%=cmd/%)
+
+FORCE:

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bftools.h - the bftools library for C programs, in one include.
+ *
+ * Build with pkg-config:  cc prog.c $(pkg-config --cflags --libs bftools)
+ *
+ * What is here, by module (each header documents its own contract):
+ *   filter.h    one Bloom filter: blocked or classic layout, batch add/test
+ *   cascade.h   what a filter file holds: a fixed filter or a growing cascade
+ *   sizing.h    m and k from n and p for each layout; estimates from the fill
+ *   format.h    load and save filter files (validated, atomic), streaming reads
+ *   merge.h     OR/AND filters of the same shape and key
+ *   siphash.h   SipHash-2-4 and -1-3, 64- and 128-bit
+ *   hll.h       HyperLogLog distinct counting
+ *   lines.h, keys.h, writer.h   fast record input, key extraction, checked output
+ *   numparse.h  counts and rates as users type them
+ *   atomic.h    replace a file all at once or not at all
+ *
+ * The library never prints and never exits: calls report failure by return
+ * value and a static message through a const char **errstr argument.
+ */
+#ifndef BFTOOLS_H
+#define BFTOOLS_H
+
+#define BFTOOLS_VERSION_MAJOR 1
+#define BFTOOLS_VERSION_MINOR 0
+#define BFTOOLS_VERSION_PATCH 0
+
+#include "line.h"
+#include "siphash.h"
+#include "filter.h"
+#include "sizing.h"
+#include "cascade.h"
+#include "format.h"
+#include "merge.h"
+#include "lines.h"
+#include "keys.h"
+#include "writer.h"
+#include "hll.h"
+#include "numparse.h"
+#include "atomic.h"
+
+#endif
