@@ -193,6 +193,22 @@ void cascade_free(struct cascade *c)
 	free(c);
 }
 
+int cascade_supply_key(struct cascade *c, const unsigned char key[16], const char **errstr)
+{
+	for (size_t i = 0; i < c->nstages; i++)
+		if (filter_supply_key(c->stages[i], key, errstr) < 0)
+			return -1;
+	return 0;
+}
+
+int cascade_needs_key(const struct cascade *c)
+{
+	static const unsigned char none[16];
+	const struct filter_params *p = cascade_params(c);
+
+	return (p->flags & FILTER_KEY_EXTERNAL) && memcmp(p->key, none, sizeof none) == 0;
+}
+
 const struct filter_params *cascade_params(const struct cascade *c)
 {
 	return &c->stages[0]->params;

@@ -77,6 +77,15 @@ struct cascade *cascade_new_like(const struct cascade *model, const char **errst
 
 void cascade_free(struct cascade *c);
 
+/*
+ * Supply the key of a cascade whose key is kept outside (every stage).
+ * Returns 0, or -1 with *errstr when it does not match the fingerprint.
+ */
+int cascade_supply_key(struct cascade *c, const unsigned char key[16], const char **errstr);
+
+/* Whether the cascade's key is kept outside and has not been supplied. */
+int cascade_needs_key(const struct cascade *c);
+
 /* The params every stage shares (hash, flags, key), read from stage 0. */
 const struct filter_params *cascade_params(const struct cascade *c);
 

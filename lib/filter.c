@@ -62,6 +62,40 @@ static inline uint64_t mul_high(uint64_t a, uint64_t b)
 }
 #endif
 
+const char filter_err_nomem[] = "cannot allocate memory for the filter";
+const char filter_err_limit[] = "filter exceeds the memory limit";
+
+/* Process-wide bookkeeping of bit-array memory (see filter.h). */
+static uint64_t memory_limit, memory_in_use, refused_bytes;
+
+void filter_set_memory_limit(uint64_t bytes)
+{
+	memory_limit = bytes;
+}
+
+uint64_t filter_memory_limit(void)
+{
+	return memory_limit;
+}
+
+uint64_t filter_memory_in_use(void)
+{
+	return memory_in_use;
+}
+
+uint64_t filter_refused_bytes(void)
+{
+	return refused_bytes;
+}
+
+int filter_memory_allows(uint64_t bytes)
+{
+	if (memory_limit == 0 || (bytes <= memory_limit && memory_in_use <= memory_limit - bytes))
+		return 1;
+	refused_bytes = bytes;
+	return 0;
+}
+
 int filter_params_check(const struct filter_params *p, const char **errstr)
 {
 	if (p->layout != FILTER_BLOCKED && p->layout != FILTER_CLASSIC)
@@ -90,6 +124,13 @@ size_t filter_bytes(const struct filter *f)
 	return (size_t)(f->params.m / 8);
 }
 
+static int key_is_unknown(const unsigned char key[16])
+{
+	static const unsigned char none[16];
+
+	return memcmp(key, none, sizeof none) == 0;
+}
+
 struct filter *filter_new(const struct filter_params *p, const char **errstr)
 {
 	struct filter *f;
@@ -103,6 +144,10 @@ struct filter *filter_new(const struct filter_params *p, const char **errstr)
 		*errstr = "filter too large for this machine";
 		return NULL;
 	}
+	if (!filter_memory_allows(bytes)) {
+		*errstr = filter_err_limit;
+		return NULL;
+	}
 	f = calloc(1, sizeof *f);
 	if (f == NULL) {
 		*errstr = strerror(errno);
@@ -111,15 +156,20 @@ struct filter *filter_new(const struct filter_params *p, const char **errstr)
 	bits = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (bits == MAP_FAILED) {
-		*errstr = "cannot allocate memory for the filter";
+		refused_bytes = bytes;
+		*errstr = filter_err_nomem;
 		free(f);
 		return NULL;
 	}
+	memory_in_use += bytes;
 #ifdef MADV_HUGEPAGE
 	if (bytes >= HUGE_PAGE_MIN)
 		(void)madvise(bits, (size_t)bytes, MADV_HUGEPAGE);
 #endif
 	f->params = *p;
+	/* a key kept outside and not supplied is all zero: keep the file's fingerprint */
+	if (!(p->flags & FILTER_KEY_EXTERNAL) || !key_is_unknown(p->key))
+		f->params.fingerprint = filter_key_fingerprint(p->key);
 	f->words = bits;
 	siphash_key_from_bytes(&f->sipkey, p->key);
 	return f;
@@ -129,8 +179,10 @@ void filter_free(struct filter *f)
 {
 	if (f == NULL)
 		return;
-	if (f->words != NULL)	/* a shape read by format_open has no bits */
+	if (f->words != NULL) {	/* a shape read by format_open has no bits */
 		munmap(f->words, filter_bytes(f));
+		memory_in_use -= filter_bytes(f);
+	}
 	free(f);
 }
 
@@ -157,6 +209,17 @@ uint64_t filter_key_fingerprint(const unsigned char key[16])
 
 	siphash_key_from_bytes(&sk, key);
 	return siphash_2_4_64(&sk, message, sizeof message - 1);
+}
+
+int filter_supply_key(struct filter *f, const unsigned char key[16], const char **errstr)
+{
+	if (filter_key_fingerprint(key) != f->params.fingerprint) {
+		*errstr = "the key does not match the filter's key fingerprint";
+		return -1;
+	}
+	memcpy(f->params.key, key, sizeof f->params.key);
+	siphash_key_from_bytes(&f->sipkey, key);
+	return 0;
 }
 
 static void hash_key(const struct filter *f, const struct line *key, uint64_t h[2])
@@ -340,6 +403,18 @@ static unsigned popcount64(uint64_t w)
 	return (unsigned)__builtin_popcountll(w);
 }
 
+double filter_sampled_fill(const struct filter *f, uint64_t samples)
+{
+	uint64_t words = f->params.m / 64, step, set = 0, seen = 0;
+
+	if (samples == 0)
+		return 0.0;
+	step = words / samples ? words / samples : 1;
+	for (uint64_t i = 0; i < words; i += step, seen++)
+		set += popcount64(f->words[i]);
+	return (double)set / (double)(seen * 64);
+}
+
 uint64_t filter_bits_set(const struct filter *f)
 {
 	uint64_t words = f->params.m / 64, total = 0;
@@ -393,7 +468,7 @@ int filter_compatible(const struct filter *a, const struct filter *b, const char
 		*what = "hashes";
 	else if (p->hash != q->hash)
 		*what = "hash function";
-	else if (memcmp(p->key, q->key, sizeof p->key) != 0)
+	else if (p->fingerprint != q->fingerprint)
 		*what = "key";
 	else if (p->flags != q->flags)
 		*what = "normalisation";

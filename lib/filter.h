@@ -43,7 +43,12 @@ enum filter_hash {
 
 /* Key-normalisation flags, recorded in the file and applied by every reader. */
 #define FILTER_FOLD_CASE 0x1u	/* ASCII A-Z folded to a-z before hashing */
-#define FILTER_FLAGS_KNOWN FILTER_FOLD_CASE
+/*
+ * The key is kept outside the file (a key file): the file stores only its
+ * fingerprint, so publishing the filter does not publish the key.
+ */
+#define FILTER_KEY_EXTERNAL 0x2u
+#define FILTER_FLAGS_KNOWN (FILTER_FOLD_CASE | FILTER_KEY_EXTERNAL)
 
 #define FILTER_BLOCK_BITS 512u
 #define FILTER_K_MAX 64u
@@ -59,7 +64,13 @@ struct filter_params {
 	uint64_t m;		/* bits, multiple of FILTER_BLOCK_BITS */
 	uint64_t capacity;	/* distinct keys it was sized for */
 	double target_p;	/* false-positive rate it was sized for */
-	unsigned char key[16];	/* SipHash key */
+	unsigned char key[16];	/* SipHash key; all zero while an external key is not supplied */
+	/*
+	 * filter_key_fingerprint(key). filter_new computes it from the key,
+	 * except for a key kept outside and not yet supplied (all zero), whose
+	 * fingerprint the caller (the file) gives.
+	 */
+	uint64_t fingerprint;
 };
 
 struct filter {
@@ -68,6 +79,26 @@ struct filter {
 	uint64_t *words;	/* m / 64 words */
 	struct siphash_key sipkey;
 };
+
+/*
+ * Memory policy. filter_new refuses a bit array that would take the bytes
+ * held by live filters past the limit (0, the default, means no limit), so
+ * a program can refuse filters bigger than a policy allows before touching
+ * memory. When filter_new fails for memory, *errstr is one of these two
+ * messages and filter_refused_bytes() tells the size it could not have.
+ */
+extern const char filter_err_nomem[];	/* mmap failed */
+extern const char filter_err_limit[];	/* over the limit */
+void filter_set_memory_limit(uint64_t bytes);
+uint64_t filter_memory_limit(void);
+/* Bytes held by live filters' bit arrays. */
+uint64_t filter_memory_in_use(void);
+/*
+ * Whether bytes more would fit under the limit; if not, records them for
+ * filter_refused_bytes. For callers that must check a total up front.
+ */
+int filter_memory_allows(uint64_t bytes);
+uint64_t filter_refused_bytes(void);
 
 /* Check a parameter set; returns 0, or -1 naming the bad field in *errstr. */
 int filter_params_check(const struct filter_params *p, const char **errstr);
@@ -110,6 +141,13 @@ size_t filter_test_and_add(struct filter *f, const struct line *keys, size_t n,
 /* The k bit positions key probes (for tests and diagnostics). */
 void filter_positions(const struct filter *f, struct line key, uint64_t *positions);
 
+/*
+ * The fraction of bits set, estimated from up to samples words spread
+ * evenly over the array: cheap enough to call a few times a second on a
+ * filter of gigabytes (for progress displays; filter_bits_set is exact).
+ */
+double filter_sampled_fill(const struct filter *f, uint64_t samples);
+
 /* Number of bits set (a full pass over the array). */
 uint64_t filter_bits_set(const struct filter *f);
 
@@ -124,8 +162,14 @@ double filter_current_fpr(const struct filter *f);
 double filter_estimate_count(const struct filter *f);
 
 /*
+ * Supply the key of a filter whose key is kept outside. Returns 0, or -1
+ * with *errstr when the key's fingerprint is not the filter's.
+ */
+int filter_supply_key(struct filter *f, const unsigned char key[16], const char **errstr);
+
+/*
  * Whether two filters can be combined bit for bit (same layout, m, k, hash,
- * key, flags). Returns 1, or 0 with *what naming the first field that
+ * key (compared by fingerprint, so no key file is needed), flags). Returns 1, or 0 with *what naming the first field that
  * differs ("layout", "size", "hashes", "hash function", "key",
  * "normalisation").
  */

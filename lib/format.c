@@ -225,7 +225,10 @@ static void encode_file_header(const struct cascade *c, unsigned char *h)
 	put_le(h + 16, c->nstages, 4);
 	h[20] = (unsigned char)p->hash;
 	h[21] = (unsigned char)p->flags;
-	memcpy(h + 24, p->key, 16);
+	if (p->flags & FILTER_KEY_EXTERNAL)	/* the fingerprint only, never the key */
+		put_le(h + 24, p->fingerprint, 8);
+	else
+		memcpy(h + 24, p->key, 16);
 	put_le(h + 40, c->capacity, 8);
 	put_double(h + 48, c->target_p);
 	h[56] = (unsigned char)c->growth;	/* range-checked by check_cascade */
@@ -324,7 +327,14 @@ static int decode_file_header(const unsigned char *h, struct file_info *fi, cons
 		return bad(errstr, "bad header: target rate not in (0, 1)");
 	p->hash = (enum filter_hash)h[20];
 	p->flags = h[21];
-	memcpy(p->key, h + 24, 16);
+	if (p->flags & FILTER_KEY_EXTERNAL) {
+		if (!all_zero(h + 32, 8))
+			return bad(errstr, "bad header: key field of an external key not a bare fingerprint");
+		p->fingerprint = get_le(h + 24, 8);
+	} else {
+		memcpy(p->key, h + 24, 16);
+		p->fingerprint = filter_key_fingerprint(p->key);
+	}
 	for (size_t i = 1; i < fi->nstages; i++)
 		fi->stage[i] = *p;
 	return 0;
@@ -572,6 +582,30 @@ static const unsigned char *chunk_bytes(struct gz_out *w, const uint64_t *words,
 #endif
 }
 
+static format_progress_fn *progress_fn;
+static void *progress_ctx;
+/* Bytes of bit arrays done and in all, for the file being read or written. */
+static uint64_t progress_done, progress_total;
+
+void format_set_progress(format_progress_fn *fn, void *ctx)
+{
+	progress_fn = fn;
+	progress_ctx = ctx;
+}
+
+static void progress_start(uint64_t total)
+{
+	progress_done = 0;
+	progress_total = total;
+}
+
+static void progress_step(int saving, uint64_t bytes)
+{
+	progress_done += bytes;
+	if (progress_fn)
+		progress_fn(progress_ctx, saving, progress_done, progress_total);
+}
+
 static int write_payload(struct gz_out *w, const struct filter *f, const char **errstr)
 {
 	uint64_t nwords = f->params.m / 64, chunk = IO_CHUNK / 8;
@@ -584,6 +618,7 @@ static int write_payload(struct gz_out *w, const struct filter *f, const char **
 			return -1;
 		if (deflate_all(w, chunk_bytes(w, words, n), n * 8, Z_NO_FLUSH, errstr) < 0)
 			return -1;
+		progress_step(1, (uint64_t)n * 8);
 	}
 	return 0;
 }
@@ -642,6 +677,7 @@ int format_save(const struct cascade *c, int fd, const char **errstr)
 		return bad(errstr, "zlib: cannot set the gzip header");
 	}
 	ok = deflate_all(&w, head, head_len, Z_NO_FLUSH, errstr) == 0;
+	progress_start(cascade_bytes(c));
 	for (size_t i = 0; ok && i < c->nstages; i++)
 		ok = write_payload(&w, c->stages[i], errstr) == 0;
 	ok = ok && deflate_all(&w, NULL, 0, Z_FINISH, errstr) == 0 && drain(&w, errstr) == 0;
@@ -928,6 +964,7 @@ struct format_reader *format_open(int fd, struct cascade **shape, const char **e
 		return NULL;
 	}
 	r->left = fi.payload;
+	progress_start(fi.payload);
 	return r;
 }
 
@@ -953,6 +990,7 @@ int format_read(struct format_reader *r, void *buf, size_t len, const char **err
 		return -1;
 	}
 	r->left -= len;
+	progress_step(0, len);
 	return 0;
 }
 
@@ -981,9 +1019,13 @@ static struct filter *read_stage(struct format_reader *r, const struct filter *m
 	if (f == NULL)
 		return NULL;
 	f->insertions = model->insertions;
-	if (format_read(r, f->words, filter_bytes(f), errstr) < 0) {
-		filter_free(f);
-		return NULL;
+	/* in chunks, so that progress can be shown while a big filter loads */
+	for (size_t done = 0, len; done < filter_bytes(f); done += len) {
+		len = filter_bytes(f) - done < IO_CHUNK ? filter_bytes(f) - done : IO_CHUNK;
+		if (format_read(r, (unsigned char *)f->words + done, len, errstr) < 0) {
+			filter_free(f);
+			return NULL;
+		}
 	}
 	swap_words(f->words, f->params.m / 64);
 	return f;
@@ -1016,6 +1058,13 @@ struct cascade *format_load(int fd, const char **errstr)
 
 	if (r == NULL)
 		return NULL;
+	/* the whole file's bit arrays, before any of them is allocated */
+	if (!filter_memory_allows(cascade_bytes(shape))) {
+		*errstr = filter_err_limit;
+		format_abandon(r);
+		cascade_free(shape);
+		return NULL;
+	}
 	if (read_stages(r, shape, stages, errstr) < 0) {
 		cascade_free(shape);
 		return NULL;

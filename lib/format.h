@@ -55,6 +55,15 @@ int format_read(struct format_reader *r, void *buf, size_t len, const char **err
 int format_close(struct format_reader *r, const char **errstr);
 void format_abandon(struct format_reader *r);
 
+/*
+ * Progress while loading or saving big filters: fn, when set, is called
+ * after each chunk (1 MiB) of bit arrays with the bytes done and the total
+ * of the file being read or written. The library calls it and nothing
+ * else; showing it is the caller's business. NULL (the default) for none.
+ */
+typedef void format_progress_fn(void *ctx, int saving, uint64_t done, uint64_t total);
+void format_set_progress(format_progress_fn *fn, void *ctx);
+
 /* Read a whole filter file from fd. Returns a new cascade, or NULL with *errstr. */
 struct cascade *format_load(int fd, const char **errstr);
 

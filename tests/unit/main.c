@@ -51,6 +51,7 @@ static const struct {
 	{ "cascade", suite_cascade },
 	{ "hll", suite_hll },
 	{ "merge", suite_merge },
+	{ "keyfile", suite_keyfile },
 };
 
 static int selected(const char *name, int argc, char **argv)

@@ -201,7 +201,7 @@ static void repeats_do_not_change_the_bits(void)
 
 static void bad_params_are_rejected_with_the_field_named(void)
 {
-	struct filter_params p = { FILTER_BLOCKED, FILTER_SIPHASH_1_3, 0, 7, 1024, 10, 0.01, { 0 } };
+	struct filter_params p = { FILTER_BLOCKED, FILTER_SIPHASH_1_3, 0, 7, 1024, 10, 0.01, { 0 }, 0 };
 	const char *why = NULL;
 
 	CHECK(filter_params_check(&p, &why) == 0);
@@ -213,7 +213,7 @@ static void bad_params_are_rejected_with_the_field_named(void)
 	CHECK(filter_params_check(&p, &why) < 0 && strstr(why, "multiple of 512") != NULL);
 	p.m = UINT64_C(1) << 62;
 	CHECK(filter_params_check(&p, &why) < 0 && strstr(why, "(m)") != NULL);
-	p.m = 1024, p.flags = 2;
+	p.m = 1024, p.flags = 4;
 	CHECK(filter_params_check(&p, &why) < 0 && strstr(why, "normalisation") != NULL);
 	p.flags = 0, p.target_p = 1.0;
 	CHECK(filter_params_check(&p, &why) < 0 && strstr(why, "rate") != NULL);
@@ -229,9 +229,10 @@ static void compatibility_names_the_first_difference(void)
 
 	CHECK(a != NULL && b != NULL);
 	CHECK(filter_compatible(a, b, &what) == 1);
-	b->params.key[3] ^= 1;
+	/* keys are compared by fingerprint, so no key file is needed to merge */
+	b->params.fingerprint ^= 1;
 	CHECK(filter_compatible(a, b, &what) == 0 && strcmp(what, "key") == 0);
-	b->params.key[3] ^= 1;
+	b->params.fingerprint ^= 1;
 	b->params.flags = FILTER_FOLD_CASE;
 	CHECK(filter_compatible(a, b, &what) == 0 && strcmp(what, "normalisation") == 0);
 	b->params.k++;
@@ -258,7 +259,7 @@ static void random_keys_differ(void)
 static void indexes_beyond_2_32(enum filter_layout layout)
 {
 	struct filter_params p = { layout, FILTER_SIPHASH_1_3, 0, 4,
-				   (UINT64_C(1) << 35) + 512, 64, 1e-9, { 0 } };
+				   (UINT64_C(1) << 35) + 512, 64, 1e-9, { 0 }, 0 };
 	const char *why;
 	struct filter *f = filter_new(&p, &why);
 	struct keybuf kb;
@@ -303,7 +304,7 @@ static void fingerprints_tell_keys_apart(void)
  */
 static void estimate_spread(enum filter_layout layout)
 {
-	struct filter_params p = { layout, FILTER_SIPHASH_1_3, 0, 7, 50176, 5000, 0.01, { 0 } };
+	struct filter_params p = { layout, FILTER_SIPHASH_1_3, 0, 7, 50176, 5000, 0.01, { 0 }, 0 };
 	struct keybuf kb;
 	double sum = 0.0, sumsq = 0.0, sd, model;
 	const char *why;
@@ -332,6 +333,57 @@ static void estimate_spread(enum filter_layout layout)
 static void blocked_estimate_spread(void) { estimate_spread(FILTER_BLOCKED); }
 static void classic_estimate_spread(void) { estimate_spread(FILTER_CLASSIC); }
 
+/* A filter whose key is kept outside takes its key only if the fingerprint agrees. */
+static void an_external_key_must_match_the_fingerprint(void)
+{
+	struct filter_params p = { FILTER_BLOCKED, FILTER_SIPHASH_1_3, FILTER_KEY_EXTERNAL, 7, 1024,
+				   10, 0.01, { 0 }, 0 };
+	unsigned char other[16];
+	const char *why;
+	struct filter *f;
+
+	p.fingerprint = filter_key_fingerprint(fixed_key);
+	f = filter_new(&p, &why);
+	CHECK(f != NULL && f->params.fingerprint == filter_key_fingerprint(fixed_key));
+	memcpy(other, fixed_key, 16);
+	other[0] ^= 1;
+	CHECK(filter_supply_key(f, other, &why) < 0 && strstr(why, "fingerprint") != NULL);
+	CHECK(filter_supply_key(f, fixed_key, &why) == 0);
+	CHECK(memcmp(f->params.key, fixed_key, 16) == 0);
+	filter_free(f);
+	/* a new filter with a known key: the fingerprint comes from the key */
+	memcpy(p.key, fixed_key, 16);
+	p.fingerprint = 12345;
+	f = filter_new(&p, &why);
+	CHECK(f != NULL && f->params.fingerprint == filter_key_fingerprint(fixed_key));
+	filter_free(f);
+}
+
+/*
+ * The memory policy: a limit refuses a new bit array that would take the
+ * live total past it, names the size, and counts frees.
+ */
+static void memory_limit_refuses_and_counts(void)
+{
+	struct filter_params p = { FILTER_BLOCKED, FILTER_SIPHASH_1_3, 0, 7, 8192, 10, 0.01, { 0 }, 0 };
+	uint64_t before = filter_memory_in_use();
+	const char *why;
+	struct filter *a, *b;
+
+	filter_set_memory_limit(before + 1024 + 512);
+	a = filter_new(&p, &why);	/* 1024 bytes */
+	b = filter_new(&p, &why);	/* another 1024: over */
+	CHECK(a != NULL && b == NULL && why == filter_err_limit);
+	CHECK(filter_refused_bytes() == 1024);
+	CHECK(filter_memory_in_use() == before + 1024);
+	filter_free(a);
+	CHECK(filter_memory_in_use() == before);
+	b = filter_new(&p, &why);
+	CHECK(b != NULL);
+	filter_free(b);
+	filter_set_memory_limit(0);
+}
+
 void suite_filter(void)
 {
 	unit_run("filter: blocked, p=1e-2: no false negatives in 1e6, rate as promised", blocked_1e2);
@@ -349,6 +401,8 @@ void suite_filter(void)
 	unit_run("filter: compatibility check names the first difference", compatibility_names_the_first_difference);
 	unit_run("filter: each random key is fresh", random_keys_differ);
 	unit_run("filter: key fingerprints tell keys apart", fingerprints_tell_keys_apart);
+	unit_run("filter: an external key is accepted only when it matches the fingerprint", an_external_key_must_match_the_fingerprint);
+	unit_run("filter: the memory limit refuses, names the size and counts frees", memory_limit_refuses_and_counts);
 	unit_run("filter: blocked count estimates spread as sizing_estimate_sd says", blocked_estimate_spread);
 	unit_run("filter: classic count estimates spread as sizing_estimate_sd says", classic_estimate_spread);
 	unit_run("filter: blocked bit indexes beyond 2^32 in a filter over 4 GiB", blocked_beyond_2_32);

@@ -387,6 +387,45 @@ static int round_trip(const struct cascade *c, const char *name)
 	return same;
 }
 
+/*
+ * A key kept outside: the file holds its fingerprint, never the key (no
+ * byte run of the key appears in the content); the loaded filter needs the
+ * key, refuses another, and with it is the filter that was saved.
+ */
+static void an_external_key_is_never_written(void)
+{
+	struct cascade *c = make_fixed(FILTER_BLOCKED, 4096, FILL_SPARSE), *g;
+	unsigned char key[16], wrong[16], content[4096 + 256];
+	const char *why, *path = tmp_path("external.bf");
+	char command[600];
+	size_t len;
+	FILE *in;
+
+	CHECK(c != NULL);
+	memcpy(key, c->stages[0]->params.key, 16);
+	c->stages[0]->params.flags |= FILTER_KEY_EXTERNAL;
+	CHECK(format_save_path(c, path, &why) == 0);
+	snprintf(command, sizeof command, "gzip -dc < '%s'", path);
+	in = popen(command, "r");
+	CHECK(in != NULL);
+	len = fread(content, 1, sizeof content, in);
+	pclose(in);
+	CHECK(len > 64);
+	for (size_t i = 0; i + 4 <= len; i++)
+		CHECKF(memcmp(content + i, key, 4) != 0 && memcmp(content + i, key + 12, 4) != 0,
+		       "key bytes at content offset %zu", i);
+	g = format_load_path(path, &why);
+	CHECK(g != NULL && cascade_needs_key(g));
+	CHECK(cascade_params(g)->fingerprint == filter_key_fingerprint(key));
+	memcpy(wrong, key, 16);
+	wrong[5] ^= 0x10;
+	CHECK(cascade_supply_key(g, wrong, &why) < 0);
+	CHECK(cascade_supply_key(g, key, &why) == 0 && !cascade_needs_key(g));
+	CHECK(same_cascade(c, g));
+	cascade_free(c);
+	cascade_free(g);
+}
+
 static void blocked_round_trips(void)
 {
 	struct cascade *c;
@@ -838,7 +877,7 @@ static void rejects_unknown_ids_and_flags(void)
 	static const struct field_case cases[] = {
 		{ 20, 1, 0, "bad header: unknown hash function" },
 		{ 20, 1, 3, "bad header: unknown hash function" },
-		{ 21, 1, 2, "bad header: unknown key flags" },
+		{ 21, 1, 4, "bad header: unknown key flags" },
 		{ 21, 1, 0x81, "bad header: unknown key flags" },
 		{ 64, 1, 0, "bad header: unknown layout" },
 		{ 64, 1, 3, "bad header: unknown layout" },
@@ -1640,6 +1679,7 @@ static void suite_format_files(void)
 		 blocked_round_trips);
 	unit_run("format: a classic filter round-trips: params, insertions, key, every bit",
 		 classic_round_trips);
+	unit_run("format: a key kept outside is never written, only its fingerprint", an_external_key_is_never_written);
 	unit_run("format: hash, flags, extreme k, capacity, rate and insertions round-trip",
 		 hash_and_flags_round_trip);
 	unit_run("format: switching compression level chunk by chunk keeps the stream valid",

@@ -53,5 +53,6 @@ void suite_keys(void);
 void suite_cascade(void);
 void suite_hll(void);
 void suite_merge(void);
+void suite_keyfile(void);
 
 #endif
