@@ -45,6 +45,7 @@ static const char usage[] =
 	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	"  -v, --verbose         report lines, keys, fill and rate on stderr\n"
+	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
@@ -70,6 +71,7 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -115,7 +117,9 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'v': opt->verbose = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
-	default: cli_usage_error("unknown option");
+	default:
+		if (!cli_common_option(c, arg))
+			cli_usage_error("unknown option");
 	}
 }
 
@@ -123,6 +127,8 @@ static void check_conflicts(const struct options *opt)
 {
 	if (opt->filter && opt->like)
 		cli_usage_error("-f and --like cannot be used together");
+	if (opt->key_given && cli_key_file)
+		cli_usage_error("--key and --key-file cannot be used together");
 	if ((opt->filter || opt->like) && opt->shape_option)
 		cli_usage_error("%s cannot be used with %s: the filter's shape is fixed",
 				opt->shape_option, opt->filter ? "-f" : "--like");
@@ -194,11 +200,11 @@ static struct cascade *new_filter(struct options *opt)
 	choose_shape(opt, &p);
 	p.capacity = opt->capacity;
 	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
-	if (!opt->key_given && filter_random_key(p.key) < 0)
-		cli_fatal("cannot get a random key: %s", strerror(errno));
+	if (!opt->key_given)
+		p.flags |= cli_new_key(p.key);
 	c = cascade_new_fixed(&p, &why);
 	if (c == NULL)
-		cli_fatal("cannot create a filter of %llu bits: %s", (unsigned long long)p.m, why);
+		cli_fatal("cannot create a filter of %llu bits: %s", (unsigned long long)p.m, cli_explain(why));
 	return c;
 }
 
@@ -209,7 +215,7 @@ static struct cascade *empty_like(const char *path)
 	struct cascade *c = cascade_new_like(model, &why);
 
 	if (c == NULL)
-		cli_fatal("%s: %s", path, why);
+		cli_fatal("%s: %s", path, cli_explain(why));
 	cascade_free(model);
 	return c;
 }
@@ -265,14 +271,27 @@ static int add_batch(void *ctx, const struct line *records, size_t n)
 	if (keyset_build(&b->keys, b->spec, records, n) < 0)
 		cli_fatal("%s", strerror(ENOMEM));
 	if (cascade_add(b->filter, b->keys.keys, b->keys.count, &why) < 0)
-		cli_fatal("%s", why);
+		cli_fatal("%s", cli_explain(why));
 	b->records += n;
 	b->keyed += b->keys.count;
 	return 0;
 }
 
+/* The build under way, for the progress line. */
+static const struct build *building;
+
+static void build_progress(char *buf, size_t len)
+{
+	const struct cascade *c = building->filter;
+
+	snprintf(buf, len, "%llu keys, fill ~%.1f%%", (unsigned long long)building->keyed,
+		 100.0 * filter_sampled_fill(c->stages[c->nstages - 1], 4096));
+}
+
 static void add_lines(struct build *b, const struct options *opt)
 {
+	building = b;
+	cli_progress_detail = build_progress;
 	b->spec = &opt->spec;
 	if (cli_each_batch(opt->inputs, opt->ninputs, opt->delim, add_batch, b) < 0)
 		cli_fatal("no filter written: an input could not be read");

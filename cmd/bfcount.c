@@ -42,6 +42,7 @@ static const char usage[] =
 	"      --intersection    the number of elements in their intersection\n"
 	"      --jaccard         intersection over union, from 0 to 1\n"
 	"  -v, --verbose         also report the standard error on stderr\n"
+	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
@@ -60,6 +61,7 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -95,7 +97,9 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'v': opt->verbose = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
-	default: cli_usage_error("unknown option");
+	default:
+		if (!cli_common_option(c, arg))
+			cli_usage_error("unknown option");
 	}
 }
 
@@ -105,6 +109,7 @@ static void check_filter_mode(struct options *opt)
 
 	if (opt->key_options)
 		cli_usage_error("-k, -t, -i and -z apply to streams, not to filters (-f)");
+	cli_keys_optional();	/* counts come from the bits: fingerprints suffice */
 	for (int i = 0; i < opt->ninputs; i++)
 		opt->filters[opt->nfilters++] = opt->inputs[i];
 	for (size_t i = 0; i < opt->nfilters; i++)
@@ -174,6 +179,14 @@ static int count_batch(void *ctx, const struct line *records, size_t n)
 	return 0;
 }
 
+/* The counter under way, for the progress line. */
+static const struct hll *counting;
+
+static void count_progress(char *buf, size_t len)
+{
+	snprintf(buf, len, "about %.0f distinct", hll_estimate(counting));
+}
+
 static int count_stream(const struct options *opt, struct writer *out)
 {
 	struct counter c = { opt, hll_new(HLL_PRECISION_DEFAULT), { 0, 0 }, { 0 }, NULL, 0 };
@@ -184,6 +197,8 @@ static int count_stream(const struct options *opt, struct writer *out)
 	if (c.hll == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
 	siphash_key_from_bytes(&c.key, count_key);
+	counting = c.hll;
+	cli_progress_detail = count_progress;
 	status = cli_each_batch(opt->inputs, opt->ninputs, opt->delim, count_batch, &c);
 	estimate = hll_estimate(c.hll);
 	snprintf(text, sizeof text, "%.0f\n", estimate);
@@ -254,12 +269,12 @@ static struct cascade *union_of(struct cascade *const *filters, size_t n, const 
 	struct cascade *acc = cascade_new_like(filters[0], &why);
 
 	if (acc == NULL)
-		cli_fatal("%s", why);
+		cli_fatal("%s", cli_explain(why));
 	for (size_t i = 0; i < n; i++) {
 		if (!cascade_compatible(acc, filters[i], &why))
 			cli_fatal("%s: cannot be combined with %s: different %s", names[i], names[0], why);
 		if (merge_into(acc, filters[i], MERGE_OR, &why) < 0)
-			cli_fatal("%s: %s", names[i], why);
+			cli_fatal("%s: %s", names[i], cli_explain(why));
 	}
 	return acc;
 }

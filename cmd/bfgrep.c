@@ -32,6 +32,7 @@ static const char usage[] =
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	"      --line-buffered   flush output after every line\n"
+	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
@@ -52,6 +53,7 @@ static const struct option long_options[] = {
 	{ "line-buffered", no_argument, NULL, OPT_LINE_BUFFERED },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -79,7 +81,9 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
-	default: cli_usage_error("unknown option");
+	default:
+		if (!cli_common_option(c, arg))
+			cli_usage_error("unknown option");
 	}
 }
 

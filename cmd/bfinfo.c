@@ -37,6 +37,7 @@ static const char usage[] =
 	"Show the header fields and estimated contents of bftools filter files.\n"
 	"\n"
 	"      --json            one JSON object per file and line (JSON Lines)\n"
+	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
@@ -49,6 +50,7 @@ static const struct option long_options[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -87,7 +89,9 @@ static void parse_option(struct options *opt, int c)
 	case OPT_JSON: opt->json = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
-	default: cli_usage_error("unknown option");
+	default:
+		if (!cli_common_option(c, optarg))
+			cli_usage_error("unknown option");
 	}
 }
 
@@ -140,7 +144,7 @@ static struct cascade *load_filter(const char *path, struct disk_size *disk)
 		close(fd);	/* read-only: nothing to lose */
 	}
 	if (c == NULL)
-		cli_warn("%s: %s", display_name(path), why);
+		cli_warn("%s: %s", display_name(path), cli_explain(why));
 	return c;
 }
 
@@ -209,6 +213,11 @@ static const char *layout_name(enum filter_layout layout)
 	return layout == FILTER_CLASSIC ? "classic" : "blocked";
 }
 
+static int key_external(const struct cascade *c)
+{
+	return (cascade_params(c)->flags & FILTER_KEY_EXTERNAL) != 0;
+}
+
 static int folds_case(const struct cascade *c)
 {
 	return (cascade_params(c)->flags & FILTER_FOLD_CASE) != 0;
@@ -266,7 +275,8 @@ static void text_header(struct writer *w, const struct info *in)
 	text_field(w, 0, "stages", "%zu", c->nstages);
 	text_field(w, 0, "hash function", "%s", hash_name(cascade_params(c)->hash));
 	text_field(w, 0, "key fingerprint", "%016llx",
-		   (unsigned long long)filter_key_fingerprint(cascade_params(c)->key));
+		   (unsigned long long)cascade_params(c)->fingerprint);
+	text_field(w, 0, "key", "%s", key_external(c) ? "kept in a key file (--key-file)" : "stored in the filter");
 	text_field(w, 0, "key normalisation", "%s", folds_case(c) ? "ASCII case folded" : "none");
 	text_field(w, 0, "capacity", "%llu%s", (unsigned long long)c->capacity,
 		   c->growth == 0 ? "" : " (first stage)");
@@ -392,7 +402,9 @@ static void json_header(struct writer *w, const struct info *in)
 	json_key(w, "hash");
 	json_string(w, hash_name(cascade_params(c)->hash));
 	json_key(w, "key_fingerprint");
-	putf(w, "\"%016llx\"", (unsigned long long)filter_key_fingerprint(cascade_params(c)->key));
+	putf(w, "\"%016llx\"", (unsigned long long)cascade_params(c)->fingerprint);
+	json_key(w, "key_external");
+	putf(w, "%s", key_external(c) ? "true" : "false");
 	json_key(w, "fold_case");
 	putf(w, "%s", folds_case(c) ? "true" : "false");
 	json_u64(w, "capacity", c->capacity);
@@ -477,6 +489,7 @@ int main(int argc, char **argv)
 	int status = 0, described = 0;
 
 	cli_init(argv[0]);
+	cli_keys_optional();	/* never hashes keys: fingerprints suffice */
 	parse_options(&opt, argc, argv);
 	cli_stdout_init(&out, 0);
 	for (int i = 0; i < opt.nfilters; i++) {

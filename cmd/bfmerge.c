@@ -12,7 +12,6 @@
  * into it chunk by chunk, so memory stays at about one filter.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@ static const char usage[] =
 	"  -o, --output=FILE     write the result to FILE (atomically), not stdout\n"
 	"      --intersect       AND the filters instead of OR-ing them\n"
 	"  -v, --verbose         report the result's fill and estimates on stderr\n"
+	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
@@ -44,6 +44,7 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -68,7 +69,9 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		case 'v': opt->verbose = 1; break;
 		case 'h': cli_help(usage);
 		case 'V': cli_version();
-		default: cli_usage_error("unknown option");
+		default:
+			if (!cli_common_option(c, optarg))
+				cli_usage_error("unknown option");
 		}
 	}
 	opt->inputs = argv + optind;
@@ -104,27 +107,16 @@ static void describe_difference(const struct cascade *a, const struct cascade *b
 		snprintf(out, len, "%s", what);
 }
 
-static int open_input(const char *path)
-{
-	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		cli_fatal("%s: %s", path, strerror(errno));
-	return fd;
-}
-
 /* Stream the filter at path into result, checking compatibility first. */
 static void merge_file(struct cascade *result, const char *first, const char *path,
 		       enum merge_op op)
 {
-	int fd = open_input(path);
+	int fd;
 	struct cascade *shape;
 	const char *why, *what;
-	struct format_reader *r = format_open(fd, &shape, &why);
+	struct format_reader *r = cli_open_filter(path, &shape, &fd);
 	char difference[96];
 
-	if (r == NULL)
-		cli_fatal("%s: %s", name_of(path), why);
 	if (!cascade_compatible(result, shape, &what)) {
 		/* the message leads with this file, so its values come first */
 		describe_difference(shape, result, what, difference, sizeof difference);
@@ -134,7 +126,7 @@ static void merge_file(struct cascade *result, const char *first, const char *pa
 			  name_of(first), difference);
 	}
 	if (merge_stream(result, r, shape, op, &why) < 0)
-		cli_fatal("%s: %s", name_of(path), why);
+		cli_fatal("%s: %s", name_of(path), cli_explain(why));
 	cascade_free(shape);
 	if (fd != STDIN_FILENO)
 		close(fd);
@@ -174,6 +166,7 @@ int main(int argc, char **argv)
 	struct options opt;
 
 	cli_init(argv[0]);
+	cli_keys_optional();	/* never hashes keys: fingerprints suffice */
 	parse_options(&opt, argc, argv);
 	if (opt.output)
 		cli_check_destination(opt.output);

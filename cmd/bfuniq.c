@@ -47,6 +47,7 @@ static const char usage[] =
 	"      --layout=LAYOUT   blocked (default) or classic\n"
 	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
 	"      --line-buffered   flush output after every line\n"
+	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
@@ -67,6 +68,7 @@ static const struct option long_options[] = {
 	{ "line-buffered", no_argument, NULL, OPT_LINE_BUFFERED },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -99,7 +101,9 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
-	default: cli_usage_error("unknown option");
+	default:
+		if (!cli_common_option(c, arg))
+			cli_usage_error("unknown option");
 	}
 }
 
@@ -117,6 +121,8 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	if (opt->key_given && cli_key_file)
+		cli_usage_error("--key and --key-file cannot be used together");
 	if (opt->state && strcmp(opt->state, "-") == 0)
 		cli_usage_error("the state must be a file (it is written back at the end)");
 }
@@ -129,8 +135,8 @@ static struct cascade *new_seen_set(struct options *opt)
 
 	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
 	p.target_p = opt->rate;
-	if (!opt->key_given && filter_random_key(p.key) < 0)
-		cli_fatal("cannot get a random key: %s", strerror(errno));
+	if (!opt->key_given)
+		p.flags |= cli_new_key(p.key);
 	if (opt->capacity == 0) {
 		p.capacity = GROWING_FIRST_CAPACITY;
 		c = cascade_new_growing(&p, opt->rate, CASCADE_GROWTH_DEFAULT,
@@ -143,7 +149,7 @@ static struct cascade *new_seen_set(struct options *opt)
 		c = cascade_new_fixed(&p, &why);
 	}
 	if (c == NULL)
-		cli_fatal("cannot create the filter: %s", why);
+		cli_fatal("cannot create the filter: %s", cli_explain(why));
 	return c;
 }
 
@@ -222,7 +228,7 @@ static void classify(struct uniq *u, const struct line *records, size_t n)
 		cli_fatal("%s", strerror(ENOMEM));
 	cli_flags(&u->present, &u->present_cap, u->keys.count);
 	if (cascade_test_and_add(u->seen, u->keys.keys, u->keys.count, u->present, &fresh, &why) < 0)
-		cli_fatal("%s", why);
+		cli_fatal("%s", cli_explain(why));
 	memset(cli_flags(&u->state, &u->state_cap, n), NO_KEY, n);
 	for (size_t i = 0; i < u->keys.count; i++)
 		u->state[u->keys.record[i]] = u->present[i] ? SEEN_BEFORE : FIRST_SEEN;
@@ -266,6 +272,18 @@ static void report(const struct uniq *u)
 		 u->expected_lost, u->seen->target_p);
 }
 
+/* The run under way, for the progress line. */
+static const struct uniq *running;
+
+static void uniq_progress(char *buf, size_t len)
+{
+	const struct cascade *c = running->seen;
+
+	snprintf(buf, len, "%llu new keys, %zu stage%s, fill ~%.1f%%",
+		 (unsigned long long)running->fresh, c->nstages, c->nstages == 1 ? "" : "s",
+		 100.0 * filter_sampled_fill(c->stages[c->nstages - 1], 4096));
+}
+
 int main(int argc, char **argv)
 {
 	struct options opt;
@@ -279,6 +297,8 @@ int main(int argc, char **argv)
 		cli_check_destination(opt.state);
 	u.seen = acquire_seen_set(&opt);
 	cli_stdout_init(&u.out, opt.line_buffered);
+	running = &u;
+	cli_progress_detail = uniq_progress;
 	input_status = cli_each_batch(opt.inputs, opt.ninputs, opt.delim, emit_batch, &u);
 	cli_stdout_finish(&u.out);
 	if (opt.verbose)

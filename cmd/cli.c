@@ -14,21 +14,138 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "atomic.h"
 #include "format.h"
+#include "keyfile.h"
 #include "lines.h"
 #include "numparse.h"
 
 const char *cli_progname = "bftools";
+int cli_progress_mode = -1;
+const char *cli_key_file;
+static int keys_optional;
+void (*cli_progress_detail)(char *buf, size_t len);
+
+#define MEMORY_ENV "BFTOOLS_MAX_MEMORY"
+
+/* A memory size: SI units, as bfinfo and -v print them (1G = 1e9 bytes). */
+static uint64_t memory_size(const char *what, const char *arg)
+{
+	const char *why;
+	uint64_t bytes;
+
+	if (numparse_count(arg, 1, UINT64_MAX, &bytes, &why) < 0)
+		cli_usage_error("invalid %s '%s': %s", what, arg, why);
+	return bytes;
+}
 
 void cli_init(const char *progname)
 {
 	const char *slash = strrchr(progname, '/');
+	const char *limit = getenv(MEMORY_ENV);
 
 	cli_progname = slash ? slash + 1 : progname;
 	atomic_remove_on_signals();
+	if (limit && *limit)
+		filter_set_memory_limit(memory_size(MEMORY_ENV, limit));
+}
+
+int cli_common_option(int c, const char *arg)
+{
+	switch (c) {
+	case CLI_OPT_MAX_MEMORY:
+		filter_set_memory_limit(memory_size("memory limit", arg));
+		return 1;
+	case CLI_OPT_PROGRESS:
+		cli_progress_mode = 1;
+		return 1;
+	case CLI_OPT_NO_PROGRESS:
+		cli_progress_mode = 0;
+		return 1;
+	case CLI_OPT_KEY_FILE:
+		cli_key_file = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void cli_keys_optional(void)
+{
+	keys_optional = 1;
+}
+
+static void read_key_file(unsigned char key[16])
+{
+	const char *why;
+
+	if (keyfile_read(cli_key_file, key, &why) < 0)
+		cli_fatal("%s: %s", cli_key_file, why);
+}
+
+uint32_t cli_new_key(unsigned char key[16])
+{
+	const char *why;
+
+	if (cli_key_file == NULL) {
+		if (filter_random_key(key) < 0)
+			cli_fatal("cannot get a random key: %s", strerror(errno));
+		return 0;
+	}
+	if (access(cli_key_file, F_OK) == 0)
+		read_key_file(key);
+	else if (keyfile_create(cli_key_file, key, &why) < 0)
+		cli_fatal("%s: cannot create the key file: %s", cli_key_file, why);
+	return FILTER_KEY_EXTERNAL;
+}
+
+/*
+ * A loaded filter and --key-file: supply a key kept outside, or check that
+ * a key file agrees with the key the filter carries.
+ */
+static void apply_key_file(struct cascade *c, const char *name)
+{
+	unsigned char key[16];
+	const char *why;
+
+	if (cascade_params(c)->flags & FILTER_KEY_EXTERNAL) {
+		if (cli_key_file == NULL && keys_optional)
+			return;
+		if (cli_key_file == NULL)
+			cli_fatal("%s: the filter's key is kept in a key file: give it with --key-file", name);
+		read_key_file(key);
+		if (cascade_supply_key(c, key, &why) < 0)
+			cli_fatal("%s: the key in %s is not this filter's key", name, cli_key_file);
+		return;
+	}
+	if (cli_key_file) {
+		read_key_file(key);
+		if (filter_key_fingerprint(key) != cascade_params(c)->fingerprint)
+			cli_fatal("%s: the filter carries its own key, which is not the key in %s", name, cli_key_file);
+	}
+}
+
+const char *cli_explain(const char *why)
+{
+	static char text[256];
+	char need[32], limit[32];
+	uint64_t bytes = filter_refused_bytes();
+
+	if (why == filter_err_limit)
+		snprintf(text, sizeof text,
+			 "filter needs %s (%llu bytes), over the memory limit of %s (--max-memory or " MEMORY_ENV ")",
+			 cli_human_bytes(bytes, need), (unsigned long long)bytes,
+			 cli_human_bytes(filter_memory_limit(), limit));
+	else if (why == filter_err_nomem)
+		snprintf(text, sizeof text, "cannot allocate %s (%llu bytes) for the filter: out of memory",
+			 cli_human_bytes(bytes, need), (unsigned long long)bytes);
+	else
+		return why;
+	return text;
 }
 
 static void vreport(const char *fmt, va_list ap)
@@ -216,17 +333,187 @@ void cli_check_destination(const char *path)
 		cli_fatal("%s: cannot write here: %s", path, strerror(errno));
 }
 
+/* ---- progress -------------------------------------------------------- */
+
+#define PROGRESS_INTERVAL 0.25	/* seconds between updates */
+#define PROGRESS_DELAY 0.5	/* on a terminal, quick jobs show nothing */
+
+static struct {
+	int tty, drawn;
+	double start, last;
+	uint64_t lines, bytes, total;	/* total 0: size unknown */
+	const char *label;		/* file being loaded or saved */
+} progress;
+
+static double seconds_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int progress_wanted(void)
+{
+	return cli_progress_mode == 1 || (cli_progress_mode < 0 && isatty(STDERR_FILENO));
+}
+
+static void progress_start(uint64_t total, const char *label)
+{
+	progress.tty = isatty(STDERR_FILENO);
+	progress.start = progress.last = seconds_now();
+	progress.lines = progress.bytes = 0;
+	progress.total = total;
+	progress.label = label;
+}
+
+/* On a terminal the line is redrawn in place; elsewhere each is a new line. */
+static void progress_show(const char *text)
+{
+	if (progress.tty)
+		fprintf(stderr, "\r%s: %s\033[K", cli_progname, text);
+	else
+		fprintf(stderr, "%s: %s\n", cli_progname, text);
+	progress.drawn = 1;
+}
+
+static void progress_finish(void)
+{
+	if (progress.drawn && progress.tty)
+		fputs("\r\033[K", stderr);
+	progress.drawn = 0;
+}
+
+static const char *human_count(uint64_t n, char buf[32])
+{
+	if (n < 10000)
+		snprintf(buf, 32, "%llu", (unsigned long long)n);
+	else if (n < 1000000)
+		snprintf(buf, 32, "%.1fk", (double)n / 1e3);
+	else if (n < UINT64_C(1000000000))
+		snprintf(buf, 32, "%.1fM", (double)n / 1e6);
+	else
+		snprintf(buf, 32, "%.2fG", (double)n / 1e9);
+	return buf;
+}
+
+/* " [=====>     ] 45% ETA 0:12" when the total is known, else "". */
+static void progress_bar(char *out, size_t len, uint64_t done, uint64_t total, double elapsed)
+{
+	double share = total ? (double)done / (double)total : 0.0;
+	char bar[21];
+	int filled = (int)(share * 20.0), eta;
+
+	if (total == 0 || done == 0) {
+		*out = '\0';
+		return;
+	}
+	if (share > 1.0)
+		share = 1.0, filled = 20;
+	memset(bar, ' ', 20);
+	memset(bar, '=', (size_t)filled);
+	bar[20] = '\0';
+	eta = (int)(elapsed * (1.0 - share) / share);
+	snprintf(out, len, " [%s] %3.0f%% ETA %d:%02d", bar, share * 100.0, eta / 60, eta % 60);
+}
+
+/* Whether to draw now: throttled, and on a terminal not before the delay. */
+static int progress_due(int final)
+{
+	double now = seconds_now();
+
+	if (!progress_wanted())
+		return 0;
+	if (final)
+		return progress.tty ? 0 : 1;
+	if (now - progress.last < PROGRESS_INTERVAL ||
+	    (progress.tty && now - progress.start < PROGRESS_DELAY))
+		return 0;
+	progress.last = now;
+	return 1;
+}
+
+static void input_progress(int final)
+{
+	char text[256], lines[32], size[32], speed[32], bar[64], detail[96] = "";
+	double elapsed = seconds_now() - progress.start;
+	double rate = elapsed > 0 ? (double)progress.bytes / elapsed : 0.0;
+
+	if (!progress_due(final))
+		return;
+	if (cli_progress_detail)
+		cli_progress_detail(detail, sizeof detail);
+	progress_bar(bar, sizeof bar, progress.bytes, progress.total, elapsed);
+	snprintf(text, sizeof text, "%s lines, %s (%s/s)%s%s%s", human_count(progress.lines, lines),
+		 cli_human_bytes(progress.bytes, size), cli_human_bytes((uint64_t)rate, speed),
+		 *detail ? ", " : "", detail, bar);
+	progress_show(text);
+}
+
+/* format_progress_fn: share of a filter file loaded or saved. */
+static void file_progress(void *ctx, int saving, uint64_t done, uint64_t total)
+{
+	char text[256], size[32], bar[64];
+	double elapsed = seconds_now() - progress.start;
+
+	(void)ctx;
+	if (!progress_due(done == total))
+		return;
+	progress_bar(bar, sizeof bar, done, total, elapsed);
+	snprintf(text, sizeof text, "%s %s: %s%s", saving ? "saving" : "loading",
+		 progress.label ? progress.label : "filter", cli_human_bytes(total, size), bar);
+	progress_show(text);
+}
+
+/* Total size of the inputs when all are regular files, else 0. */
+static uint64_t inputs_size(char *const *paths, int npaths)
+{
+	uint64_t total = 0;
+	struct stat st;
+
+	for (int i = 0; i < npaths; i++) {
+		int r = strcmp(paths[i], "-") == 0 ? fstat(STDIN_FILENO, &st) : stat(paths[i], &st);
+
+		if (r < 0 || !S_ISREG(st.st_mode))
+			return 0;
+		total += (uint64_t)st.st_size;
+	}
+	return total;
+}
+
 struct cascade *cli_load_filter(const char *path)
 {
 	const char *why;
-	struct cascade *c = format_load_path(path, &why);
+	struct cascade *c;
+
+	progress_start(0, display_name(path));
+	format_set_progress(file_progress, NULL);
+	c = format_load_path(path, &why);
+	progress_finish();
 
 	if (c == NULL)
-		cli_fatal("%s: %s", display_name(path), why);
+		cli_fatal("%s: %s", display_name(path), cli_explain(why));
+	apply_key_file(c, display_name(path));
 	return c;
 }
 
-void cli_save_filter(const struct cascade *f, const char *path)
+struct format_reader *cli_open_filter(const char *path, struct cascade **shape, int *fd)
+{
+	const char *why;
+	struct format_reader *r;
+
+	*fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		cli_fatal("%s: %s", path, strerror(errno));
+	progress_start(0, display_name(path));
+	format_set_progress(file_progress, NULL);
+	r = format_open(*fd, shape, &why);
+	if (r == NULL)
+		cli_fatal("%s: %s", display_name(path), why);
+	return r;
+}
+
+static void save_filter(const struct cascade *f, const char *path)
 {
 	const char *why;
 
@@ -239,6 +526,14 @@ void cli_save_filter(const struct cascade *f, const char *path)
 		cli_fatal("%s: %s", path, why);
 }
 
+void cli_save_filter(const struct cascade *f, const char *path)
+{
+	progress_start(0, path ? path : "(standard output)");
+	format_set_progress(file_progress, NULL);
+	save_filter(f, path);
+	progress_finish();
+}
+
 /* Feed one open descriptor's records to fn. 1 = stopped, 0 = done, -1 = error. */
 static int each_batch_fd(int fd, const char *name, char delim, cli_batch_fn fn, void *ctx)
 {
@@ -249,8 +544,14 @@ static int each_batch_fd(int fd, const char *name, char delim, cli_batch_fn fn, 
 
 	if (r == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
-	while (!stop && (n = lines_next_batch(r, records, CLI_BATCH)) > 0)
+	uint64_t base = progress.bytes;
+
+	while (!stop && (n = lines_next_batch(r, records, CLI_BATCH)) > 0) {
 		stop = fn(ctx, records, (size_t)n);
+		progress.lines += (uint64_t)n;
+		progress.bytes = base + lines_bytes_read(r);
+		input_progress(0);
+	}
 	if (!stop && n < 0) {
 		cli_warn("%s: %s", display_name(name), strerror(errno));
 		stop = -1;
@@ -268,6 +569,7 @@ int cli_each_batch(char *const *paths, int npaths, char delim, cli_batch_fn fn, 
 		paths = standard_input;
 		npaths = 1;
 	}
+	progress_start(inputs_size(paths, npaths), NULL);
 	for (int i = 0; i < npaths; i++) {
 		int is_stdin = strcmp(paths[i], "-") == 0;
 		int fd = is_stdin ? STDIN_FILENO : open(paths[i], O_RDONLY | O_CLOEXEC);
@@ -282,10 +584,12 @@ int cli_each_batch(char *const *paths, int npaths, char delim, cli_batch_fn fn, 
 		if (!is_stdin)
 			close(fd);
 		if (r == 1)
-			return status;
+			break;
 		if (r < 0)
 			status = -1;
 	}
+	input_progress(1);
+	progress_finish();
 	return status;
 }
 

@@ -16,6 +16,7 @@
 
 #include "cascade.h"
 #include "filter.h"
+#include "format.h"
 #include "keys.h"
 #include "line.h"
 #include "writer.h"
@@ -23,10 +24,67 @@
 #define EXIT_NONE 1
 #define EXIT_TROUBLE 2
 
+/*
+ * Long options every program takes, handled by cli_common_option:
+ *   --max-memory=SIZE   refuse filters whose bit arrays would exceed SIZE
+ *                       bytes (default: $BFTOOLS_MAX_MEMORY, else no limit)
+ *   --progress, --no-progress   force or silence progress on stderr
+ *                       (default: shown when stderr is a terminal)
+ * Put CLI_COMMON_OPTIONS before the terminating entry of a program's
+ * struct option table.
+ */
+enum {
+	CLI_OPT_MAX_MEMORY = 1000,
+	CLI_OPT_PROGRESS,
+	CLI_OPT_NO_PROGRESS,
+	CLI_OPT_KEY_FILE,
+};
+#define CLI_COMMON_OPTIONS                                                   \
+	{ "key-file", required_argument, NULL, CLI_OPT_KEY_FILE },          \
+	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },      \
+	{ "progress", no_argument, NULL, CLI_OPT_PROGRESS },                \
+	{ "no-progress", no_argument, NULL, CLI_OPT_NO_PROGRESS }
+#define CLI_COMMON_HELP                                                      \
+	"      --key-file=FILE   the filters' key is kept in FILE, not in them\n" \
+	"      --max-memory=SIZE refuse filters larger than SIZE bytes in memory\n" \
+	"      --progress        show progress on stderr even when not a terminal\n" \
+	"      --no-progress     never show progress\n"
+
+/*
+ * --key-file: the key file given, or NULL. New filters take their key from
+ * it (cli_new_key); loaded filters whose key is kept outside need it.
+ */
+extern const char *cli_key_file;
+
+/*
+ * Programs that never hash keys (bfmerge, bfinfo, bfcount on filters) call
+ * this: they load filters whose key is kept outside without the key file,
+ * comparing fingerprints instead.
+ */
+void cli_keys_optional(void);
+
+/*
+ * The key of a new filter: from --key-file (created, mode 0600, with a
+ * fresh random key if missing), else fresh from getrandom(2). Returns the
+ * flags to add to the filter (FILTER_KEY_EXTERNAL for a key file).
+ */
+uint32_t cli_new_key(unsigned char key[16]);
+
+/* Handle one of the common options; returns 1 if c was one. */
+int cli_common_option(int c, const char *arg);
+
+/*
+ * A library message, with the sizes added when it is about memory: "filter
+ * needs 2.7 GB (2740000000 bytes), over the memory limit of 1.0 GB".
+ */
+const char *cli_explain(const char *why);
+
 /* Records handed to a program's worker per call. */
 #define CLI_BATCH 4096
 
 extern const char *cli_progname;
+/* -1: progress when stderr is a terminal; 0: never; 1: always. */
+extern int cli_progress_mode;
 
 /* Name the program; install the temp-file cleanup for SIGINT/SIGTERM. */
 void cli_init(const char *progname);
@@ -66,6 +124,13 @@ void cli_check_destination(const char *path);
 
 /* Load a filter file ("-" is stdin); a bad one is fatal, naming the file. */
 struct cascade *cli_load_filter(const char *path);
+/*
+ * Open a filter file for streaming ("-" is stdin), with progress: *shape
+ * gets its headers, *fd the descriptor to close after the reader (unless it
+ * is stdin). A file that cannot be opened or read is fatal, naming it.
+ */
+struct format_reader *cli_open_filter(const char *path, struct cascade **shape, int *fd);
+
 /* Save a filter to path atomically, or to stdout when path is NULL. */
 void cli_save_filter(const struct cascade *c, const char *path);
 
@@ -87,6 +152,14 @@ _Noreturn void cli_write_error(int err);
 
 /* "2.7 GB", "512 B": decimal units, as disks and the docs count. */
 const char *cli_human_bytes(uint64_t bytes, char buf[32]);
+
+/*
+ * Progress on stderr (see cli_progress_mode): cli_each_batch reports lines,
+ * bytes and rates, with a bar and ETA when the input's size is known, and
+ * loading and saving filters report their share done. A program may add a
+ * few words of its own (keys, fill) through cli_progress_detail.
+ */
+extern void (*cli_progress_detail)(char *buf, size_t len);
 
 /* Grow-on-demand byte array for per-key flags. Fatal when out of memory. */
 unsigned char *cli_flags(unsigned char **flags, size_t *cap, size_t n);
