@@ -6,6 +6,9 @@
 #   make check      C unit tests + every bats file; ends "tests: N passed, N failed"
 #   make asan       the whole suite again under AddressSanitizer + UBSan
 #   make lint       man pages through mandoc -Tlint and groff -ww
+#   make bench      speed and memory against sort, gawk, grep -F (tests/bench/)
+#   make fuzz       libFuzzer harnesses for FUZZ_SECONDS each (default 60)
+#   make valgrind   the whole suite with every program under valgrind memcheck
 #   make install    programs, man pages, completions, and the library for C
 #                   users (libbftools.so.1, libbftools.a, headers, bftools.pc);
 #                   PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR,
@@ -55,7 +58,8 @@ ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sa
 
 .SECONDARY:
 
-.PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE
+.PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
+	bench fuzz valgrind
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -91,6 +95,17 @@ unit: $(UNIT_BIN)
 
 check: deps-check all $(UNIT_BIN)
 	@sh tests/run.sh $(O)
+
+bench: all
+	@sh tests/bench/run.sh
+
+fuzz: deps-check
+	@sh tests/fuzz/run.sh
+
+# Every program run by the bats files goes through valgrind (tests/valgrind/);
+# the unit tests run under it directly.
+valgrind: all $(UNIT_BIN)
+	@sh tests/valgrind.sh $(O)
 
 asan:
 	@$(MAKE) --no-print-directory O=build/asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" check

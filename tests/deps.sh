@@ -41,6 +41,7 @@ check)
 	have_cmd parallel || want parallel
 	[ -x /usr/bin/time ] || want time
 	;;
+valgrind) have_cmd valgrind || want valgrind ;;
 lint)
 	have_cmd mandoc || want mandoc
 	have_cmd groff || want groff-base
