@@ -51,7 +51,7 @@ SHLIB     = $(O)/lib/libbftools.so.$(SOVERSION)
 # The library's public headers, installed under INCLUDEDIR/bftools/.
 PUBLIC_HEADERS = lib/bftools.h lib/line.h lib/siphash.h lib/filter.h lib/sizing.h \
 	lib/cascade.h lib/format.h lib/merge.h lib/lines.h lib/keys.h lib/writer.h \
-	lib/hll.h lib/numparse.h lib/atomic.h
+	lib/hll.h lib/numparse.h lib/atomic.h lib/keyfile.h
 UNIT_BIN  = $(O)/tests/unit/unit
 
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -117,14 +117,14 @@ demo: all
 	@sh tests/demo.sh cmd
 
 # regenerated every time: PREFIX or LIBDIR may differ from the last install
-bftools.pc: FORCE
+$(O)/bftools.pc: FORCE
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 		'Name: bftools' 'Description: Bloom filters for huge line streams' \
 		'Version: $(VERSION)' 'Requires.private: zlib' \
 		'Libs: -L$${libdir} -lbftools' 'Libs.private: -lm' \
 		'Cflags: -I$${includedir}/bftools' >$@
 
-install: all bftools.pc
+install: all $(O)/bftools.pc
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/bftools \
 		$(DESTDIR)$(PKGCONFIGDIR) \
@@ -137,12 +137,14 @@ install: all bftools.pc
 		install -m 644 completions/$$p.fish $(DESTDIR)$(FISHCOMPDIR)/$$p.fish || exit 1; \
 	done
 	install -m 644 man/bf.5 $(DESTDIR)$(MANDIR)/man5/bf.5
-	if [ -f man/bftools.7 ]; then install -m 644 man/bftools.7 $(DESTDIR)$(MANDIR)/man7/bftools.7; fi
+	install -m 644 man/bftools.7 $(DESTDIR)$(MANDIR)/man7/bftools.7
 	install -m 644 lib/libbftools.a $(DESTDIR)$(LIBDIR)/libbftools.a
 	install -m 755 lib/libbftools.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libbftools.so.$(SOVERSION)
 	ln -sf libbftools.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libbftools.so
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/bftools/
-	install -m 644 bftools.pc $(DESTDIR)$(PKGCONFIGDIR)/bftools.pc
+	install -m 644 $(O)/bftools.pc $(DESTDIR)$(PKGCONFIGDIR)/bftools.pc
+	@# a real install: let the dynamic linker find the new library
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 uninstall:
 	for p in $(PROGRAMS); do \

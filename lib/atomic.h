@@ -14,6 +14,10 @@
 #ifndef BFTOOLS_ATOMIC_H
 #define BFTOOLS_ATOMIC_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct atomic_file {
 	int fd;			/* write the new contents here */
 	char *target;		/* final path */
@@ -32,5 +36,9 @@ void atomic_abort(struct atomic_file *af);
 
 /* Install the signal handlers described above. Call once, early. */
 void atomic_remove_on_signals(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

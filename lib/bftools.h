@@ -15,6 +15,7 @@
  *   lines.h, keys.h, writer.h   fast record input, key extraction, checked output
  *   numparse.h  counts and rates as users type them
  *   atomic.h    replace a file all at once or not at all
+ *   keyfile.h   a filter's key kept in a file of its own
  *
  * The library never prints and never exits: calls report failure by return
  * value and a static message through a const char **errstr argument.
@@ -39,5 +40,14 @@
 #include "hll.h"
 #include "numparse.h"
 #include "atomic.h"
+#include "keyfile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -28,6 +28,10 @@
 #include "filter.h"
 #include "line.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CASCADE_STAGES_MAX 64u
 #define CASCADE_GROWTH_DEFAULT 2u
 #define CASCADE_TIGHTEN_DEFAULT 1u
@@ -130,5 +134,9 @@ uint64_t cascade_bytes(const struct cascade *c);
  * field such as "size" or "key").
  */
 int cascade_compatible(const struct cascade *a, const struct cascade *b, const char **what);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

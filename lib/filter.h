@@ -31,6 +31,10 @@
 #include "line.h"
 #include "siphash.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum filter_layout {
 	FILTER_BLOCKED = 1,
 	FILTER_CLASSIC = 2,
@@ -174,5 +178,9 @@ int filter_supply_key(struct filter *f, const unsigned char key[16], const char 
  * "normalisation").
  */
 int filter_compatible(const struct filter *a, const struct filter *b, const char **what);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

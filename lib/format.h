@@ -23,6 +23,10 @@
 
 #include "cascade.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define FORMAT_VERSION 1u
 
 /*
@@ -84,5 +88,9 @@ int format_save(const struct cascade *c, int fd, const char **errstr);
  * file is removed. Returns 0, or -1 with *errstr.
  */
 int format_save_path(const struct cascade *c, const char *path, const char **errstr);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -18,6 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define HLL_PRECISION_MIN 4u
 #define HLL_PRECISION_MAX 18u
 #define HLL_PRECISION_DEFAULT 16u
@@ -43,5 +47,9 @@ int hll_is_exact(const struct hll *h);
 
 /* Bytes of memory the counter uses at most. */
 size_t hll_memory(unsigned precision);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

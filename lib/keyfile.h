@@ -15,6 +15,10 @@
 #ifndef BFTOOLS_KEYFILE_H
 #define BFTOOLS_KEYFILE_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Read the key in path. Returns 0, or -1 with *errstr. */
 int keyfile_read(const char *path, unsigned char key[16], const char **errstr);
 
@@ -23,5 +27,9 @@ int keyfile_read(const char *path, unsigned char key[16], const char **errstr);
  * synced to disk. Returns 0 and the key, or -1 with *errstr.
  */
 int keyfile_create(const char *path, unsigned char key[16], const char **errstr);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

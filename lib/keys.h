@@ -16,6 +16,10 @@
 
 #include "line.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct key_spec {
 	unsigned long field;	/* 1-based field number; 0 = the whole record */
 	int separator;		/* byte value, or -1 for runs of blanks */
@@ -44,5 +48,9 @@ struct keyset {
 int keyset_build(struct keyset *ks, const struct key_spec *spec,
 		 const struct line *records, size_t n);
 void keyset_free(struct keyset *ks);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

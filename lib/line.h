@@ -10,9 +10,17 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct line {
 	const char *data;
 	size_t len;
 };
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -15,6 +15,10 @@
 
 #include "line.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct lines_reader;
 
 /* A reader over fd (not closed by lines_close). NULL on out of memory. */
@@ -30,5 +34,9 @@ long lines_next_batch(struct lines_reader *r, struct line *out, size_t max);
 
 /* Bytes consumed so far (for progress and reports). */
 unsigned long long lines_bytes_read(const struct lines_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -17,6 +17,10 @@
 #include "cascade.h"
 #include "format.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum merge_op { MERGE_OR, MERGE_AND };
 
 /*
@@ -47,5 +51,9 @@ int merge_into(struct cascade *into, const struct cascade *other, enum merge_op 
  */
 int merge_stream(struct cascade *into, struct format_reader *r, const struct cascade *shape,
 		 enum merge_op op, const char **errstr);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

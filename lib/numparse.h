@@ -11,6 +11,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * A count of things: "1000000", "1e9", "10M", "2.5G", "1.5e3k". Decimal
  * mantissa with optional fraction and exponent, then an optional SI suffix
@@ -31,5 +35,9 @@ int numparse_rate(const char *s, double *out, const char **errstr);
  * byte 0 first. Returns 0, or -1 with *errstr set.
  */
 int numparse_hex_key(const char *s, unsigned char key[16], const char **errstr);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -18,6 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct siphash_key {
 	uint64_t k0, k1;
 };
@@ -28,5 +32,9 @@ void siphash_key_from_bytes(struct siphash_key *key, const unsigned char bytes[1
 uint64_t siphash_2_4_64(const struct siphash_key *key, const void *msg, size_t len);
 void siphash_2_4_128(const struct siphash_key *key, const void *msg, size_t len, uint64_t out[2]);
 void siphash_1_3_128(const struct siphash_key *key, const void *msg, size_t len, uint64_t out[2]);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 
 #include "filter.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Expected false-positive rate after n distinct keys in m bits with k probes. */
 double sizing_fpr(enum filter_layout layout, uint64_t n, uint64_t m, uint32_t k);
 
@@ -51,5 +55,9 @@ double sizing_estimate_count(enum filter_layout layout, uint64_t m, uint32_t k,
  * and the loads are Poisson, which adds their spread to Var Z.
  */
 double sizing_estimate_sd(enum filter_layout layout, uint64_t m, uint32_t k, double n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

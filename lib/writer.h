@@ -13,6 +13,10 @@
 
 #include "line.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct writer {
 	int fd;
 	char *buf;
@@ -35,5 +39,9 @@ int writer_flush(struct writer *w);
 
 /* Flush and free the buffer (fd is not closed). Returns 0 or -1 (errno). */
 int writer_finish(struct writer *w);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

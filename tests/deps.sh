@@ -40,6 +40,8 @@ check)
 	# the scale-out recipe is proven with GNU parallel; memory with time(1)
 	have_cmd parallel || want parallel
 	[ -x /usr/bin/time ] || want time
+	# the install test compiles against the installed library
+	have_cmd pkg-config || want pkg-config
 	;;
 valgrind) have_cmd valgrind || want valgrind ;;
 lint)
