@@ -93,8 +93,9 @@ deps-lint:
 
 unit: $(UNIT_BIN)
 
+# The fuzz corpora are replayed with the same compiler and flags (no libFuzzer needed).
 check: deps-check all $(UNIT_BIN)
-	@sh tests/run.sh $(O)
+	@CC="$(CC)" FUZZ_CFLAGS="$(CFLAGS)" sh tests/run.sh $(O)
 
 bench: all
 	@sh tests/bench/run.sh

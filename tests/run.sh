@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# run.sh BUILD_DIR - run the C unit tests and every bats file against the
-# programs in BUILD_DIR/cmd, then print one summary line
+# run.sh BUILD_DIR - run the C unit tests, replay the fuzz corpora, and run
+# every bats file against the programs in BUILD_DIR/cmd, then print one
+# summary line
 #   tests: N passed, N failed
 # counting every C unit test and every bats test. Exit 1 if any failed.
 set -u
@@ -26,6 +27,12 @@ echo "== C unit tests"
 cat "$log.unit"
 cat "$log.unit" >>"$log"
 rm -f "$log.unit"
+
+echo "== fuzz corpora replayed"
+sh "$here/fuzz/replay.sh" "$build" >"$log.fuzz" 2>&1 || status=1
+cat "$log.fuzz"
+cat "$log.fuzz" >>"$log"
+rm -f "$log.fuzz"
 
 echo "== bats"
 # --tap gives one ok/not ok line per test, which is what we count.

@@ -1,0 +1,121 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# make-corpus.sh [BIN_DIR] - regenerate the seed corpora in tests/fuzz/corpus/
+# from the programs in BIN_DIR (default cmd/, so run `make` first) and from
+# seedgen.c. Not part of any build: run it when the file format or the
+# harnesses' input layout changes, and commit the result. Regression
+# inputs (crash-*, and anything not made here) are left alone.
+#
+#   corpus/format/    filter files of every kind, fixed key, tiny sizes;
+#                     damaged copies; uncompressed contents (raw-*)
+#   corpus/lines/     5 option bytes (see fuzz_lines.c), then the input
+#   corpus/numparse/  strings as users type them
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+bin=${1:-$top/cmd}
+case $bin in /*) ;; *) bin="$top/$bin" ;; esac
+key=000102030405060708090a0b0c0d0e0f
+fmt="$here/corpus/format"
+lin="$here/corpus/lines"
+num="$here/corpus/numparse"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT INT TERM
+mkdir -p "$fmt" "$lin" "$num"
+CC=${CC:-cc}
+export LC_ALL=C
+
+# ---- filter files from the programs -------------------------------------
+words() { printf 'alpha\nBeta\ngamma\nDELTA\nepsilon\n'; }
+words | "$bin/bfbuild" -n 10 -p 0.1 --key $key -o "$fmt/fixed-blocked-s13.bf"
+words | "$bin/bfbuild" -n 20 -p 0.01 --layout classic --hash siphash24 -i \
+	--key $key -o "$fmt/fixed-classic-s24-i.bf"
+"$bin/bfbuild" -m 512 -K 1 --key $key -o "$fmt/fixed-empty-m512-k1.bf" </dev/null
+# dense: about half the bits set, so the payload is stored, not compressed
+seq 1 60 | "$bin/bfbuild" -m 512 -K 6 --layout classic --key $key \
+	-o "$fmt/fixed-dense-stored.bf"
+seq 1 3 | "$bin/bfbuild" -m 1024 -K 64 --hash siphash24 --key $key -o "$fmt/fixed-k64.bf"
+words | "$bin/bfuniq" -p 0.1 --key $key -f "$fmt/grow-bfuniq-blocked.bf" >/dev/null
+words | "$bin/bfuniq" -p 0.1 --layout classic -i --key $key \
+	-f "$fmt/grow-bfuniq-classic-i.bf" >/dev/null
+
+# ---- multi-stage growing ones and hand-made headers ---------------------
+$CC -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$top/lib" -o "$work/seedgen" \
+	"$here/seedgen.c" "$top"/lib/*.c -lz -lm
+"$work/seedgen" "$fmt"
+
+# ---- contents of good files, for the fuzzer to mutate with valid CRCs ---
+for f in fixed-blocked-s13 fixed-classic-s24-i grow-blocked-s13-g2t1 grow-classic-s24-g2t1-i; do
+	gzip -dc <"$fmt/$f.bf" >"$fmt/raw-ok-$f"
+done
+
+# ---- damaged files ------------------------------------------------------
+good="$fmt/fixed-blocked-s13.bf"
+size=$(wc -c <"$good")
+head -c 1 "$good" >"$fmt/damaged-1-byte.bf"
+head -c 30 "$good" >"$fmt/damaged-truncated-header.bf"
+head -c $((size - 20)) "$good" >"$fmt/damaged-truncated-payload.bf"
+head -c $((size - 4)) "$good" >"$fmt/damaged-truncated-trailer.bf"
+cp "$good" "$fmt/damaged-trailing-garbage.bf"
+printf 'x' >>"$fmt/damaged-trailing-garbage.bf"
+cat "$good" "$good" >"$fmt/damaged-two-members.bf"
+flip() {	# flip FILE OFFSET OUT: the byte at OFFSET inverted
+	cp "$1" "$3"
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	# shellcheck disable=SC2059 # the format is the octal escape of the byte
+	printf "\\$(printf %03o $((255 - b)))" | dd of="$3" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+flip "$good" 10 "$fmt/damaged-gzip-header-crc.bf"
+flip "$good" $((size - 12)) "$fmt/damaged-payload-bit.bf"
+flip "$good" $((size - 6)) "$fmt/damaged-crc.bf"
+flip "$good" $((size - 2)) "$fmt/damaged-length.bf"
+printf 'plain text, not a filter\n' >"$fmt/damaged-not-gzip"
+: | gzip -n >"$fmt/damaged-gzip-empty.bf"
+printf 'hello\n' | gzip -n >"$fmt/damaged-gzip-not-ours.bf"
+: >"$fmt/damaged-empty"
+# a gzip header, then a deflate block of the reserved type 3
+printf '\037\213\010\000\000\000\000\000\000\003\007\000' >"$fmt/damaged-deflate-block-type"
+
+# ---- line reader: flags, field, separator, batch, chunk; then the input --
+# flags: 1 NUL-delimited, 2 words, 4 fold case, 8/16 feed (0 file, 8 pipe,
+# 16 and 24 short reads), 32 separator is the third byte (else blanks),
+# 64 with a fifth byte 0xa5: a record over 1 MiB first
+# shellcheck disable=SC2059 # the seeds are printf formats, escapes and all
+seed() { name=$1; shift; printf "$@" >"$lin/$name"; }
+seed plain '\010\000\000\003\000a\nb\n\nccc\n'
+seed no-final-newline '\020\000\000\000\002x\nyy\nzzz'
+seed crlf-words-fold '\036\000\000\010\005From: <Alice@Example.COM>\r\nTo: "Bob" <bob@x.org>, (c=d);\r\n'
+seed nul-records '\031\000\000\002\003a\000b\000\000c'
+seed field2-blanks '\020\002\000\001\001  a  b\tc\n\t\tx y\n \n\n'
+seed field3-comma '\040\003,\004\000a,,b,c\na,\n\n,,,\n'
+seed field1-sep-nul '\050\001\000\377\004a\000b\nc\n'
+seed z-field2-sep-newline '\041\002\n\005\006a\nb\000c\nd\000'
+seed fold-8-bytes '\004\000\000\040\000ABCDEFG\nABCDEFGH\nAbCdEfGhI\n\300\333ZZZZZZZZZZZZZZZZ\n@[`{AZaz\n'
+seed invalid-utf8 '\026\000\000\001\001\377\376\303( \342\202\254 caf\303\251\n'
+seed only-delimiters '\030\000\000\000\000\n\n\n\n'
+seed empty '\000\000\000\000\000'
+# more records in one batch than the key arrays first hold (64, then 128)
+{ printf '\001\000\000\377\000'; head -c 300 /dev/zero; } >"$lin/many-records"
+seed words-fields '\042\002:\007\011k:v:w\nA <b> [c] {d} e=f;g,h\n'
+awk 'BEGIN { printf "\030\000\000\002\001"; for (i = 0; i < 700; i++) printf "Ab "; }' >"$lin/long-record"
+# flag 64 and 0xa5: a record of 1.3 MiB, then the input's own records
+seed amplified-one-record '\104\000\000\100\245AbCdEfGh '
+seed amplified-records '\140\002,\007\245x,Y\tz,<a@b.c>\n'
+
+# ---- numbers --------------------------------------------------------------
+n=0
+for s in 1000000 1e9 10M 2.5G 1.5e3k 0.0001 1e-4 0.01% 99.9% 0.5 .5 5. 0 1 \
+	18446744073709551615 18446744073709551616 1e19 1.8446744073709551615e19 \
+	1e400 1e-400 0e999999 -1 +1 1e 1e+ 1.5 1.5k 2P 1T 3m 1x 0x10 inf nan \
+	000102030405060708090a0b0c0d0e0f 000102030405060708090A0B0C0D0E0F \
+	000102030405060708090a0b0c0d0e0 000102030405060708090a0b0c0d0e0f0 \
+	4.9406564584124654e-324 2.2250738585072014e-308 0.99999999999999999 \
+	12345678901234567890123e-3 100000000000000000000000000e-7 19e19 4e-76; do
+	n=$((n + 1))
+	printf '%s' "$s" >"$num/$(printf %02d $n)-$(printf %s "$s" | tr -c 'A-Za-z0-9.+-' _ | cut -c1-40)"
+done
+printf '' >"$num/empty"
+printf '1 ' >"$num/trailing-blank"
+printf '1\0002' >"$num/embedded-nul"
+count() { find "$1" -type f | wc -l; }
+echo "corpus: $(count "$fmt") format, $(count "$lin") lines, $(count "$num") numparse"
