@@ -27,6 +27,15 @@ static int fail(const char **errstr, const char *msg)
 	return -1;
 }
 
+/* Filters use an all-zero key to mean "kept outside, not supplied". */
+static int all_zero(const unsigned char key[16])
+{
+	for (int i = 0; i < 16; i++)
+		if (key[i])
+			return 0;
+	return 1;
+}
+
 /* Up to len bytes of fd, retrying short reads; the count, or -1. */
 static ssize_t read_up_to(int fd, char *buf, size_t len)
 {
@@ -68,6 +77,8 @@ int keyfile_read(const char *path, unsigned char key[16], const char **errstr)
 	text[len] = '\0';
 	if (len != KEY_HEX || numparse_hex_key(text, key, errstr) < 0)
 		return fail(errstr, "not a key file (expected 32 hexadecimal digits)");
+	if (all_zero(key))
+		return fail(errstr, "an all-zero key is not a key (it marks a key not yet supplied)");
 	return 0;
 }
 
@@ -76,8 +87,10 @@ int keyfile_create(const char *path, unsigned char key[16], const char **errstr)
 	char text[KEY_HEX + 2];
 	int fd;
 
-	if (filter_random_key(key) < 0)
-		return fail(errstr, strerror(errno));
+	do
+		if (filter_random_key(key) < 0)
+			return fail(errstr, strerror(errno));
+	while (all_zero(key));	/* 2^-128: the loop is for the record */
 	for (int i = 0; i < 16; i++)
 		snprintf(text + 2 * i, 3, "%02x", key[i]);
 	text[KEY_HEX] = '\n';

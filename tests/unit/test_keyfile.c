@@ -78,6 +78,8 @@ static void anything_else_is_refused(void)
 		CHECKF(keyfile_read(path, key, &why) < 0, "accepted case %zu", i);
 		CHECK(strstr(why, "not a key file") != NULL);
 	}
+	CHECK(write_text(path, "00000000000000000000000000000000\n") == 0);
+	CHECK(keyfile_read(path, key, &why) < 0 && strstr(why, "all-zero") != NULL);
 	unlink(path);
 	CHECK(keyfile_read(path, key, &why) < 0);	/* missing */
 	CHECK(keyfile_read(dir, key, &why) < 0 && strstr(why, "regular") != NULL);
