@@ -16,6 +16,7 @@
  *   numparse.h  counts and rates as users type them
  *   atomic.h    replace a file all at once or not at all
  *   keyfile.h   a filter's key kept in a file of its own
+ *   dcso.h      DCSO bloom filter files (read and written for interop)
  *
  * The library never prints and never exits: calls report failure by return
  * value and a static message through a const char **errstr argument.
@@ -41,6 +42,7 @@
 #include "numparse.h"
 #include "atomic.h"
 #include "keyfile.h"
+#include "dcso.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -214,11 +214,15 @@ const struct filter_params *cascade_params(const struct cascade *c)
 	return &c->stages[0]->params;
 }
 
-void cascade_test(const struct cascade *c, const struct line *keys, size_t n,
-		  unsigned char *present)
+const char cascade_err_no_key[] = "the filter's key is kept in a key file and was not supplied";
+
+int cascade_test(const struct cascade *c, const struct line *keys, size_t n,
+		 unsigned char *present)
 {
 	unsigned char more[PIECE];
 
+	if (cascade_needs_key(c))
+		return -1;
 	filter_test(c->stages[0], keys, n, present);
 	for (size_t s = 1; s < c->nstages; s++) {
 		for (size_t done = 0; done < n; done += PIECE) {
@@ -229,6 +233,7 @@ void cascade_test(const struct cascade *c, const struct line *keys, size_t n,
 				present[done + i] |= more[i];
 		}
 	}
+	return 0;
 }
 
 /*
@@ -280,6 +285,10 @@ int cascade_test_and_add(struct cascade *c, const struct line *keys, size_t n,
 	size_t done = 0, total = 0;
 	int status = 0;
 
+	if (cascade_needs_key(c)) {
+		*errstr = cascade_err_no_key;
+		return -1;
+	}
 	while (done < n) {
 		size_t len = room_in_newest(c), added;
 
@@ -306,6 +315,10 @@ int cascade_add(struct cascade *c, const struct line *keys, size_t n, const char
 {
 	unsigned char present[PIECE];
 
+	if (cascade_needs_key(c)) {
+		*errstr = cascade_err_no_key;
+		return -1;
+	}
 	if (c->growth == 0) {
 		filter_add(c->stages[0], keys, n);
 		return 0;

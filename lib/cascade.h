@@ -93,9 +93,16 @@ int cascade_needs_key(const struct cascade *c);
 /* The params every stage shares (hash, flags, key), read from stage 0. */
 const struct filter_params *cascade_params(const struct cascade *c);
 
-/* present[i] = 1 if keys[i] may be in any stage. */
-void cascade_test(const struct cascade *c, const struct line *keys, size_t n,
-		  unsigned char *present);
+/*
+ * present[i] = 1 if keys[i] may be in any stage. Returns 0, or -1 (present
+ * untouched) when the cascade's key is kept outside and was not supplied:
+ * hashing with no key would give wrong answers, never an error.
+ */
+int cascade_test(const struct cascade *c, const struct line *keys, size_t n,
+		 unsigned char *present);
+
+/* The message of the adding calls when the key was not supplied. */
+extern const char cascade_err_no_key[];
 
 /*
  * Test and add, as filter_test_and_add over the whole cascade: a key found

@@ -23,6 +23,10 @@
  *             rate at p = 1e-4 came out near 5e-4. The k multiplies are
  *             independent of each other, so they pipeline.
  *
+ *   dcso      dcso.c derives the k positions (FNV-1 and DCSO's sequence,
+ *             modulo probe_bits, the DCSO file's own m); here they become
+ *             words and masks like the others'.
+ *
  * Batches: a call hashes up to BATCH keys, prefetches every cache line those
  * keys will touch, then probes. The misses of a batch overlap instead of
  * queueing one after another, which is most of the speed of a big filter.
@@ -40,6 +44,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 
+#include "dcso.h"
 #include "sizing.h"
 
 #define BATCH 32
@@ -96,14 +101,26 @@ int filter_memory_allows(uint64_t bytes)
 	return 0;
 }
 
+/* probe_bits: 0 except for DCSO, whose m is probe_bits rounded up to 512. */
+static int probe_bits_fit(const struct filter_params *p)
+{
+	if (p->layout != FILTER_DCSO)
+		return p->probe_bits == 0;
+	return p->probe_bits >= 1 && p->probe_bits <= p->m && p->m - p->probe_bits < FILTER_BLOCK_BITS;
+}
+
 int filter_params_check(const struct filter_params *p, const char **errstr)
 {
-	if (p->layout != FILTER_BLOCKED && p->layout != FILTER_CLASSIC)
+	if (p->layout != FILTER_BLOCKED && p->layout != FILTER_CLASSIC && p->layout != FILTER_DCSO)
 		*errstr = "unknown layout";
-	else if (p->hash != FILTER_SIPHASH_2_4 && p->hash != FILTER_SIPHASH_1_3)
+	else if (p->hash != FILTER_SIPHASH_2_4 && p->hash != FILTER_SIPHASH_1_3 && p->hash != FILTER_FNV1)
 		*errstr = "unknown hash function";
+	else if ((p->layout == FILTER_DCSO) != (p->hash == FILTER_FNV1))
+		*errstr = "the DCSO layout goes with the FNV-1 hash and nothing else";
 	else if (p->flags & ~FILTER_FLAGS_KNOWN)
 		*errstr = "unknown key-normalisation flags";
+	else if (p->layout == FILTER_DCSO && p->flags != 0)
+		*errstr = "a DCSO filter has no key and no key normalisation";
 	else if (p->k < 1 || p->k > FILTER_K_MAX)
 		*errstr = "number of hashes (k) out of range 1..64";
 	else if (p->m < FILTER_BLOCK_BITS || p->m > FILTER_M_MAX)
@@ -114,6 +131,8 @@ int filter_params_check(const struct filter_params *p, const char **errstr)
 		*errstr = "capacity must be at least 1";
 	else if (!(p->target_p > 0.0 && p->target_p < 1.0))
 		*errstr = "target rate out of range (0, 1)";
+	else if (!probe_bits_fit(p))
+		*errstr = "probed bits not 0, or for DCSO not within the last 512 bits of m";
 	else
 		return 0;
 	return -1;
@@ -295,10 +314,26 @@ static void classic_probes(const struct filter *f, const uint64_t h[2], struct p
 	}
 }
 
+/* DCSO's probes (dcso.c) are bit positions: here they become words and masks. */
+static void dcso_key_probes(const struct filter *f, const struct line *key, struct probes *pr)
+{
+	uint64_t positions[FILTER_K_MAX];
+
+	dcso_probes(f, key, positions);
+	for (uint32_t i = 0; i < f->params.k; i++) {
+		pr->word[i] = positions[i] >> 6;
+		pr->mask[i] = UINT64_C(1) << (positions[i] & 63);
+	}
+}
+
 static void key_probes(const struct filter *f, const struct line *key, struct probes *pr)
 {
 	uint64_t h[2];
 
+	if (f->params.layout == FILTER_DCSO) {
+		dcso_key_probes(f, key, pr);
+		return;
+	}
 	hash_key(f, key, h);
 	if (f->params.layout == FILTER_BLOCKED)
 		blocked_probes(f, h, pr);
@@ -424,19 +459,26 @@ uint64_t filter_bits_set(const struct filter *f)
 	return total;
 }
 
+/* The bits a key's probes range over: m, or for DCSO the file's own m. */
+static uint64_t probed_bits(const struct filter_params *p)
+{
+	return p->layout == FILTER_DCSO ? p->probe_bits : p->m;
+}
+
 /*
  * A key never added is a false positive when all k of its probes hit set
  * bits. Probes are independent and uniform over their range, so with a
  * fraction q of the range set the chance is q^k: over the whole array for
- * classic, over the key's block for blocked, averaged over the blocks.
+ * classic and DCSO, over the key's block for blocked, averaged over the
+ * blocks.
  */
 double filter_current_fpr(const struct filter *f)
 {
 	uint64_t blocks = f->params.m / FILTER_BLOCK_BITS;
 	double hit[FILTER_BLOCK_BITS + 1], sum = 0.0;
 
-	if (f->params.layout == FILTER_CLASSIC)
-		return pow((double)filter_bits_set(f) / (double)f->params.m, f->params.k);
+	if (f->params.layout == FILTER_CLASSIC || f->params.layout == FILTER_DCSO)
+		return pow((double)filter_bits_set(f) / (double)probed_bits(&f->params), f->params.k);
 	for (unsigned c = 0; c <= FILTER_BLOCK_BITS; c++)
 		hit[c] = pow((double)c / FILTER_BLOCK_BITS, f->params.k);
 	for (uint64_t b = 0; b < blocks; b++) {
@@ -452,7 +494,10 @@ double filter_current_fpr(const struct filter *f)
 
 double filter_estimate_count(const struct filter *f)
 {
-	return sizing_estimate_count(f->params.layout, f->params.m, f->params.k,
+	/* DCSO probes anywhere in its bits, as classic does */
+	enum filter_layout layout = f->params.layout == FILTER_DCSO ? FILTER_CLASSIC : f->params.layout;
+
+	return sizing_estimate_count(layout, probed_bits(&f->params), f->params.k,
 				     filter_bits_set(f));
 }
 
@@ -462,7 +507,7 @@ int filter_compatible(const struct filter *a, const struct filter *b, const char
 
 	if (p->layout != q->layout)
 		*what = "layout";
-	else if (p->m != q->m)
+	else if (p->m != q->m || p->probe_bits != q->probe_bits)
 		*what = "size";
 	else if (p->k != q->k)
 		*what = "hashes";
@@ -470,7 +515,8 @@ int filter_compatible(const struct filter *a, const struct filter *b, const char
 		*what = "hash function";
 	else if (p->fingerprint != q->fingerprint)
 		*what = "key";
-	else if (p->flags != q->flags)
+	/* where the key is kept does not matter: the fingerprints agreed */
+	else if ((p->flags ^ q->flags) & ~FILTER_KEY_EXTERNAL)
 		*what = "normalisation";
 	else
 		return 1;

@@ -13,6 +13,9 @@
  *            lookup costs one memory miss instead of k (Putze, Sanders &
  *            Singler 2007). It needs a little more memory for the same
  *            false-positive rate; sizing.h accounts for that.
+ *   dcso     a filter read from, or to be written as, a DCSO bloom file:
+ *            keyless FNV-1 and its own probe sequence (dcso.h), for
+ *            interoperation only.
  *
  * Bit i of the filter is bit (i % 64) of words[i / 64]; on disk the words
  * are little-endian, so bit i is bit (i % 8) of byte i / 8.
@@ -38,11 +41,18 @@ extern "C" {
 enum filter_layout {
 	FILTER_BLOCKED = 1,
 	FILTER_CLASSIC = 2,
+	/*
+	 * A filter read from or written as a DCSO bloom file (dcso.h): its own
+	 * FNV-1 probes modulo probe_bits; only with FILTER_FNV1, no flags.
+	 * Never an id in a bftools file, hence a value apart from theirs.
+	 */
+	FILTER_DCSO = 16,
 };
 
 enum filter_hash {
 	FILTER_SIPHASH_2_4 = 1,	/* SipHash-2-4-128 */
 	FILTER_SIPHASH_1_3 = 2,	/* SipHash-1-3-128, the default */
+	FILTER_FNV1 = 16,	/* FNV-1 64, no key: FILTER_DCSO only, never on disk */
 };
 
 /* Key-normalisation flags, recorded in the file and applied by every reader. */
@@ -75,6 +85,12 @@ struct filter_params {
 	 * fingerprint the caller (the file) gives.
 	 */
 	uint64_t fingerprint;
+	/*
+	 * FILTER_DCSO only (0 otherwise): the bits probed, the DCSO file's m,
+	 * m - 511 .. m. m stays a multiple of 512 (the array as allocated);
+	 * the bits from probe_bits on are never set.
+	 */
+	uint64_t probe_bits;
 };
 
 struct filter {

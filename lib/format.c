@@ -17,8 +17,11 @@
  * 16| stage count        |hash|flag| 0    0 | hash 1 = SipHash-2-4-128,
  *   +----+----+----+----+----+----+----+----+      2 = SipHash-1-3-128;
  * 24| SipHash key, 16 bytes                 | flag bit 0 = ASCII case
- * 32|                                       |   folded, others 0
- *   +----+----+----+----+----+----+----+----+
+ * 32|                                       |   folded; bit 1 = key
+ *   +----+----+----+----+----+----+----+----+   kept in a key file:
+ *                                                bytes 24-31 hold its
+ *                                                fingerprint (LE), 32-39
+ *                                                are 0; others 0
  * 40| capacity (u64)                        | fixed: the filter's;
  *   +----+----+----+----+----+----+----+----+   growing: stage 0's
  * 48| target false-positive rate (binary64) | P, for the whole file
@@ -101,6 +104,12 @@
  * would save at most ~11% of the chunk at 20-50x the time. Loading inflates
  * Z_RLE output at 250-450 MB/s and stored blocks at memory speed.
  *
+ * Other formats: the first bytes of every file are read before anything
+ * else (read_start), enough for dcso.c to tell a DCSO bloom filter, plain
+ * or gzipped, from ours; format_load hands such a file to dcso_load whole,
+ * format_open refuses it. Anything else goes on to the checks below, so
+ * its messages are those of a damaged bftools file.
+ *
  * Deliberately absent: stdio streams (descriptors are read and written
  * directly), and any check that a stage's m and k suit its capacity and
  * rate: sizing may improve between releases, and the bits are what they are.
@@ -114,10 +123,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic.h"
 #include "cascade.h"
+#include "dcso.h"
 #include "filter.h"
 #include "format.h"
 #include "siphash.h"
@@ -433,6 +444,8 @@ static int check_cascade(const struct cascade *c, const char **errstr)
 	for (size_t i = 0; i < c->nstages; i++) {
 		const struct filter_params *p = &c->stages[i]->params;
 
+		if (p->layout == FILTER_DCSO)
+			return bad(errstr, "a DCSO bloom filter cannot be saved as a bftools filter");
 		if (filter_params_check(p, errstr) < 0)
 			return -1;
 		if (c->stages[i]->words == NULL)
@@ -838,21 +851,27 @@ static int expect_end(struct format_reader *r, const char **errstr)
 	return n > 0 ? bad(errstr, "trailing data after the filter") : 0;
 }
 
-/* Read the first bytes and make sure they open a gzip member: 1f 8b. */
-static int expect_gzip(struct format_reader *r, const char **errstr)
+/*
+ * Read the first bytes, enough to tell a DCSO bloom filter (dcso.h) from
+ * anything else, as r's input. Returns 1 for a DCSO filter, 0 for anything
+ * else, -1 on a read error.
+ */
+static int read_start(struct format_reader *r, const char **errstr)
 {
-	size_t got = 0;
-	ssize_t n = 1;
+	size_t got;
+	int eof, kind = dcso_sniff(r->fd, r->buf, IO_CHUNK, &got, &eof, errstr);
 
-	while (got < 2 && n > 0) {
-		n = read_some(r->fd, r->buf + got, IO_CHUNK - got);
-		if (n < 0)
-			return bad(errstr, strerror(errno));
-		got += (size_t)n;
-	}
-	r->eof = n == 0;
+	r->eof = eof;
 	r->zs.next_in = r->buf;
 	r->zs.avail_in = (uInt)got;
+	return kind;
+}
+
+/* The first bytes (read_start's) must open a gzip member: 1f 8b. */
+static int expect_gzip(struct format_reader *r, const char **errstr)
+{
+	size_t got = r->zs.avail_in;
+
 	if (got == 0)
 		return bad(errstr, "empty file");
 	if (r->buf[0] != 0x1f || (got > 1 && r->buf[1] != 0x8b))
@@ -950,15 +969,27 @@ void format_abandon(struct format_reader *r)
 	free(r);
 }
 
-struct format_reader *format_open(int fd, struct cascade **shape, const char **errstr)
+/*
+ * A reader past the headers of the bftools filter in fd, *shape its
+ * headers. A DCSO filter is loaded whole into *dcso when dcso is not NULL
+ * (the reader is then NULL), else refused. NULL with *errstr on failure.
+ */
+static struct format_reader *open_reader(int fd, struct cascade **shape, struct cascade **dcso,
+					 const char **errstr)
 {
 	struct format_reader *r = reader_new(fd, errstr);
 	struct file_info fi;
+	int kind;
 
 	*shape = NULL;
 	if (r == NULL)
 		return NULL;
-	if (expect_gzip(r, errstr) < 0 || read_headers(r, &fi, errstr) < 0
+	kind = read_start(r, errstr);
+	if (kind == 1 && dcso != NULL)
+		*dcso = dcso_load(fd, r->buf, r->zs.avail_in, r->eof, errstr);
+	else if (kind == 1)
+		*errstr = "a DCSO bloom filter, not a bftools filter (it cannot be streamed)";
+	if (kind != 0 || expect_gzip(r, errstr) < 0 || read_headers(r, &fi, errstr) < 0
 	    || (*shape = make_shape(&fi, errstr)) == NULL) {
 		format_abandon(r);
 		return NULL;
@@ -966,6 +997,11 @@ struct format_reader *format_open(int fd, struct cascade **shape, const char **e
 	r->left = fi.payload;
 	progress_start(fi.payload);
 	return r;
+}
+
+struct format_reader *format_open(int fd, struct cascade **shape, const char **errstr)
+{
+	return open_reader(fd, shape, NULL, errstr);
 }
 
 int format_read(struct format_reader *r, void *buf, size_t len, const char **errstr)
@@ -1050,22 +1086,47 @@ static int read_stages(struct format_reader *r, const struct cascade *shape,
 	return 0;
 }
 
+/*
+ * A short file whose header claims a huge filter fails on memory before its
+ * payload is read. For a regular file, gzip's ISIZE (the content length mod
+ * 2^32, the member's last 4 bytes) tells whether the header is believable:
+ * when it disagrees, the file is the problem, not the machine. Pipes cannot
+ * be checked ahead, and other damage keeps its precise message.
+ */
+static const char trailer_message[] =
+	"truncated or corrupt (the gzip trailer's length disagrees with the header)";
+
+static int trailer_disagrees(int fd, const struct cascade *shape)
+{
+	unsigned char isize[4];
+	struct stat st;
+	uint64_t content = (uint64_t)FILE_HEADER_LEN + (uint64_t)STAGE_HEADER_LEN * shape->nstages +
+			   cascade_bytes(shape);
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 18 ||
+	    pread(fd, isize, 4, st.st_size - 4) != 4)
+		return 0;
+	return get_le(isize, 4) != (content & 0xffffffffu);
+}
+
 struct cascade *format_load(int fd, const char **errstr)
 {
 	struct filter *stages[CASCADE_STAGES_MAX];
-	struct cascade *shape, *c;
-	struct format_reader *r = format_open(fd, &shape, errstr);
+	struct cascade *shape, *c = NULL;
+	struct format_reader *r = open_reader(fd, &shape, &c, errstr);
 
 	if (r == NULL)
-		return NULL;
+		return c;	/* a DCSO filter, or NULL */
 	/* the whole file's bit arrays, before any of them is allocated */
 	if (!filter_memory_allows(cascade_bytes(shape))) {
-		*errstr = filter_err_limit;
+		*errstr = trailer_disagrees(fd, shape) ? trailer_message : filter_err_limit;
 		format_abandon(r);
 		cascade_free(shape);
 		return NULL;
 	}
 	if (read_stages(r, shape, stages, errstr) < 0) {
+		if (*errstr == filter_err_nomem && trailer_disagrees(fd, shape))
+			*errstr = trailer_message;
 		cascade_free(shape);
 		return NULL;
 	}

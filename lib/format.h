@@ -68,7 +68,12 @@ void format_abandon(struct format_reader *r);
 typedef void format_progress_fn(void *ctx, int saving, uint64_t done, uint64_t total);
 void format_set_progress(format_progress_fn *fn, void *ctx);
 
-/* Read a whole filter file from fd. Returns a new cascade, or NULL with *errstr. */
+/*
+ * Read a whole filter file from fd. Returns a new cascade, or NULL with
+ * *errstr. A DCSO bloom filter (dcso.h), plain or gzipped, is told apart
+ * by its first bytes and loaded as well, as one FILTER_DCSO stage;
+ * format_open refuses one, and format_save will not write one.
+ */
 struct cascade *format_load(int fd, const char **errstr);
 
 /* Open path ("-" is stdin) and format_load it. */

@@ -52,6 +52,7 @@ static const struct {
 	{ "hll", suite_hll },
 	{ "merge", suite_merge },
 	{ "keyfile", suite_keyfile },
+	{ "dcso", suite_dcso },
 };
 
 static int selected(const char *name, int argc, char **argv)

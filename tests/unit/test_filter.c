@@ -201,7 +201,7 @@ static void repeats_do_not_change_the_bits(void)
 
 static void bad_params_are_rejected_with_the_field_named(void)
 {
-	struct filter_params p = { FILTER_BLOCKED, FILTER_SIPHASH_1_3, 0, 7, 1024, 10, 0.01, { 0 }, 0 };
+	struct filter_params p = { FILTER_BLOCKED, FILTER_SIPHASH_1_3, 0, 7, 1024, 10, 0.01, { 0 }, 0, 0 };
 	const char *why = NULL;
 
 	CHECK(filter_params_check(&p, &why) == 0);
@@ -259,7 +259,7 @@ static void random_keys_differ(void)
 static void indexes_beyond_2_32(enum filter_layout layout)
 {
 	struct filter_params p = { layout, FILTER_SIPHASH_1_3, 0, 4,
-				   (UINT64_C(1) << 35) + 512, 64, 1e-9, { 0 }, 0 };
+				   (UINT64_C(1) << 35) + 512, 64, 1e-9, { 0 }, 0, 0 };
 	const char *why;
 	struct filter *f = filter_new(&p, &why);
 	struct keybuf kb;
@@ -304,7 +304,7 @@ static void fingerprints_tell_keys_apart(void)
  */
 static void estimate_spread(enum filter_layout layout)
 {
-	struct filter_params p = { layout, FILTER_SIPHASH_1_3, 0, 7, 50176, 5000, 0.01, { 0 }, 0 };
+	struct filter_params p = { layout, FILTER_SIPHASH_1_3, 0, 7, 50176, 5000, 0.01, { 0 }, 0, 0 };
 	struct keybuf kb;
 	double sum = 0.0, sumsq = 0.0, sd, model;
 	const char *why;
@@ -337,7 +337,7 @@ static void classic_estimate_spread(void) { estimate_spread(FILTER_CLASSIC); }
 static void an_external_key_must_match_the_fingerprint(void)
 {
 	struct filter_params p = { FILTER_BLOCKED, FILTER_SIPHASH_1_3, FILTER_KEY_EXTERNAL, 7, 1024,
-				   10, 0.01, { 0 }, 0 };
+				   10, 0.01, { 0 }, 0, 0 };
 	unsigned char other[16];
 	const char *why;
 	struct filter *f;
@@ -365,7 +365,7 @@ static void an_external_key_must_match_the_fingerprint(void)
  */
 static void memory_limit_refuses_and_counts(void)
 {
-	struct filter_params p = { FILTER_BLOCKED, FILTER_SIPHASH_1_3, 0, 7, 8192, 10, 0.01, { 0 }, 0 };
+	struct filter_params p = { FILTER_BLOCKED, FILTER_SIPHASH_1_3, 0, 7, 8192, 10, 0.01, { 0 }, 0, 0 };
 	uint64_t before = filter_memory_in_use();
 	const char *why;
 	struct filter *a, *b;

@@ -54,5 +54,6 @@ void suite_cascade(void);
 void suite_hll(void);
 void suite_merge(void);
 void suite_keyfile(void);
+void suite_dcso(void);
 
 #endif
