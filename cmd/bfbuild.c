@@ -6,7 +6,9 @@
  * an existing one is extended in place with -f, and --like copies another
  * filter's shape and key so shards built apart can be OR-ed by bfmerge.
  * The filter is written atomically to -o FILE (or back over -f FILTER), or
- * streamed to stdout when that is not a terminal.
+ * streamed to stdout when that is not a terminal; --format dcso writes it
+ * in the DCSO bloom format instead (dcso.h), sized from -n/-p as DCSO's
+ * own tool sizes it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +20,7 @@
 
 #include "cli.h"
 #include "cascade.h"
+#include "dcso.h"
 #include "filter.h"
 #include "keys.h"
 #include "sizing.h"
@@ -27,7 +30,7 @@
 #define OVER_CAPACITY_SLACK 1.1
 
 static const char usage[] =
-	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--like FILTER] [--layout blocked|classic] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--like FILTER] [--layout blocked|classic] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
 	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
 	"\n"
 	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
@@ -40,6 +43,8 @@ static const char usage[] =
 	"  -K, --hashes=HASHES   number of hash probes per key (1..64)\n"
 	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
 	"      --hash=HASH       siphash13 (default) or siphash24\n"
+	"      --format=FORMAT   bftools (default), or dcso or dcso-gzip: the DCSO\n"
+	"                        bloom format, plain or gzipped (with -n, -p only)\n"
 	"  -k, --field=N         key on the Nth field of each line\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
@@ -51,7 +56,11 @@ static const char usage[] =
 	"\n"
 	"Counts take 1000000, 1e6, 1M; rates take 0.001, 1e-3, 0.1%.\n";
 
-enum { OPT_LIKE = 256, OPT_LAYOUT, OPT_KEY, OPT_HASH };
+enum { OPT_LIKE = 256, OPT_LAYOUT, OPT_KEY, OPT_HASH, OPT_FORMAT };
+
+/* What the filter is written as. */
+enum output_format { FORMAT_BFTOOLS, FORMAT_DCSO, FORMAT_DCSO_GZIP };
+static const char *const format_names[] = { "bftools", "dcso", "dcso-gzip" };
 
 static const struct option long_options[] = {
 	{ "capacity", required_argument, NULL, 'n' },
@@ -64,6 +73,7 @@ static const struct option long_options[] = {
 	{ "hashes", required_argument, NULL, 'K' },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "hash", required_argument, NULL, OPT_HASH },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "field", required_argument, NULL, 'k' },
 	{ "separator", required_argument, NULL, 't' },
 	{ "ignore-case", no_argument, NULL, 'i' },
@@ -83,7 +93,9 @@ struct options {
 	uint64_t bits;			/* -m, 0 = from sizing */
 	uint32_t hashes;		/* -K, 0 = from sizing */
 	const char *shape_option;	/* first shape option given, for conflicts */
-	int key_given, rate_given;
+	enum output_format format;
+	const char *not_dcso;		/* first option a DCSO filter has no use for */
+	int key_given, rate_given, capacity_given;
 	struct key_spec spec;
 	char delim;
 	int verbose;
@@ -97,10 +109,38 @@ static void note_shape(struct options *opt, const char *name)
 		opt->shape_option = name;
 }
 
+static void note_not_dcso(struct options *opt, const char *name)
+{
+	if (opt->not_dcso == NULL)
+		opt->not_dcso = name;
+}
+
+static enum output_format parse_format(const char *arg)
+{
+	for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
+		if (strcmp(arg, format_names[i]) == 0)
+			return (enum output_format)i;
+	cli_usage_error("invalid format '%s': expected 'bftools', 'dcso' or 'dcso-gzip'", arg);
+}
+
+/* Options that shape a filter DCSO's format cannot record: noted for the conflict check. */
+static void note_shape_only(struct options *opt, int c)
+{
+	static const struct { int c; const char *name; } named[] = {
+		{ OPT_LAYOUT, "--layout" }, { 'm', "-m" }, { 'K', "-K" },
+		{ OPT_KEY, "--key" }, { OPT_HASH, "--hash" }, { 'i', "-i" },
+	};
+
+	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+		if (named[i].c == c)
+			note_not_dcso(opt, named[i].name);
+}
+
 static void parse_option(struct options *opt, int c, const char *arg)
 {
+	note_shape_only(opt, c);
 	switch (c) {
-	case 'n': opt->capacity = cli_count("capacity", arg, 1, FILTER_M_MAX); note_shape(opt, "-n"); break;
+	case 'n': opt->capacity = cli_count("capacity", arg, 1, FILTER_M_MAX); opt->capacity_given = 1; note_shape(opt, "-n"); break;
 	case 'p': opt->rate = cli_rate("rate", arg); opt->rate_given = 1; note_shape(opt, "-p"); break;
 	case 'o': opt->output = arg; break;
 	case 'f': opt->filter = arg; break;
@@ -110,6 +150,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'K': opt->hashes = (uint32_t)cli_count("number of hashes", arg, 1, FILTER_K_MAX); note_shape(opt, "-K"); break;
 	case OPT_KEY: cli_hex_key("key", arg, opt->shape.key); opt->key_given = 1; note_shape(opt, "--key"); break;
 	case OPT_HASH: opt->shape.hash = cli_hash(arg); note_shape(opt, "--hash"); break;
+	case OPT_FORMAT: opt->format = parse_format(arg); break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'i': opt->spec.fold_case = 1; break;
@@ -123,8 +164,23 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	}
 }
 
+/* A DCSO filter is new, sized from -n/-p only, keyless, without normalisation. */
+static void check_dcso_conflicts(const struct options *opt)
+{
+	const char *name = format_names[opt->format];
+
+	if (opt->filter || opt->like)
+		cli_usage_error("%s cannot be used with --format %s: DCSO filters are built new",
+				opt->filter ? "-f" : "--like", name);
+	if (opt->not_dcso || cli_key_file)
+		cli_usage_error("%s cannot be used with --format %s: DCSO filters have no such setting",
+				opt->not_dcso ? opt->not_dcso : "--key-file", name);
+}
+
 static void check_conflicts(const struct options *opt)
 {
+	if (opt->format != FORMAT_BFTOOLS)
+		check_dcso_conflicts(opt);
 	if (opt->filter && opt->like)
 		cli_usage_error("-f and --like cannot be used together");
 	if (opt->key_given && cli_key_file)
@@ -160,16 +216,60 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	check_conflicts(opt);
 }
 
+/* The k that lets m bits hold the most keys at rate p. */
+static uint32_t best_k_for_size(enum filter_layout layout, uint64_t m, double p)
+{
+	uint32_t best = 1;
+	uint64_t most = 0;
+
+	for (uint32_t k = 1; k <= FILTER_K_MAX; k++) {
+		uint64_t n = sizing_capacity(layout, m, k, p);
+
+		if (n > most) {
+			most = n;
+			best = k;
+		}
+	}
+	return best;
+}
+
+/*
+ * -m: the size is given. Without -n the capacity is what it holds at the
+ * rate; with -n the filter promises the rate it gives at n, not -p's.
+ */
+static void shape_from_size(struct options *opt, struct filter_params *p)
+{
+	double expected;
+
+	p->m = sizing_round_bits(opt->bits);
+	if (!opt->capacity_given) {
+		p->k = opt->hashes ? opt->hashes : best_k_for_size(p->layout, p->m, opt->rate);
+		opt->capacity = sizing_capacity(p->layout, p->m, p->k, opt->rate);
+		/* too small for even one key at the rate: the user's call; -v and the warning say so */
+		if (opt->capacity == 0)
+			opt->capacity = 1;
+		p->target_p = opt->rate;
+		return;
+	}
+	p->k = opt->hashes ? opt->hashes : sizing_best_k(p->layout, opt->capacity, p->m);
+	expected = sizing_fpr(p->layout, opt->capacity, p->m, p->k);
+	if (opt->rate_given && expected > opt->rate)
+		cli_warn("warning: with -m %llu the rate at %llu keys is %.3g, above -p %g",
+			 (unsigned long long)p->m, (unsigned long long)opt->capacity, expected, opt->rate);
+	p->target_p = expected > 0.0 && expected < 1.0 ? expected : opt->rate;
+}
+
 /* m and k for a new filter: from -n/-p, or as forced by -m and -K. */
 static void choose_shape(struct options *opt, struct filter_params *p)
 {
 	const char *why = NULL;
-	int r = 0;
+	int r;
 
 	if (opt->bits) {
-		p->m = sizing_round_bits(opt->bits);
-		p->k = opt->hashes ? opt->hashes : sizing_best_k(p->layout, opt->capacity, p->m);
-	} else if (opt->hashes) {
+		shape_from_size(opt, p);
+		return;
+	}
+	if (opt->hashes) {
 		p->k = opt->hashes;
 		r = sizing_bits_for_k(p->layout, opt->capacity, opt->rate, p->k, &p->m, &why);
 	} else {
@@ -179,16 +279,6 @@ static void choose_shape(struct options *opt, struct filter_params *p)
 		cli_usage_error("cannot size a filter for %llu keys at rate %g: %s",
 				(unsigned long long)opt->capacity, opt->rate, why);
 	p->target_p = opt->rate;
-	if (opt->bits) {
-		/* a forced size promises the rate it gives, not the one asked for */
-		double expected = sizing_fpr(p->layout, opt->capacity, p->m, p->k);
-
-		if (opt->rate_given && expected > opt->rate)
-			cli_warn("warning: with -m %llu the rate at %llu keys is %.3g, above -p %g",
-				 (unsigned long long)p->m, (unsigned long long)opt->capacity,
-				 expected, opt->rate);
-		p->target_p = expected > 0.0 && expected < 1.0 ? expected : opt->rate;
-	}
 }
 
 static struct cascade *new_filter(struct options *opt)
@@ -202,6 +292,22 @@ static struct cascade *new_filter(struct options *opt)
 	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
 	if (!opt->key_given)
 		p.flags |= cli_new_key(p.key);
+	c = cascade_new_fixed(&p, &why);
+	if (c == NULL)
+		cli_fatal("cannot create a filter of %llu bits: %s", (unsigned long long)p.m, cli_explain(why));
+	return c;
+}
+
+/* A new DCSO filter, sized from -n and -p as DCSO's own tool sizes it. */
+static struct cascade *new_dcso_filter(const struct options *opt)
+{
+	struct filter_params p;
+	const char *why;
+	struct cascade *c;
+
+	if (dcso_params(opt->capacity, opt->rate, &p, &why) < 0)
+		cli_usage_error("cannot size a DCSO filter for %llu keys at rate %g: %s",
+				(unsigned long long)opt->capacity, opt->rate, why);
 	c = cascade_new_fixed(&p, &why);
 	if (c == NULL)
 		cli_fatal("cannot create a filter of %llu bits: %s", (unsigned long long)p.m, cli_explain(why));
@@ -226,6 +332,8 @@ static struct cascade *acquire_filter(struct options *opt)
 	struct cascade *c;
 	uint32_t flags;
 
+	if (opt->format != FORMAT_BFTOOLS)
+		return new_dcso_filter(opt);
 	if (opt->filter == NULL && opt->like == NULL)
 		return new_filter(opt);
 	c = opt->filter ? cli_load_filter(opt->filter) : empty_like(opt->like);
@@ -261,7 +369,21 @@ struct build {
 	struct keyset keys;
 	uint64_t records;
 	uint64_t keyed;
+	int count_new;			/* DCSO: count keys that set a new bit (its N) */
+	unsigned char *present;		/* test-and-add's answers, unused */
+	size_t present_cap;
 };
+
+/* Test-and-add counts the keys that set a new bit, as DCSO's N wants; add does not. */
+static int add_keys(struct build *b, const char **why)
+{
+	size_t n = b->keys.count;
+
+	if (!b->count_new)
+		return cascade_add(b->filter, b->keys.keys, n, why);
+	return cascade_test_and_add(b->filter, b->keys.keys, n,
+				    cli_flags(&b->present, &b->present_cap, n), NULL, why);
+}
 
 static int add_batch(void *ctx, const struct line *records, size_t n)
 {
@@ -270,7 +392,7 @@ static int add_batch(void *ctx, const struct line *records, size_t n)
 
 	if (keyset_build(&b->keys, b->spec, records, n) < 0)
 		cli_fatal("%s", strerror(ENOMEM));
-	if (cascade_add(b->filter, b->keys.keys, b->keys.count, &why) < 0)
+	if (add_keys(b, &why) < 0)
 		cli_fatal("%s", cli_explain(why));
 	b->records += n;
 	b->keyed += b->keys.count;
@@ -296,6 +418,7 @@ static void add_lines(struct build *b, const struct options *opt)
 	if (cli_each_batch(opt->inputs, opt->ninputs, opt->delim, add_batch, b) < 0)
 		cli_fatal("no filter written: an input could not be read");
 	keyset_free(&b->keys);
+	free(b->present);
 }
 
 /* A full filter has no estimate: every bit is set. */
@@ -316,11 +439,20 @@ static uint64_t bits_set(const struct cascade *c)
 	return total;
 }
 
+static const char *layout_name(enum filter_layout layout)
+{
+	if (layout == FILTER_DCSO)
+		return "DCSO";
+	return layout == FILTER_BLOCKED ? "blocked" : "classic";
+}
+
 static void report(const struct build *b, int verbose)
 {
 	const struct cascade *c = b->filter;
 	const struct filter_params *p = cascade_params(c);
-	uint64_t set = bits_set(c), m = cascade_bytes(c) * 8;
+	/* a DCSO filter's bits are its own m; its array is rounded up to 512 */
+	uint64_t set = bits_set(c), bytes = cascade_bytes(c);
+	uint64_t m = p->layout == FILTER_DCSO ? p->probe_bits : bytes * 8;
 	double rate = cascade_current_fpr(c);
 	double distinct = cascade_estimate_count(c);
 	char size[32], text[64];
@@ -334,8 +466,8 @@ static void report(const struct build *b, int verbose)
 		cli_warn("%llu of %llu bits set (%.2f%%), k = %u, %s layout, %zu stage%s, %s",
 			 (unsigned long long)set, (unsigned long long)m,
 			 100.0 * (double)set / (double)m, p->k,
-			 p->layout == FILTER_BLOCKED ? "blocked" : "classic",
-			 c->nstages, c->nstages == 1 ? "" : "s", cli_human_bytes(m / 8, size));
+			 layout_name(p->layout), c->nstages, c->nstages == 1 ? "" : "s",
+			 cli_human_bytes(bytes, size));
 		cli_warn("estimated false-positive rate %.3g (target %g)", rate, c->target_p);
 	}
 	/*
@@ -349,6 +481,22 @@ static void report(const struct build *b, int verbose)
 			 (unsigned long long)c->capacity);
 }
 
+/* Write the filter to dest (stdout when NULL) in the format asked for. */
+static void save_filter(const struct cascade *c, const char *dest, enum output_format format)
+{
+	int gzip = format == FORMAT_DCSO_GZIP;
+	const char *why;
+
+	if (format == FORMAT_BFTOOLS) {
+		cli_save_filter(c, dest);
+		return;
+	}
+	if (dest == NULL && dcso_save(c, STDOUT_FILENO, gzip, &why) < 0)
+		cli_fatal("write error: %s", why);
+	if (dest != NULL && dcso_save_path(c, dest, gzip, &why) < 0)
+		cli_fatal("%s: %s", dest, why);
+}
+
 int main(int argc, char **argv)
 {
 	struct options opt;
@@ -359,9 +507,10 @@ int main(int argc, char **argv)
 	parse_options(&opt, argc, argv);
 	dest = destination(&opt);
 	b.filter = acquire_filter(&opt);
+	b.count_new = opt.format != FORMAT_BFTOOLS;
 	add_lines(&b, &opt);
 	report(&b, opt.verbose);
-	cli_save_filter(b.filter, dest);
+	save_filter(b.filter, dest, opt.format);
 	cascade_free(b.filter);
 	return 0;
 }

@@ -139,7 +139,8 @@ static void mark_present(struct grep *g, const struct cascade *f, const struct l
 	if (rebuild && keyset_build(&g->keys, &g->spec, records, n) < 0)
 		cli_fatal("%s", strerror(ENOMEM));
 	cli_flags(&g->present, &g->present_cap, g->keys.count);
-	cascade_test(f, g->keys.keys, g->keys.count, g->present);
+	if (cascade_test(f, g->keys.keys, g->keys.count, g->present) < 0)
+		cli_fatal("%s", cascade_err_no_key);	/* cli_load_filter supplies it */
 	for (size_t i = 0; i < g->keys.count; i++)
 		g->selected[g->keys.record[i]] |= g->present[i];
 }
@@ -202,6 +203,7 @@ int main(int argc, char **argv)
 	int input_status, status;
 
 	cli_init(argv[0]);
+	cli_dcso_readable();	/* a DCSO file is only tested: nothing is saved */
 	parse_options(&opt, argc, argv);
 	g.opt = &opt;
 	g.spec = opt.spec;

@@ -6,9 +6,10 @@
  * file (JSON Lines).
  *
  * It shows a fingerprint of the SipHash key, never the key: whoever knows
- * the key can craft keys that collide in the filter. It reads each file
- * whole, like any other reader, so a corrupt file is reported the same way
- * bfgrep would report it; a bad file does not stop the others.
+ * the key can craft keys that collide in the filter. A DCSO bloom filter
+ * (dcso.h) is described by its own header fields: it has no key. It reads
+ * each file whole, like any other reader, so a corrupt file is reported
+ * the same way bfgrep would report it; a bad file does not stop the others.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 
 #include "cascade.h"
 #include "cli.h"
+#include "dcso.h"
 #include "filter.h"
 #include "format.h"
 #include "writer.h"
@@ -34,7 +36,7 @@
 
 static const char usage[] =
 	"Usage: bfinfo [--json] FILTER...\n"
-	"Show the header fields and estimated contents of bftools filter files.\n"
+	"Show the header fields and estimated contents of filter files (bftools' or DCSO's).\n"
 	"\n"
 	"      --json            one JSON object per file and line (JSON Lines)\n"
 	CLI_COMMON_HELP
@@ -132,6 +134,7 @@ static struct cascade *load_filter(const char *path, struct disk_size *disk)
 	int fd;
 
 	disk->known = 0;
+	cli_progress_loading(display_name(path));
 	if (strcmp(path, "-") == 0) {
 		c = format_load(STDIN_FILENO, &why);
 	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
@@ -143,14 +146,31 @@ static struct cascade *load_filter(const char *path, struct disk_size *disk)
 		disk->bytes = disk->known ? (uint64_t)st.st_size : 0;
 		close(fd);	/* read-only: nothing to lose */
 	}
+	cli_progress_done();
 	if (c == NULL)
 		cli_warn("%s: %s", display_name(path), cli_explain(why));
+	else if ((why = cli_key_file_disagrees(c)) != NULL) {
+		cli_warn("%s: %s", display_name(path), why);
+		cascade_free(c);
+		c = NULL;
+	}
 	return c;
 }
 
 static double ratio(uint64_t part, uint64_t whole)
 {
 	return whole == 0 ? 0.0 : (double)part / (double)whole;
+}
+
+static int is_dcso(const struct cascade *c)
+{
+	return cascade_params(c)->layout == FILTER_DCSO;
+}
+
+/* The filter's bits: m, or a DCSO file's own m (its array is rounded up to 512). */
+static uint64_t stage_bits(const struct filter *f)
+{
+	return f->params.layout == FILTER_DCSO ? f->params.probe_bits : f->params.m;
 }
 
 /* Work out every derived figure of c (a pass over the bits per figure). */
@@ -162,10 +182,10 @@ static void measure(struct info *in, const struct cascade *c)
 		struct stage_figures *s = &in->stages[i];
 
 		s->bits_set = filter_bits_set(f);
-		s->fill = ratio(s->bits_set, f->params.m);
+		s->fill = ratio(s->bits_set, stage_bits(f));
 		s->estimate = filter_estimate_count(f);
 		s->rate = filter_current_fpr(f);
-		in->bits += f->params.m;
+		in->bits += stage_bits(f);
 		in->bits_set += s->bits_set;
 	}
 	in->fill = ratio(in->bits_set, in->bits);
@@ -256,15 +276,20 @@ static void text_bytes(struct writer *w, const char *label, uint64_t bytes)
 		   (unsigned long long)bytes);
 }
 
-static void text_header(struct writer *w, const struct info *in)
+static void text_file_name(struct writer *w, const struct info *in)
 {
-	const struct cascade *c = in->c;
-
 	/* the name is printed as given, like the names in messages */
 	put(w, "file:", 5);
 	putf(w, "%*s", LABEL_WIDTH - 5, "");
 	put(w, display_name(in->name), strlen(display_name(in->name)));
 	put(w, "\n", 1);
+}
+
+static void text_header(struct writer *w, const struct info *in)
+{
+	const struct cascade *c = in->c;
+
+	text_file_name(w, in);
 	/* the reader accepts no other version, so this is the file's */
 	text_field(w, 0, "format version", "%u", FORMAT_VERSION);
 	if (c->growth == 0)
@@ -302,6 +327,15 @@ static void text_stage(struct writer *w, const struct info *in, size_t i)
 	text_field(w, 2, "estimated rate", "%.3g", s->rate);
 }
 
+static void text_sizes(struct writer *w, const struct info *in)
+{
+	text_bytes(w, "size in memory", in->memory_bytes);
+	if (in->disk.known)
+		text_bytes(w, "size on disk", in->disk.bytes);
+	else
+		text_field(w, 0, "size on disk", "unknown");
+}
+
 static void text_totals(struct writer *w, const struct info *in)
 {
 	text_field(w, 0, "total bits", "%llu", (unsigned long long)in->bits);
@@ -310,15 +344,39 @@ static void text_totals(struct writer *w, const struct info *in)
 	text_estimate(w, 0, in->estimate);
 	text_field(w, 0, "estimated rate", "%.3g (target %g%s)", in->rate, in->c->target_p,
 		   in->over_capacity ? "; over capacity" : "");
-	text_bytes(w, "size in memory", in->memory_bytes);
-	if (in->disk.known)
-		text_bytes(w, "size on disk", in->disk.bytes);
-	else
-		text_field(w, 0, "size on disk", "unknown");
+	text_sizes(w, in);
+}
+
+/* A DCSO filter: its header fields (n, p, k, m, N), then the figures. */
+static void text_dcso(struct writer *w, const struct info *in)
+{
+	const struct cascade *c = in->c;
+	const struct filter *f = c->stages[0];
+
+	text_file_name(w, in);
+	text_field(w, 0, "format version", "%u (DCSO)", DCSO_VERSION);
+	text_field(w, 0, "kind", "DCSO bloom filter");
+	text_field(w, 0, "hash function", "FNV-1 64-bit");
+	text_field(w, 0, "key", "none: anyone can compute which keys collide");
+	text_field(w, 0, "capacity (n)", "%llu", (unsigned long long)c->capacity);
+	text_field(w, 0, "target rate (p)", "%g", c->target_p);
+	text_field(w, 0, "hashes (k)", "%u", (unsigned)f->params.k);
+	text_field(w, 0, "bits (m)", "%llu", (unsigned long long)f->params.probe_bits);
+	text_field(w, 0, "elements (N)", "%llu", (unsigned long long)c->newest_keys);
+	text_field(w, 0, "bits set", "%llu", (unsigned long long)in->bits_set);
+	text_field(w, 0, "fill", "%.2f%%", 100.0 * in->fill);
+	text_estimate(w, 0, in->estimate);
+	text_field(w, 0, "estimated rate", "%.3g (target %g%s)", in->rate, c->target_p,
+		   in->over_capacity ? "; over capacity" : "");
+	text_sizes(w, in);
 }
 
 static void describe_text(struct writer *w, const struct info *in)
 {
+	if (is_dcso(in->c)) {
+		text_dcso(w, in);
+		return;
+	}
 	text_header(w, in);
 	for (size_t i = 0; i < in->c->nstages; i++)
 		text_stage(w, in, i);
@@ -451,8 +509,34 @@ static void json_totals(struct writer *w, const struct info *in)
 	json_u64_or_null(w, "bytes_on_disk", in->disk.known, in->disk.bytes);
 }
 
+/* A DCSO filter: its header fields, then the same totals as any filter. */
+static void json_dcso(struct writer *w, const struct info *in)
+{
+	const struct cascade *c = in->c;
+	const struct filter *f = c->stages[0];
+
+	put(w, "{\"file\":", 8);
+	json_string(w, in->name);
+	json_u64(w, "format_version", DCSO_VERSION);
+	json_key(w, "kind");
+	put(w, "\"dcso\"", 6);
+	json_key(w, "hash");
+	json_string(w, "FNV-1-64");
+	json_u64(w, "capacity", c->capacity);
+	json_key(w, "target_rate");
+	json_double(w, c->target_p);
+	json_u64(w, "hashes", f->params.k);
+	json_u64(w, "elements", c->newest_keys);
+	json_totals(w, in);
+	put(w, "}\n", 2);
+}
+
 static void describe_json(struct writer *w, const struct info *in)
 {
+	if (is_dcso(in->c)) {
+		json_dcso(w, in);
+		return;
+	}
 	json_header(w, in);
 	json_key(w, "stages");
 	put(w, "[", 1);

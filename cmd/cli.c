@@ -28,9 +28,13 @@ const char *cli_progname = "bftools";
 int cli_progress_mode = -1;
 const char *cli_key_file;
 static int keys_optional;
+static int dcso_readable;
 void (*cli_progress_detail)(char *buf, size_t len);
 
 #define MEMORY_ENV "BFTOOLS_MAX_MEMORY"
+
+static const char *memory_env;	/* BFTOOLS_MAX_MEMORY, until applied */
+static int memory_option;	/* --max-memory was given */
 
 /* A memory size: SI units, as bfinfo and -v print them (1G = 1e9 bytes). */
 static uint64_t memory_size(const char *what, const char *arg)
@@ -50,8 +54,18 @@ void cli_init(const char *progname)
 
 	cli_progname = slash ? slash + 1 : progname;
 	atomic_remove_on_signals();
-	if (limit && *limit)
-		filter_set_memory_limit(memory_size(MEMORY_ENV, limit));
+	memory_env = limit;
+}
+
+/*
+ * The environment's limit applies once the options are read, so that a bad
+ * value does not stand in the way of --help, and --max-memory overrides it.
+ */
+static void apply_memory_env(void)
+{
+	if (memory_env && *memory_env && filter_memory_limit() == 0 && !memory_option)
+		filter_set_memory_limit(memory_size(MEMORY_ENV, memory_env));
+	memory_env = NULL;
 }
 
 int cli_common_option(int c, const char *arg)
@@ -59,6 +73,7 @@ int cli_common_option(int c, const char *arg)
 	switch (c) {
 	case CLI_OPT_MAX_MEMORY:
 		filter_set_memory_limit(memory_size("memory limit", arg));
+		memory_option = 1;
 		return 1;
 	case CLI_OPT_PROGRESS:
 		cli_progress_mode = 1;
@@ -77,6 +92,27 @@ int cli_common_option(int c, const char *arg)
 void cli_keys_optional(void)
 {
 	keys_optional = 1;
+}
+
+void cli_dcso_readable(void)
+{
+	dcso_readable = 1;
+}
+
+/* Why a DCSO filter (dcso.h) cannot be used here, or NULL when it can. */
+static const char *dcso_unusable(void)
+{
+	static char text[160];
+
+	if (!dcso_readable) {
+		snprintf(text, sizeof text,
+			 "a DCSO bloom filter, not a bftools filter (%s does not take those; bfgrep and bfinfo read them)",
+			 cli_progname);
+		return text;
+	}
+	if (cli_key_file)
+		return "a DCSO bloom filter has no key: --key-file does not apply";
+	return NULL;
 }
 
 static void read_key_file(unsigned char key[16])
@@ -131,15 +167,16 @@ static void apply_key_file(struct cascade *c, const char *name)
 
 const char *cli_explain(const char *why)
 {
-	static char text[256];
-	char need[32], limit[32];
+	static char text[320];
+	char need[32], limit[32], used[32];
 	uint64_t bytes = filter_refused_bytes();
 
 	if (why == filter_err_limit)
 		snprintf(text, sizeof text,
-			 "filter needs %s (%llu bytes), over the memory limit of %s (--max-memory or " MEMORY_ENV ")",
+			 "filter needs %s (%llu bytes), over the memory limit of %s with %s already in use (--max-memory or " MEMORY_ENV ")",
 			 cli_human_bytes(bytes, need), (unsigned long long)bytes,
-			 cli_human_bytes(filter_memory_limit(), limit));
+			 cli_human_bytes(filter_memory_limit(), limit),
+			 cli_human_bytes(filter_memory_in_use(), used));
 	else if (why == filter_err_nomem)
 		snprintf(text, sizeof text, "cannot allocate %s (%llu bytes) for the filter: out of memory",
 			 cli_human_bytes(bytes, need), (unsigned long long)bytes);
@@ -148,8 +185,11 @@ const char *cli_explain(const char *why)
 	return text;
 }
 
+static void progress_finish(void);
+
 static void vreport(const char *fmt, va_list ap)
 {
+	progress_finish();	/* a message never shares a line with progress */
 	fprintf(stderr, "%s: ", cli_progname);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -209,6 +249,8 @@ int cli_getopt(int argc, char **argv, const char *optstring, const struct option
 
 	opterr = 0;
 	c = getopt_long(argc, argv, optstring, longopts, NULL);
+	if (c == -1)
+		apply_memory_env();
 	if (c == ':')
 		cli_usage_error("option '%s' requires an argument", argv[optind - 1]);
 	if (c != '?')
@@ -481,6 +523,33 @@ static uint64_t inputs_size(char *const *paths, int npaths)
 	return total;
 }
 
+void cli_progress_loading(const char *name)
+{
+	progress_start(0, name);
+	format_set_progress(file_progress, NULL);
+}
+
+void cli_progress_done(void)
+{
+	progress_finish();
+}
+
+const char *cli_key_file_disagrees(const struct cascade *c)
+{
+	static char text[300];
+	unsigned char key[16];
+
+	if (cli_key_file == NULL)
+		return NULL;
+	if (cascade_params(c)->layout == FILTER_DCSO)
+		return "a DCSO bloom filter has no key (--key-file does not apply)";
+	read_key_file(key);
+	if (filter_key_fingerprint(key) == cascade_params(c)->fingerprint)
+		return NULL;
+	snprintf(text, sizeof text, "the key in %s is not this filter's key", cli_key_file);
+	return text;
+}
+
 struct cascade *cli_load_filter(const char *path)
 {
 	const char *why;
@@ -493,7 +562,14 @@ struct cascade *cli_load_filter(const char *path)
 
 	if (c == NULL)
 		cli_fatal("%s: %s", display_name(path), cli_explain(why));
-	apply_key_file(c, display_name(path));
+	if (cascade_params(c)->layout != FILTER_DCSO) {
+		apply_key_file(c, display_name(path));
+		return c;
+	}
+	if ((why = dcso_unusable()) != NULL) {
+		cascade_free(c);
+		cli_fatal("%s: %s", display_name(path), why);
+	}
 	return c;
 }
 

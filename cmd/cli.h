@@ -64,6 +64,13 @@ extern const char *cli_key_file;
 void cli_keys_optional(void);
 
 /*
+ * Programs that can use a DCSO bloom filter (dcso.h: no key, no growth,
+ * never saved in the bftools format) call this; for the others
+ * cli_load_filter refuses one, saying which programs read them.
+ */
+void cli_dcso_readable(void);
+
+/*
  * The key of a new filter: from --key-file (created, mode 0600, with a
  * fresh random key if missing), else fresh from getrandom(2). Returns the
  * flags to add to the filter (FILTER_KEY_EXTERNAL for a key file).
@@ -130,6 +137,16 @@ struct cascade *cli_load_filter(const char *path);
  * is stdin). A file that cannot be opened or read is fatal, naming it.
  */
 struct format_reader *cli_open_filter(const char *path, struct cascade **shape, int *fd);
+
+/*
+ * For programs that load filters themselves (to go on after a bad one):
+ * show progress for loading name, then end it. And check --key-file against
+ * a loaded filter: NULL when it agrees (or none was given), else what is
+ * wrong.
+ */
+void cli_progress_loading(const char *name);
+void cli_progress_done(void);
+const char *cli_key_file_disagrees(const struct cascade *c);
 
 /* Save a filter to path atomically, or to stdout when path is NULL. */
 void cli_save_filter(const struct cascade *c, const char *path);

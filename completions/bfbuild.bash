@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: MIT
-# bash completion for bfbuild(1): every option, the values of --layout and
-# --hash, *.bf filters after -f/--filter/--like, ordinary files elsewhere.
+# bash completion for bfbuild(1): every option, the values of --layout,
+# --hash and --format, *.bf filters after -f/--filter/--like, ordinary
+# files elsewhere (-o, --key-file and the inputs).
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--layout=bl" whether or not COMP_WORDBREAKS splits at "=".
-# Options that take a number or a key get no suggestions (there is nothing
-# sensible to guess). Install as .../bash-completion/completions/bfbuild,
-# or source it from ~/.bashrc.
+# Options that take a number, a key or a size get no suggestions (there is
+# nothing sensible to guess). Install as
+# .../bash-completion/completions/bfbuild, or source it from ~/.bashrc.
 
 _bfbuild_options='-n --capacity -p --rate -o --output -f --filter --like
---layout -m --bits -K --hashes --key --hash -k --field -t --separator
--i --ignore-case -z --null-data -v --verbose -h --help -V --version'
+--layout -m --bits -K --hashes --key --hash --format -k --field -t --separator
+-i --ignore-case -z --null-data -v --verbose --key-file --max-memory
+--progress --no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
 # word splitting, no globbing, so any file name survives.
@@ -41,10 +43,11 @@ _bfbuild_value() {
 	case $1 in
 	--layout) _bfbuild_add compgen -W 'blocked classic' -- "$2" ;;
 	--hash) _bfbuild_add compgen -W 'siphash13 siphash24' -- "$2" ;;
+	--format) _bfbuild_add compgen -W 'bftools dcso dcso-gzip' -- "$2" ;;
 	-f | --filter | --like) _bfbuild_filters "$2" ;;
-	-o | --output) _bfbuild_files "$2" ;;
+	-o | --output | --key-file) _bfbuild_files "$2" ;;
 	-n | --capacity | -p | --rate | -m | --bits | -K | --hashes | --key | \
-		-k | --field | -t | --separator) ;;
+		-k | --field | -t | --separator | --max-memory) ;;
 	*) return 1 ;;
 	esac
 	return 0

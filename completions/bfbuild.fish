@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 # fish completion for bfbuild(1): every option with its description, the
-# values of --layout and --hash, *.bf filters after -f/--filter/--like,
-# ordinary files for -o and the inputs (fish's default for arguments).
+# values of --layout, --hash and --format, *.bf filters after
+# -f/--filter/--like, ordinary files for -o, --key-file and the inputs
+# (fish's default for arguments); --key and --key-file are not offered
+# together, as bfbuild refuses them.
 # Install in ~/.config/fish/completions/ or a vendor completions directory.
 
 # Filters (*.bf) and directories to descend into. fish's own
@@ -26,12 +28,17 @@ complete -c bfbuild -l like -x -a '(__bfbuild_filters)' -d 'Start empty with the
 complete -c bfbuild -l layout -x -a 'blocked\t"One cache line per key (default)" classic\t"The textbook layout"' -d 'Memory layout of the filter'
 complete -c bfbuild -s m -l bits -x -d 'Filter size in bits (rounded up to a multiple of 512)'
 complete -c bfbuild -s K -l hashes -x -d 'Hash probes per key (1..64)'
-complete -c bfbuild -l key -x -d '128-bit SipHash key as 32 hex digits'
+complete -c bfbuild -n 'not __fish_contains_opt key-file' -l key -x -d '128-bit SipHash key as 32 hex digits'
 complete -c bfbuild -l hash -x -a 'siphash13\t"SipHash-1-3-128 (default)" siphash24\t"SipHash-2-4-128"' -d 'Hash function'
+complete -c bfbuild -l format -x -a 'bftools\t"The bftools format (default)" dcso\t"DCSO bloom format" dcso-gzip\t"DCSO bloom format, gzipped"' -d 'File format to write'
 complete -c bfbuild -s k -l field -x -d 'Key on the Nth field of each line'
 complete -c bfbuild -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfbuild -s i -l ignore-case -d 'Fold ASCII case; recorded in the filter'
 complete -c bfbuild -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfbuild -s v -l verbose -d 'Report lines, keys, fill and rate on stderr'
+complete -c bfbuild -n 'not __fish_contains_opt key' -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
+complete -c bfbuild -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
+complete -c bfbuild -l progress -d 'Show progress on stderr even when not a terminal'
+complete -c bfbuild -l no-progress -d 'Never show progress'
 complete -c bfbuild -s h -l help -d 'Show the help and exit'
 complete -c bfbuild -s V -l version -d 'Show the version and exit'

@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: MIT
 # bash completion for bfcount(1): every option; *.bf filters after
 # -f/--filter, and as the operands once a -f is on the line (bfcount then
-# counts filters); ordinary files (the input stream) otherwise.
+# counts filters); ordinary files (the input stream, --key-file) otherwise.
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--filter=sp" whether or not COMP_WORDBREAKS splits at "=".
-# -k and -t get no suggestions (there is nothing sensible to guess).
+# -k, -t and --max-memory get no suggestions (there is nothing sensible
+# to guess).
 # Install as .../bash-completion/completions/bfcount, or source it from
 # ~/.bashrc.
 
 _bfcount_options='-k --field -t --separator -i --ignore-case -z --null-data
--f --filter --union --intersection --jaccard -v --verbose -h --help
--V --version'
+-f --filter --union --intersection --jaccard -v --verbose --key-file
+--max-memory --progress --no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
 # word splitting, no globbing, so any file name survives.
@@ -41,7 +42,8 @@ _bfcount_files() {
 _bfcount_value() {
 	case $1 in
 	-f | --filter) _bfcount_filters "$2" ;;
-	-k | --field | -t | --separator) ;;
+	--key-file) _bfcount_files "$2" ;;
+	-k | --field | -t | --separator | --max-memory) ;;
 	*) return 1 ;;
 	esac
 	return 0

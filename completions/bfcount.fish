@@ -2,9 +2,9 @@
 # fish completion for bfcount(1): every option with its description; *.bf
 # filters after -f/--filter, and as the operands once a -f is on the line
 # (bfcount then counts filters); ordinary files (fish's default) for the
-# input stream otherwise. The key options (-k -t -i -z) and the filter
-# options are offered only while the other kind is absent, as bfcount
-# refuses to mix them.
+# input stream and --key-file otherwise. The key options (-k -t -i -z)
+# and the filter options are offered only while the other kind is absent,
+# as bfcount refuses to mix them.
 # Install in ~/.config/fish/completions/ or a vendor completions directory.
 
 # Filters (*.bf) and directories to descend into. fish's own
@@ -45,6 +45,10 @@ complete -c bfcount -n 'not __bfcount_stream_mode; and not __bfcount_set_op' -l 
 complete -c bfcount -n 'not __bfcount_stream_mode; and not __bfcount_set_op' -l intersection -d 'The number of elements in their intersection'
 complete -c bfcount -n 'not __bfcount_stream_mode; and not __bfcount_set_op' -l jaccard -d 'Intersection over union, from 0 to 1'
 complete -c bfcount -s v -l verbose -d 'Also report the standard error on stderr'
+complete -c bfcount -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
+complete -c bfcount -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
+complete -c bfcount -l progress -d 'Show progress on stderr even when not a terminal'
+complete -c bfcount -l no-progress -d 'Never show progress'
 complete -c bfcount -s h -l help -d 'Show the help and exit'
 complete -c bfcount -s V -l version -d 'Show the version and exit'
 # In filter mode the operands are filters: offer those, not every file.

@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: MIT
 # bash completion for bfgrep(1): every option, *.bf filters after
-# -f/--filter, ordinary files (the input) elsewhere.
+# -f/--filter, ordinary files (the input, --key-file) elsewhere.
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--filter=sp" whether or not COMP_WORDBREAKS splits at "=".
-# -k and -t get no suggestions (there is nothing sensible to guess).
+# -k, -t and --max-memory get no suggestions (there is nothing sensible
+# to guess).
 # Install as .../bash-completion/completions/bfgrep, or source it from
 # ~/.bashrc.
 
 _bfgrep_options='-f --filter -v --invert-match -c --count -q --quiet
 --silent -w --words -k --field -t --separator -z --null-data
---line-buffered -h --help -V --version'
+--line-buffered --key-file --max-memory --progress --no-progress -h --help
+-V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
 # word splitting, no globbing, so any file name survives.
@@ -40,7 +42,8 @@ _bfgrep_files() {
 _bfgrep_value() {
 	case $1 in
 	-f | --filter) _bfgrep_filters "$2" ;;
-	-k | --field | -t | --separator) ;;
+	--key-file) _bfgrep_files "$2" ;;
+	-k | --field | -t | --separator | --max-memory) ;;
 	*) return 1 ;;
 	esac
 	return 0

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # fish completion for bfgrep(1): every option with its description, *.bf
-# filters after -f/--filter, ordinary files (fish's default) for the input.
+# filters after -f/--filter, ordinary files (fish's default) for the input
+# and --key-file.
 # Install in ~/.config/fish/completions/ or a vendor completions directory.
 
 # Filters (*.bf) and directories to descend into. fish's own
@@ -27,5 +28,9 @@ complete -c bfgrep -s k -l field -x -d 'Key on the Nth field of each line'
 complete -c bfgrep -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfgrep -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfgrep -l line-buffered -d 'Flush output after every line'
+complete -c bfgrep -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
+complete -c bfgrep -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
+complete -c bfgrep -l progress -d 'Show progress on stderr even when not a terminal'
+complete -c bfgrep -l no-progress -d 'Never show progress'
 complete -c bfgrep -s h -l help -d 'Show the help and exit'
 complete -c bfgrep -s V -l version -d 'Show the version and exit'

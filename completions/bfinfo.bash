@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: MIT
-# bash completion for bfinfo(1): its options, and *.bf filters (with
-# directories to descend into) for every other word, since every argument
-# that is not an option is a filter.
+# bash completion for bfinfo(1): its options, any file after --key-file,
+# nothing after --max-memory, and *.bf filters (with directories to descend
+# into) for every other word, since every other argument is a filter.
 #
-# Self-contained: it does not need the bash-completion package. Install as
-# .../bash-completion/completions/bfinfo, or source it from ~/.bashrc.
+# Self-contained: it does not need the bash-completion package, and it
+# copes with "--key-file=ke" whether or not COMP_WORDBREAKS splits at "=".
+# Install as .../bash-completion/completions/bfinfo, or source it from
+# ~/.bashrc.
 
-_bfinfo_options='--json -h --help -V --version'
+_bfinfo_options='--json --key-file --max-memory --progress --no-progress -h
+--help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
 # word splitting, no globbing, so any file name survives.
@@ -25,8 +28,26 @@ _bfinfo_filters() {
 	return 0
 }
 
+_bfinfo_files() {
+	_bfinfo_add compgen -f -- "$1"
+	compopt -o filenames 2>/dev/null
+	return 0
+}
+
+# Complete the value of option $1 at word $2 into the empty COMPREPLY.
+# Returns 1 if $1 takes no value.
+_bfinfo_value() {
+	case $1 in
+	--key-file) _bfinfo_files "$2" ;;
+	--max-memory) ;;
+	*) return 1 ;;
+	esac
+	return 0
+}
+
 _bfinfo() {
-	local cur=${COMP_WORDS[COMP_CWORD]} i
+	local cur=${COMP_WORDS[COMP_CWORD]} prev='' i
+	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
 
 	# After "--" every word is a filter.
@@ -36,6 +57,24 @@ _bfinfo() {
 			return 0
 		fi
 	done
+
+	# "--opt=val" split by COMP_WORDBREAKS: words "--opt" "=" "val".
+	if [ "$cur" = = ]; then
+		_bfinfo_value "$prev" '' && return 0
+	elif [ "$prev" = = ] && [ "$COMP_CWORD" -gt 1 ]; then
+		_bfinfo_value "${COMP_WORDS[COMP_CWORD - 2]}" "$cur" && return 0
+	fi
+	# "--opt=val" kept in one word: complete val, keep the prefix.
+	case $cur in
+	--*=*)
+		if _bfinfo_value "${cur%%=*}" "${cur#*=}"; then
+			COMPREPLY=("${COMPREPLY[@]/#/${cur%%=*}=}")
+			return 0
+		fi
+		;;
+	esac
+	_bfinfo_value "$prev" "$cur" && return 0
+
 	case $cur in
 	-*) _bfinfo_add compgen -W "$_bfinfo_options" -- "$cur" ;;
 	*) _bfinfo_filters "$cur" ;;

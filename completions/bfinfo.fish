@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
-# fish completion for bfinfo(1): its options with their descriptions, and
-# *.bf filters (with directories to descend into) for every other
-# argument. Install in ~/.config/fish/completions/ or a vendor completions
-# directory.
+# fish completion for bfinfo(1): its options with their descriptions, any
+# file for --key-file, and *.bf filters (with directories to descend
+# into) for every other argument. Install in ~/.config/fish/completions/
+# or a vendor completions directory.
 
 # Filters (*.bf) and directories. fish's own __fish_complete_suffix offers
 # every file, only sorting *.bf first; every argument here is a filter.
@@ -18,5 +18,9 @@ end
 
 complete -c bfinfo -f -a '(__bfinfo_filters)'
 complete -c bfinfo -l json -d 'One JSON object per file and line (JSON Lines)'
+complete -c bfinfo -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
+complete -c bfinfo -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
+complete -c bfinfo -l progress -d 'Show progress on stderr even when not a terminal'
+complete -c bfinfo -l no-progress -d 'Never show progress'
 complete -c bfinfo -s h -l help -d 'Show the help and exit'
 complete -c bfinfo -s V -l version -d 'Show the version and exit'

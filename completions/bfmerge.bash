@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: MIT
 # bash completion for bfmerge(1): every option, any file after -o/--output
-# (the result), *.bf filters (and directories to reach them) for the
-# FILTER arguments.
+# (the result) and --key-file, nothing after --max-memory, *.bf filters
+# (and directories to reach them) for the FILTER arguments.
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--output=me" whether or not COMP_WORDBREAKS splits at "=".
 # Install as .../bash-completion/completions/bfmerge, or source it from
 # ~/.bashrc.
 
-_bfmerge_options='-o --output --intersect -v --verbose -h --help -V --version'
+_bfmerge_options='-o --output --intersect -v --verbose --key-file --max-memory
+--progress --no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
 # word splitting, no globbing, so any file name survives.
@@ -37,7 +38,8 @@ _bfmerge_files() {
 # Returns 1 if $1 takes no value.
 _bfmerge_value() {
 	case $1 in
-	-o | --output) _bfmerge_files "$2" ;;
+	-o | --output | --key-file) _bfmerge_files "$2" ;;
+	--max-memory) ;;
 	*) return 1 ;;
 	esac
 	return 0

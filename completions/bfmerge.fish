@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # fish completion for bfmerge(1): every option with its description, any
-# file for -o/--output (the result), *.bf filters (and directories to reach
-# them) for the FILTER arguments.
+# file for -o/--output (the result) and --key-file, *.bf filters (and
+# directories to reach them) for the FILTER arguments.
 # Install in ~/.config/fish/completions/ or a vendor completions directory.
 
 # Filters (*.bf) and directories to descend into. fish's own
@@ -22,5 +22,9 @@ complete -c bfmerge -f -a '(__bfmerge_filters)'
 complete -c bfmerge -s o -l output -r -F -d 'Write the result to FILE, atomically'
 complete -c bfmerge -l intersect -d 'AND the filters (intersection) instead of OR-ing them'
 complete -c bfmerge -s v -l verbose -d "Report the result's fill and estimates on stderr"
+complete -c bfmerge -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
+complete -c bfmerge -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
+complete -c bfmerge -l progress -d 'Show progress on stderr even when not a terminal'
+complete -c bfmerge -l no-progress -d 'Never show progress'
 complete -c bfmerge -s h -l help -d 'Show the help and exit'
 complete -c bfmerge -s V -l version -d 'Show the version and exit'

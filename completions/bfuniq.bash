@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: MIT
 # bash completion for bfuniq(1): every option, the values of --layout,
-# *.bf state files after -f/--state, ordinary files (the input) elsewhere.
+# *.bf state files after -f/--state, ordinary files (the input, --key-file)
+# elsewhere.
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--state=se" whether or not COMP_WORDBREAKS splits at "=".
-# Options that take a number, a key, a field or a separator get no
+# Options that take a number, a key, a field, a separator or a size get no
 # suggestions (there is nothing sensible to guess). Install as
 # .../bash-completion/completions/bfuniq, or source it from ~/.bashrc.
 
 _bfuniq_options='-n --capacity -p --rate -f --state -d --repeated -k --field
 -t --separator -i --ignore-case -z --null-data -v --verbose --layout --key
---line-buffered -h --help -V --version'
+--line-buffered --key-file --max-memory --progress --no-progress -h --help
+-V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
 # word splitting, no globbing, so any file name survives.
@@ -42,7 +44,9 @@ _bfuniq_value() {
 	case $1 in
 	--layout) _bfuniq_add compgen -W 'blocked classic' -- "$2" ;;
 	-f | --state) _bfuniq_states "$2" ;;
-	-n | --capacity | -p | --rate | --key | -k | --field | -t | --separator) ;;
+	--key-file) _bfuniq_files "$2" ;;
+	-n | --capacity | -p | --rate | --key | -k | --field | -t | --separator | \
+		--max-memory) ;;
 	*) return 1 ;;
 	esac
 	return 0

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # fish completion for bfuniq(1): every option with its description, the
 # values of --layout, *.bf state files after -f/--state, ordinary files
-# (fish's default) for the input.
+# (fish's default) for the input and --key-file; --key and --key-file are
+# not offered together, as bfuniq refuses them.
 # Install in ~/.config/fish/completions/ or a vendor completions directory.
 
 # State files (*.bf) and directories to descend into. fish's own
@@ -28,7 +29,11 @@ complete -c bfuniq -s i -l ignore-case -d 'Fold ASCII case of keys'
 complete -c bfuniq -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfuniq -s v -l verbose -d 'Report lines, repeats and expected losses on stderr'
 complete -c bfuniq -l layout -x -a 'blocked\t"One cache line per key (default)" classic\t"The textbook layout"' -d 'Memory layout of the filter'
-complete -c bfuniq -l key -x -d '128-bit SipHash key as 32 hex digits'
+complete -c bfuniq -n 'not __fish_contains_opt key-file' -l key -x -d '128-bit SipHash key as 32 hex digits'
 complete -c bfuniq -l line-buffered -d 'Flush output after every line'
+complete -c bfuniq -n 'not __fish_contains_opt key' -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
+complete -c bfuniq -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
+complete -c bfuniq -l progress -d 'Show progress on stderr even when not a terminal'
+complete -c bfuniq -l no-progress -d 'Never show progress'
 complete -c bfuniq -s h -l help -d 'Show the help and exit'
 complete -c bfuniq -s V -l version -d 'Show the version and exit'

@@ -9,7 +9,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--like FILTER] [--layout blocked|classic] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [-k N] [-t C] [-i] [-z] [-v] [FILE...]"
+SYNOPSIS="Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--like FILTER] [--layout blocked|classic] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [FILE...]"
 
 # ---------------------------------------------------------------- help, version
 
@@ -903,4 +903,20 @@ $layout -p $p: $(cat err.txt)"
 	"bfbuild: warning: filter over capacity: "*) ;;
 	*) expect_eq "warning" "bfbuild: warning: filter over capacity: ..." "$stderr" ;;
 	esac
+}
+
+@test "bfbuild: -m without -n takes as capacity what the size holds at the rate" {
+	seq 1 20 >in.txt
+	run --separate-stderr bfbuild --key "$KEY" -m 65536 -p 0.001 -o f.bf in.txt
+	expect_status 0
+	expect_stderr ""
+	# 65536 bits at 1e-3: about 14.4 bits a key (blocked a little more): 4231 keys
+	gzip -dc f.bf | od -A n -t u8 -j 40 -N 8 | tr -d ' ' >cap.txt
+	expect_eq "capacity" 4231 "$(cat cap.txt)"
+	# a size too small for one key at the rate: capacity 1, and the warning
+	run --separate-stderr bfbuild --key "$KEY" -m 512 -p 1e-30 -o g.bf in.txt
+	expect_status 0
+	gzip -dc g.bf | od -A n -t u8 -j 40 -N 8 | tr -d ' ' >cap.txt
+	expect_eq "capacity" 1 "$(cat cap.txt)"
+	case $stderr in "bfbuild: warning: filter over capacity: "*) ;; *) expect_eq "warning" "bfbuild: warning: filter over capacity: ..." "$stderr" ;; esac
 }

@@ -252,3 +252,13 @@ refuse_edit() {
 	refused edit.bf "no payload"
 	no_failures
 }
+
+@test "damage: a short file whose header claims a 2^46-bit filter is truncated, not out of memory" {
+	# found by fuzzing: the bit array failed to map before the payload was read
+	local file="$BATS_TEST_DIRNAME/fuzz/corpus/format/crafted-m-2p46-truncated.bf"
+	local want="bfgrep: $file: truncated or corrupt (the gzip trailer's length disagrees with the header)"
+	run --separate-stderr bfgrep -c -f "$file" </dev/null
+	expect_fail "$want"
+	run --separate-stderr bash -c 'ulimit -v 300000; exec bfgrep -c -f "$1" </dev/null' _ "$file"
+	expect_fail "$want"
+}
