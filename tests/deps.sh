@@ -42,6 +42,8 @@ check)
 	[ -x /usr/bin/time ] || want time
 	# the install test compiles against the installed library
 	have_cmd pkg-config || want pkg-config
+	# the reference DCSO bloom CLI, to prove both directions of interop
+	have_cmd bloom || want golang-github-dcso-bloom-cli
 	;;
 valgrind) have_cmd valgrind || want valgrind ;;
 lint)
