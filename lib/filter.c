@@ -254,6 +254,14 @@ static void hash_key(const struct filter *f, const struct line *key, uint64_t h[
  * filters all words lie in one 8-word block.
  */
 struct probes {
+	/*
+	 * blocked: the key's bits as a mask over its 8-word block, so a test
+	 * or an add is 8 word operations on one cache line, and a batch
+	 * carries 72 bytes per key instead of k words and k masks.
+	 */
+	uint64_t base;
+	uint64_t block[FILTER_BLOCK_BITS / 64];
+	/* other layouts: the word and bit of each probe */
 	uint64_t word[FILTER_K_MAX];
 	uint64_t mask[FILTER_K_MAX];
 };
@@ -284,15 +292,24 @@ static const uint64_t probe_multiplier[FILTER_K_MAX] = {
 	UINT64_C(0xe255b237b8bb18fb),
 };
 
+static inline uint64_t blocked_base(const struct filter *f, const uint64_t h[2])
+{
+	return mul_high(h[0], f->params.m / FILTER_BLOCK_BITS) * 8;
+}
+
+static inline uint64_t blocked_bit(const uint64_t h[2], uint32_t i)
+{
+	return (h[1] * probe_multiplier[i]) >> 55;
+}
+
 static void blocked_probes(const struct filter *f, const uint64_t h[2], struct probes *pr)
 {
-	uint64_t base = mul_high(h[0], f->params.m / FILTER_BLOCK_BITS) * 8;
-
+	pr->base = blocked_base(f, h);
+	memset(pr->block, 0, sizeof pr->block);
 	for (uint32_t i = 0; i < f->params.k; i++) {
-		uint64_t bit = (h[1] * probe_multiplier[i]) >> 55;
+		uint64_t bit = blocked_bit(h, i);
 
-		pr->word[i] = base + (bit >> 6);
-		pr->mask[i] = UINT64_C(1) << (bit & 63);
+		pr->block[bit >> 6] |= UINT64_C(1) << (bit & 63);
 	}
 }
 
@@ -344,7 +361,14 @@ static void key_probes(const struct filter *f, const struct line *key, struct pr
 void filter_positions(const struct filter *f, struct line key, uint64_t *positions)
 {
 	struct probes pr;
+	uint64_t h[2];
 
+	if (f->params.layout == FILTER_BLOCKED) {
+		hash_key(f, &key, h);
+		for (uint32_t i = 0; i < f->params.k; i++)
+			positions[i] = blocked_base(f, h) * 64 + blocked_bit(h, i);
+		return;
+	}
 	key_probes(f, &key, &pr);
 	for (uint32_t i = 0; i < f->params.k; i++)
 		positions[i] = pr.word[i] * 64 + (uint64_t)__builtin_ctzll(pr.mask[i]);
@@ -357,17 +381,29 @@ void filter_positions(const struct filter *f, struct line key, uint64_t *positio
 static void prepare_batch(const struct filter *f, const struct line *keys, size_t n,
 			  struct probes *pr)
 {
-	uint32_t touches = f->params.layout == FILTER_BLOCKED ? 1 : f->params.k;
+	int blocked = f->params.layout == FILTER_BLOCKED;
 
 	for (size_t i = 0; i < n; i++) {
 		key_probes(f, &keys[i], &pr[i]);
-		for (uint32_t j = 0; j < touches; j++)
+		if (blocked) {
+			__builtin_prefetch(&f->words[pr[i].base], 1, 0);
+			continue;
+		}
+		for (uint32_t j = 0; j < f->params.k; j++)
 			__builtin_prefetch(&f->words[pr[i].word[j]], 1, 0);
 	}
 }
 
 static int probes_all_set(const struct filter *f, const struct probes *pr)
 {
+	if (f->params.layout == FILTER_BLOCKED) {
+		const uint64_t *w = f->words + pr->base;
+		uint64_t missing = 0;
+
+		for (int j = 0; j < 8; j++)
+			missing |= pr->block[j] & ~w[j];
+		return missing == 0;
+	}
 	for (uint32_t j = 0; j < f->params.k; j++)
 		if ((f->words[pr->word[j]] & pr->mask[j]) == 0)
 			return 0;
@@ -376,6 +412,13 @@ static int probes_all_set(const struct filter *f, const struct probes *pr)
 
 static void probes_set(struct filter *f, const struct probes *pr)
 {
+	if (f->params.layout == FILTER_BLOCKED) {
+		uint64_t *w = f->words + pr->base;
+
+		for (int j = 0; j < 8; j++)
+			w[j] |= pr->block[j];
+		return;
+	}
 	for (uint32_t j = 0; j < f->params.k; j++)
 		f->words[pr->word[j]] |= pr->mask[j];
 }
