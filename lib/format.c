@@ -35,8 +35,8 @@
  *   one stage header per stage, 64 bytes each, all before any payload
  *   +----+----+----+----+----+----+----+----+
  *  0|lay | 0    0    0  | k (1..64)         | layout 1 = blocked,
- *   +----+----+----+----+----+----+----+----+        2 = classic
- *  8| m, bits: 512 * j, 512 .. 2^46         |
+ *   +----+----+----+----+----+----+----+----+   2 = classic, 3 = counting
+ *  8| m: 512 * j, 512 .. 2^46               | bits; counting: counters
  *   +----+----+----+----+----+----+----+----+
  * 16| capacity of this stage                |
  *   +----+----+----+----+----+----+----+----+
@@ -44,15 +44,26 @@
  *   +----+----+----+----+----+----+----+----+
  * 32| insertions (keys added, repeats too)  |
  *   +----+----+----+----+----+----+----+----+
- * 40| payload length in bytes = m / 8       |
+ * 40| payload length in bytes = m / 8       | counting: m / 2
  *   +----+----+----+----+----+----+----+----+
- * 48| reserved, 0                           |
- * 56|                                       |
+ * 48| removals: counting only, else 0       | keys removed, not those
+ *   +----+----+----+----+----+----+----+----+   found absent
+ * 56| reserved, 0                           |
  *   +----+----+----+----+----+----+----+----+
  *
  *   then each stage's payload in stage order, m / 8 bytes: bit i of the
  *   stage is bit (i % 8) of byte i / 8, which is the filter's uint64 words
- *   stored little-endian. Nothing follows the last payload.
+ *   stored little-endian. A counting stage's payload is m / 2 bytes of
+ *   4-bit counters, two to a byte, low nibble first:
+ *
+ *        byte i/2:  +---------+---------+
+ *                   | 7 ... 4 | 3 ... 0 |    counter i (i even) in bits
+ *                   | i + 1   | i       |    0-3, counter i + 1 in 4-7
+ *                   +---------+---------+
+ *
+ *   the same as 16 counters per little-endian uint64 word, counter i in
+ *   bits 4 (i % 16) .. 4 (i % 16) + 3 of word i / 16. A counter holds 0..15;
+ *   15 means saturated (filter.h). Nothing follows the last payload.
  *
  * Stage capacities and rates follow from the file header, so a reader can
  * check them (stages numbered from 0, capacity n0 and rate P at 40, 48):
@@ -146,15 +157,16 @@ static const unsigned char magic[MAGIC_LEN] = { 0x89, 'B', 'F', 'T', '\r', '\n',
 #define RATE_TOLERANCE 1e-9		/* relative, for growing stages' rates */
 
 /*
- * The most payload a plausible file holds, in bits: a growing cascade's
- * stages at least double in size, so all of them together are under twice
- * the largest, which is at most FILTER_M_MAX. A header asking for more is
- * rejected before anything is allocated.
+ * The most payload a plausible file holds: a growing cascade's stages at
+ * least double in size, so all of them together are under twice the
+ * largest, which has at most FILTER_M_MAX positions: 2^46 bits, or 2^46
+ * 4-bit counters (largest_array). A header asking for more is rejected
+ * before anything is allocated.
  */
-#define PAYLOAD_BITS_MAX (2 * FILTER_M_MAX)
+#define PAYLOAD_STAGES_FACTOR 2
 
 /* The on-disk ids are the enum values; keep them from drifting apart. */
-_Static_assert(FILTER_BLOCKED == 1 && FILTER_CLASSIC == 2, "layout ids");
+_Static_assert(FILTER_BLOCKED == 1 && FILTER_CLASSIC == 2 && FILTER_COUNTING == 3, "layout ids");
 _Static_assert(FILTER_SIPHASH_2_4 == 1 && FILTER_SIPHASH_1_3 == 2, "hash ids");
 _Static_assert(CASCADE_GROWTH_MAX <= 255 && CASCADE_TIGHTEN_MAX <= 255, "one byte each");
 
@@ -223,6 +235,7 @@ struct file_info {
 	uint64_t payload;	/* bytes of all stages' bits */
 	struct filter_params stage[CASCADE_STAGES_MAX];
 	uint64_t insertions[CASCADE_STAGES_MAX];
+	uint64_t removals[CASCADE_STAGES_MAX];	/* counting stages; 0 for others */
 };
 
 static void encode_file_header(const struct cascade *c, unsigned char *h)
@@ -257,7 +270,9 @@ static void encode_stage_header(const struct filter *f, unsigned char *s)
 	put_le(s + 16, p->capacity, 8);
 	put_double(s + 24, p->target_p);
 	put_le(s + 32, f->insertions, 8);
-	put_le(s + 40, p->m / 8, 8);
+	put_le(s + 40, filter_array_bytes(p), 8);
+	if (p->layout == FILTER_COUNTING)
+		put_le(s + 48, f->removals, 8);
 }
 
 static int bad(const char **errstr, const char *msg)
@@ -351,15 +366,19 @@ static int decode_file_header(const unsigned char *h, struct file_info *fi, cons
 	return 0;
 }
 
-/* One stage header's own fields into p and *insertions. */
-static int decode_stage_fields(const unsigned char *s, struct filter_params *p,
-			       uint64_t *insertions, const char **errstr)
+/* One stage header's own fields into stage i of fi. */
+static int decode_stage_fields(const unsigned char *s, struct file_info *fi, size_t i,
+			       const char **errstr)
 {
+	struct filter_params *p = &fi->stage[i];
 	uint64_t k = get_le(s + 4, 4), m = get_le(s + 8, 8);
+	/* a counting stage keeps its removals in 8 of the reserved bytes */
+	int counting = s[0] == FILTER_COUNTING;
+	size_t reserved_from = counting ? 56 : 48;
 
-	if (s[0] != FILTER_BLOCKED && s[0] != FILTER_CLASSIC)
+	if (s[0] != FILTER_BLOCKED && s[0] != FILTER_CLASSIC && !counting)
 		return bad(errstr, "bad header: unknown layout");
-	if (!all_zero(s + 1, 3) || !all_zero(s + 48, 16))
+	if (!all_zero(s + 1, 3) || !all_zero(s + reserved_from, STAGE_HEADER_LEN - reserved_from))
 		return bad(errstr, "bad header: stage reserved field not zero");
 	if (k < 1 || k > FILTER_K_MAX)
 		return bad(errstr, "bad header: k out of range");
@@ -371,15 +390,25 @@ static int decode_stage_fields(const unsigned char *s, struct filter_params *p,
 		return bad(errstr, "bad header: stage capacity is zero");
 	if (!check_rate(get_double(s + 24)))
 		return bad(errstr, "bad header: stage target rate not in (0, 1)");
-	if (get_le(s + 40, 8) != m / 8)
-		return bad(errstr, "bad header: payload length is not m / 8");
+	if (get_le(s + 40, 8) != (counting ? m / 2 : m / 8))
+		return bad(errstr, counting ? "bad header: payload length is not m / 2"
+					    : "bad header: payload length is not m / 8");
 	p->layout = (enum filter_layout)s[0];
 	p->k = (uint32_t)k;
 	p->m = m;
 	p->capacity = get_le(s + 16, 8);
 	p->target_p = get_double(s + 24);
-	*insertions = get_le(s + 32, 8);
+	fi->insertions[i] = get_le(s + 32, 8);
+	fi->removals[i] = counting ? get_le(s + 48, 8) : 0;
 	return 0;
+}
+
+/* The largest array a stage of layout can have: FILTER_M_MAX positions. */
+static uint64_t largest_array(enum filter_layout layout)
+{
+	struct filter_params p = { .layout = layout, .m = FILTER_M_MAX };
+
+	return filter_array_bytes(&p);
 }
 
 /*
@@ -410,20 +439,22 @@ static int check_stage_plan(const struct file_info *fi, size_t i, uint64_t want_
 /* All stage headers (fi->nstages of them, back to back) into fi, checked. */
 static int decode_stages(const unsigned char *s, struct file_info *fi, const char **errstr)
 {
-	uint64_t want_cap = fi->capacity, bits = 0;
+	uint64_t want_cap = fi->capacity, bytes = 0, most = 0;
 
 	for (size_t i = 0; i < fi->nstages; i++) {
-		if (decode_stage_fields(s + i * STAGE_HEADER_LEN, &fi->stage[i],
-					&fi->insertions[i], errstr) < 0
+		if (decode_stage_fields(s + i * STAGE_HEADER_LEN, fi, i, errstr) < 0
 		    || check_stage_plan(fi, i, want_cap, errstr) < 0)
 			return -1;
 		if (fi->growth != 0)
 			want_cap = want_cap > UINT64_MAX / fi->growth ? 0 : want_cap * fi->growth;
-		bits += fi->stage[i].m;	/* <= 64 * 2^46: cannot overflow */
+		/* <= 64 * 2^45 bytes: cannot overflow */
+		bytes += filter_array_bytes(&fi->stage[i]);
+		if (largest_array(fi->stage[i].layout) > most)
+			most = largest_array(fi->stage[i].layout);
 	}
-	if (bits > PAYLOAD_BITS_MAX)
+	if (bytes > PAYLOAD_STAGES_FACTOR * most)
 		return bad(errstr, "bad header: stages too large in total");
-	fi->payload = bits / 8;
+	fi->payload = bytes;
 	/* the checks above cover it; this keeps them from falling behind filter_new's */
 	for (size_t i = 0; i < fi->nstages; i++)
 		if (filter_params_check(&fi->stage[i], errstr) < 0)
@@ -572,11 +603,18 @@ static int set_level(struct gz_out *w, int level, const char **errstr)
 }
 
 /* Stored where the chunk looks random, compressed where it is sparse or dense. */
+/*
+ * Only the chunk's density matters here, and every 8th word (16384 of a
+ * 1 MiB chunk) estimates it within a fraction of a percent: counting all
+ * the bits cost as much as compressing a stored chunk.
+ */
+#define DENSITY_STRIDE 8
+
 static int chunk_level(const uint64_t *words, size_t nwords)
 {
-	uint64_t ones = 0, bits = (uint64_t)nwords * 64;
+	uint64_t ones = 0, bits = 0;
 
-	for (size_t i = 0; i < nwords; i++)
+	for (size_t i = 0; i < nwords; i += DENSITY_STRIDE, bits += 64)
 		ones += (uint64_t)__builtin_popcountll(words[i]);
 	return ones * 10 < bits * 3 || ones * 10 > bits * 7 ? 1 : 0;
 }
@@ -621,7 +659,7 @@ static void progress_step(int saving, uint64_t bytes)
 
 static int write_payload(struct gz_out *w, const struct filter *f, const char **errstr)
 {
-	uint64_t nwords = f->params.m / 64, chunk = IO_CHUNK / 8;
+	uint64_t nwords = filter_bytes(f) / 8, chunk = IO_CHUNK / 8;
 
 	for (uint64_t i = 0; i < nwords; i += chunk) {
 		size_t n = (size_t)(nwords - i < chunk ? nwords - i : chunk);
@@ -906,16 +944,17 @@ static void free_stages(struct filter **stages, size_t n)
 		filter_free(stages[i]);
 }
 
-/* A stage with params and insertions but no bit array (words NULL). */
-static struct filter *bitless_stage(const struct filter_params *p, uint64_t insertions)
+/* Stage i of fi with its params and counts but no bit array (words NULL). */
+static struct filter *bitless_stage(const struct file_info *fi, size_t i)
 {
 	struct filter *f = calloc(1, sizeof *f);
 
 	if (f == NULL)
 		return NULL;
-	f->params = *p;
-	f->insertions = insertions;
-	siphash_key_from_bytes(&f->sipkey, p->key);
+	f->params = fi->stage[i];
+	f->insertions = fi->insertions[i];
+	f->removals = fi->removals[i];
+	siphash_key_from_bytes(&f->sipkey, f->params.key);
 	return f;
 }
 
@@ -925,7 +964,7 @@ static struct cascade *make_shape(const struct file_info *fi, const char **errst
 	struct cascade *c;
 
 	for (size_t i = 0; i < fi->nstages; i++) {
-		stages[i] = bitless_stage(&fi->stage[i], fi->insertions[i]);
+		stages[i] = bitless_stage(fi, i);
 		if (stages[i] == NULL) {
 			free_stages(stages, i);
 			*errstr = strerror(ENOMEM);
@@ -1055,6 +1094,7 @@ static struct filter *read_stage(struct format_reader *r, const struct filter *m
 	if (f == NULL)
 		return NULL;
 	f->insertions = model->insertions;
+	f->removals = model->removals;
 	/* in chunks, so that progress can be shown while a big filter loads */
 	for (size_t done = 0, len; done < filter_bytes(f); done += len) {
 		len = filter_bytes(f) - done < IO_CHUNK ? filter_bytes(f) - done : IO_CHUNK;
@@ -1063,7 +1103,7 @@ static struct filter *read_stage(struct format_reader *r, const struct filter *m
 			return NULL;
 		}
 	}
-	swap_words(f->words, f->params.m / 64);
+	swap_words(f->words, filter_bytes(f) / 8);
 	return f;
 }
 
