@@ -8,7 +8,16 @@
  * The filter is written atomically to -o FILE (or back over -f FILTER), or
  * streamed to stdout when that is not a terminal; --format dcso writes it
  * in the DCSO bloom format instead (dcso.h), sized from -n/-p as DCSO's
- * own tool sizes it.
+ * own tool sizes it. --layout counting builds a counting filter, from which
+ * -f FILTER --remove deletes the input lines again.
+ *
+ * With --remove, keys that were surely not in the filter (a counter at 0)
+ * change nothing; they are counted and reported, and the exit status is 1,
+ * as grep's is when it selects nothing: the filter is written all the
+ * same, but a script learns that its idea of the filter's contents and
+ * the filter disagree. That matters, because removing a key that was never
+ * added and tests present (a false positive) takes counts from other keys:
+ * the keys reported are the detectable sign of such mistakes.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,15 +39,17 @@
 #define OVER_CAPACITY_SLACK 1.1
 
 static const char usage[] =
-	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--like FILTER] [--layout blocked|classic] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
 	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
 	"\n"
 	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
 	"  -p, --rate=P          false-positive rate at N keys (default 0.001)\n"
 	"  -o, --output=FILE     write the filter to FILE (atomically), not stdout\n"
 	"  -f, --filter=FILTER   add to an existing filter and replace it\n"
+	"      --remove          remove the input lines from -f FILTER (counting only)\n"
 	"      --like=FILTER     start empty, with FILTER's shape, key and hash\n"
-	"      --layout=LAYOUT   blocked (default: one cache line per key) or classic\n"
+	"      --layout=LAYOUT   blocked (default: one cache line per key), classic,\n"
+	"                        or counting (4-bit counters: keys can be removed)\n"
 	"  -m, --bits=BITS       filter size in bits (rounded up to a multiple of 512)\n"
 	"  -K, --hashes=HASHES   number of hash probes per key (1..64)\n"
 	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
@@ -54,9 +65,12 @@ static const char usage[] =
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
-	"Counts take 1000000, 1e6, 1M; rates take 0.001, 1e-3, 0.1%.\n";
+	"Counts take 1000000, 1e6, 1M; rates take 0.001, 1e-3, 0.1%.\n"
+	"With --layout counting, -m counts counters of 4 bits each.\n"
+	"Exit status: 0 when written; with --remove, 1 when some keys were not in\n"
+	"the filter (it is written all the same); 2 on trouble.\n";
 
-enum { OPT_LIKE = 256, OPT_LAYOUT, OPT_KEY, OPT_HASH, OPT_FORMAT };
+enum { OPT_LIKE = 256, OPT_LAYOUT, OPT_KEY, OPT_HASH, OPT_FORMAT, OPT_REMOVE };
 
 /* What the filter is written as. */
 enum output_format { FORMAT_BFTOOLS, FORMAT_DCSO, FORMAT_DCSO_GZIP };
@@ -67,6 +81,7 @@ static const struct option long_options[] = {
 	{ "rate", required_argument, NULL, 'p' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "filter", required_argument, NULL, 'f' },
+	{ "remove", no_argument, NULL, OPT_REMOVE },
 	{ "like", required_argument, NULL, OPT_LIKE },
 	{ "layout", required_argument, NULL, OPT_LAYOUT },
 	{ "bits", required_argument, NULL, 'm' },
@@ -96,6 +111,7 @@ struct options {
 	enum output_format format;
 	const char *not_dcso;		/* first option a DCSO filter has no use for */
 	int key_given, rate_given, capacity_given;
+	int remove;			/* --remove: take the keys out of -f FILTER */
 	struct key_spec spec;
 	char delim;
 	int verbose;
@@ -123,6 +139,16 @@ static enum output_format parse_format(const char *arg)
 	cli_usage_error("invalid format '%s': expected 'bftools', 'dcso' or 'dcso-gzip'", arg);
 }
 
+/* bfbuild's layouts: the shared two, and counting, which only bfbuild makes. */
+static enum filter_layout parse_layout(const char *arg)
+{
+	if (strcmp(arg, "counting") == 0)
+		return FILTER_COUNTING;
+	if (strcmp(arg, "blocked") != 0 && strcmp(arg, "classic") != 0)
+		cli_usage_error("invalid layout '%s': expected 'blocked', 'classic' or 'counting'", arg);
+	return cli_layout(arg);
+}
+
 /* Options that shape a filter DCSO's format cannot record: noted for the conflict check. */
 static void note_shape_only(struct options *opt, int c)
 {
@@ -144,8 +170,9 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'p': opt->rate = cli_rate("rate", arg); opt->rate_given = 1; note_shape(opt, "-p"); break;
 	case 'o': opt->output = arg; break;
 	case 'f': opt->filter = arg; break;
+	case OPT_REMOVE: opt->remove = 1; break;
 	case OPT_LIKE: opt->like = arg; break;
-	case OPT_LAYOUT: opt->shape.layout = cli_layout(arg); note_shape(opt, "--layout"); break;
+	case OPT_LAYOUT: opt->shape.layout = parse_layout(arg); note_shape(opt, "--layout"); break;
 	case 'm': opt->bits = cli_count("size in bits", arg, 1, FILTER_M_MAX); note_shape(opt, "-m"); break;
 	case 'K': opt->hashes = (uint32_t)cli_count("number of hashes", arg, 1, FILTER_K_MAX); note_shape(opt, "-K"); break;
 	case OPT_KEY: cli_hex_key("key", arg, opt->shape.key); opt->key_given = 1; note_shape(opt, "--key"); break;
@@ -183,6 +210,8 @@ static void check_conflicts(const struct options *opt)
 		check_dcso_conflicts(opt);
 	if (opt->filter && opt->like)
 		cli_usage_error("-f and --like cannot be used together");
+	if (opt->remove && !opt->filter)
+		cli_usage_error("--remove needs -f FILTER, the filter to remove the keys from");
 	if (opt->key_given && cli_key_file)
 		cli_usage_error("--key and --key-file cannot be used together");
 	if ((opt->filter || opt->like) && opt->shape_option)
@@ -281,6 +310,12 @@ static void choose_shape(struct options *opt, struct filter_params *p)
 	p->target_p = opt->rate;
 }
 
+/* What a layout's m counts. */
+static const char *positions_name(enum filter_layout layout)
+{
+	return layout == FILTER_COUNTING ? "counters" : "bits";
+}
+
 static struct cascade *new_filter(struct options *opt)
 {
 	struct filter_params p = opt->shape;
@@ -294,7 +329,8 @@ static struct cascade *new_filter(struct options *opt)
 		p.flags |= cli_new_key(p.key);
 	c = cascade_new_fixed(&p, &why);
 	if (c == NULL)
-		cli_fatal("cannot create a filter of %llu bits: %s", (unsigned long long)p.m, cli_explain(why));
+		cli_fatal("cannot create a filter of %llu %s: %s", (unsigned long long)p.m,
+			  positions_name(p.layout), cli_explain(why));
 	return c;
 }
 
@@ -347,6 +383,33 @@ static struct cascade *acquire_filter(struct options *opt)
 	return c;
 }
 
+static const char *layout_name(enum filter_layout layout)
+{
+	static const char *const names[] = { "?", "blocked", "classic", "counting" };
+
+	if (layout == FILTER_DCSO)
+		return "DCSO";
+	return (unsigned)layout < sizeof names / sizeof names[0] ? names[layout] : "?";
+}
+
+/* --remove: refuse, before any input is read, a filter keys cannot be removed from. */
+static void check_removable(struct cascade *c, const char *path)
+{
+	const char *why;
+
+	if (cascade_params(c)->layout != FILTER_COUNTING) {
+		const char *layout = layout_name(cascade_params(c)->layout);
+
+		cascade_free(c);
+		cli_fatal("%s: --remove needs a counting filter (built with --layout counting), and this one is %s",
+			  path, layout);
+	}
+	if (cascade_remove(c, NULL, 0, NULL, &why) < 0) {
+		cascade_free(c);
+		cli_fatal("%s: %s", path, why);
+	}
+}
+
 /* Where the filter goes: -o, back over -f, or stdout (NULL). */
 static const char *destination(const struct options *opt)
 {
@@ -370,6 +433,8 @@ struct build {
 	uint64_t records;
 	uint64_t keyed;
 	int count_new;			/* DCSO: count keys that set a new bit (its N) */
+	int remove;			/* --remove: the keys come out, not in */
+	uint64_t absent;		/* --remove: keys surely not in the filter */
 	unsigned char *present;		/* test-and-add's answers, unused */
 	size_t present_cap;
 };
@@ -377,8 +442,14 @@ struct build {
 /* Test-and-add counts the keys that set a new bit, as DCSO's N wants; add does not. */
 static int add_keys(struct build *b, const char **why)
 {
-	size_t n = b->keys.count;
+	size_t n = b->keys.count, absent;
 
+	if (b->remove) {
+		if (cascade_remove(b->filter, b->keys.keys, n, &absent, why) < 0)
+			return -1;
+		b->absent += absent;
+		return 0;
+	}
 	if (!b->count_new)
 		return cascade_add(b->filter, b->keys.keys, n, why);
 	return cascade_test_and_add(b->filter, b->keys.keys, n,
@@ -439,35 +510,63 @@ static uint64_t bits_set(const struct cascade *c)
 	return total;
 }
 
-static const char *layout_name(enum filter_layout layout)
+/* Positions (bits, or counters) over all stages; a DCSO filter's own m, not its rounded array. */
+static uint64_t positions(const struct cascade *c)
 {
-	if (layout == FILTER_DCSO)
-		return "DCSO";
-	return layout == FILTER_BLOCKED ? "blocked" : "classic";
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < c->nstages; i++) {
+		const struct filter_params *p = &c->stages[i]->params;
+
+		total += p->layout == FILTER_DCSO ? p->probe_bits : p->m;
+	}
+	return total;
+}
+
+static void report_lines(const struct build *b)
+{
+	unsigned long long lines = b->records, keys = b->keyed, keyless = b->records - b->keyed;
+
+	if (b->remove)
+		cli_warn("%llu lines read, %llu keys removed, %llu not in the filter, %llu lines without a key",
+			 lines, keys - (unsigned long long)b->absent, (unsigned long long)b->absent, keyless);
+	else
+		cli_warn("%llu lines read, %llu keys added, %llu lines without a key", lines, keys, keyless);
+}
+
+/* "N of M bits set (x%)", or for counting "N of M counters non-zero (x%), S saturated". */
+static void report_fill(const struct cascade *c)
+{
+	const struct filter_params *p = cascade_params(c);
+	uint64_t set = bits_set(c), m = positions(c), saturated = 0;
+	char size[32];
+
+	for (size_t i = 0; i < c->nstages; i++)
+		saturated += filter_saturated(c->stages[i]);
+	if (p->layout == FILTER_COUNTING)
+		cli_warn("%llu of %llu counters non-zero (%.2f%%), %llu saturated, k = %u, counting layout, %zu stage%s, %s",
+			 (unsigned long long)set, (unsigned long long)m, 100.0 * (double)set / (double)m,
+			 (unsigned long long)saturated, p->k, c->nstages, c->nstages == 1 ? "" : "s",
+			 cli_human_bytes(cascade_bytes(c), size));
+	else
+		cli_warn("%llu of %llu bits set (%.2f%%), k = %u, %s layout, %zu stage%s, %s",
+			 (unsigned long long)set, (unsigned long long)m, 100.0 * (double)set / (double)m,
+			 p->k, layout_name(p->layout), c->nstages, c->nstages == 1 ? "" : "s",
+			 cli_human_bytes(cascade_bytes(c), size));
 }
 
 static void report(const struct build *b, int verbose)
 {
 	const struct cascade *c = b->filter;
-	const struct filter_params *p = cascade_params(c);
-	/* a DCSO filter's bits are its own m; its array is rounded up to 512 */
-	uint64_t set = bits_set(c), bytes = cascade_bytes(c);
-	uint64_t m = p->layout == FILTER_DCSO ? p->probe_bits : bytes * 8;
 	double rate = cascade_current_fpr(c);
 	double distinct = cascade_estimate_count(c);
-	char size[32], text[64];
+	char text[64];
 
 	if (verbose) {
-		cli_warn("%llu lines read, %llu keys added, %llu lines without a key",
-			 (unsigned long long)b->records, (unsigned long long)b->keyed,
-			 (unsigned long long)(b->records - b->keyed));
+		report_lines(b);
 		cli_warn("%s (capacity %llu)", describe_count(distinct, text),
 			 (unsigned long long)c->capacity);
-		cli_warn("%llu of %llu bits set (%.2f%%), k = %u, %s layout, %zu stage%s, %s",
-			 (unsigned long long)set, (unsigned long long)m,
-			 100.0 * (double)set / (double)m, p->k,
-			 layout_name(p->layout), c->nstages, c->nstages == 1 ? "" : "s",
-			 cli_human_bytes(bytes, size));
+		report_fill(c);
 		cli_warn("estimated false-positive rate %.3g (target %g)", rate, c->target_p);
 	}
 	/*
@@ -507,10 +606,17 @@ int main(int argc, char **argv)
 	parse_options(&opt, argc, argv);
 	dest = destination(&opt);
 	b.filter = acquire_filter(&opt);
+	if (opt.remove)
+		check_removable(b.filter, opt.filter);
 	b.count_new = opt.format != FORMAT_BFTOOLS;
+	b.remove = opt.remove;
 	add_lines(&b, &opt);
 	report(&b, opt.verbose);
 	save_filter(b.filter, dest, opt.format);
 	cascade_free(b.filter);
-	return 0;
+	if (b.absent == 0)
+		return 0;
+	cli_warn("%llu key%s to remove %s not in the filter", (unsigned long long)b.absent,
+		 b.absent == 1 ? "" : "s", b.absent == 1 ? "was" : "were");
+	return EXIT_NONE;
 }

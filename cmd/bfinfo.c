@@ -10,6 +10,9 @@
  * (dcso.h) is described by its own header fields: it has no key. It reads
  * each file whole, like any other reader, so a corrupt file is reported
  * the same way bfgrep would report it; a bad file does not stop the others.
+ * A counting stage (filter.h) is described in counters: its non-zero ones
+ * stand where a bit stage's set bits do, and its saturated counters and
+ * removals are added.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,7 +67,8 @@ struct options {
 
 /* What is shown of one stage, beyond its params. */
 struct stage_figures {
-	uint64_t bits_set;
+	uint64_t bits_set;	/* counting: counters non-zero */
+	uint64_t saturated;	/* counting: counters at 15 */
 	double fill, estimate, rate;
 };
 
@@ -182,6 +186,7 @@ static void measure(struct info *in, const struct cascade *c)
 		struct stage_figures *s = &in->stages[i];
 
 		s->bits_set = filter_bits_set(f);
+		s->saturated = filter_saturated(f);
 		s->fill = ratio(s->bits_set, stage_bits(f));
 		s->estimate = filter_estimate_count(f);
 		s->rate = filter_current_fpr(f);
@@ -230,7 +235,14 @@ static const char *hash_name(enum filter_hash hash)
 
 static const char *layout_name(enum filter_layout layout)
 {
+	if (layout == FILTER_COUNTING)
+		return "counting";
 	return layout == FILTER_CLASSIC ? "classic" : "blocked";
+}
+
+static int is_counting(const struct filter *f)
+{
+	return f->params.layout == FILTER_COUNTING;
 }
 
 static int key_external(const struct cascade *c)
@@ -314,14 +326,21 @@ static void text_stage(struct writer *w, const struct info *in, size_t i)
 	const struct filter_params *p = &in->c->stages[i]->params;
 	const struct stage_figures *s = &in->stages[i];
 
+	int counting = is_counting(in->c->stages[i]);
+
 	putf(w, "stage %zu of %zu:\n", i + 1, in->c->nstages);
 	text_field(w, 2, "layout", "%s", layout_name(p->layout));
-	text_field(w, 2, "bits (m)", "%llu", (unsigned long long)p->m);
+	text_field(w, 2, counting ? "counters (m)" : "bits (m)", "%llu", (unsigned long long)p->m);
 	text_field(w, 2, "hashes (k)", "%u", (unsigned)p->k);
 	text_field(w, 2, "capacity", "%llu", (unsigned long long)p->capacity);
 	text_field(w, 2, "target rate", "%g", p->target_p);
 	text_field(w, 2, "insertions", "%llu", (unsigned long long)in->c->stages[i]->insertions);
-	text_field(w, 2, "bits set", "%llu", (unsigned long long)s->bits_set);
+	if (counting)
+		text_field(w, 2, "removals", "%llu", (unsigned long long)in->c->stages[i]->removals);
+	text_field(w, 2, counting ? "counters non-zero" : "bits set", "%llu",
+		   (unsigned long long)s->bits_set);
+	if (counting)
+		text_field(w, 2, "saturated counters", "%llu", (unsigned long long)s->saturated);
 	text_field(w, 2, "fill", "%.2f%%", 100.0 * s->fill);
 	text_estimate(w, 2, s->estimate);
 	text_field(w, 2, "estimated rate", "%.3g", s->rate);
@@ -338,8 +357,12 @@ static void text_sizes(struct writer *w, const struct info *in)
 
 static void text_totals(struct writer *w, const struct info *in)
 {
-	text_field(w, 0, "total bits", "%llu", (unsigned long long)in->bits);
-	text_field(w, 0, "total bits set", "%llu", (unsigned long long)in->bits_set);
+	int counting = is_counting(in->c->stages[0]);
+
+	text_field(w, 0, counting ? "total counters" : "total bits", "%llu",
+		   (unsigned long long)in->bits);
+	text_field(w, 0, counting ? "total non-zero" : "total bits set", "%llu",
+		   (unsigned long long)in->bits_set);
 	text_field(w, 0, "total fill", "%.2f%%", 100.0 * in->fill);
 	text_estimate(w, 0, in->estimate);
 	text_field(w, 0, "estimated rate", "%.3g (target %g%s)", in->rate, in->c->target_p,
@@ -483,7 +506,11 @@ static void json_stage(struct writer *w, const struct info *in, size_t i)
 	json_key(w, "target_rate");
 	json_double(w, f->params.target_p);
 	json_u64(w, "insertions", f->insertions);
+	if (is_counting(f))
+		json_u64(w, "removals", f->removals);
 	json_u64(w, "bits_set", s->bits_set);
+	if (is_counting(f))
+		json_u64(w, "saturated_counters", s->saturated);
 	json_key(w, "fill");
 	json_double(w, s->fill);
 	json_key(w, "estimated_elements");

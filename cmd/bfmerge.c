@@ -96,8 +96,8 @@ static void describe_difference(const struct cascade *a, const struct cascade *b
 	const struct filter_params *p = cascade_params(a), *q = cascade_params(b);
 
 	if (strcmp(what, "size") == 0)
-		snprintf(out, len, "size (%llu vs %llu bits)", (unsigned long long)p->m,
-			 (unsigned long long)q->m);
+		snprintf(out, len, "size (%llu vs %llu %s)", (unsigned long long)p->m,
+			 (unsigned long long)q->m, p->layout == FILTER_COUNTING ? "counters" : "bits");
 	else if (strcmp(what, "hashes") == 0)
 		snprintf(out, len, "hashes (k = %u vs %u)", p->k, q->k);
 	else if (strcmp(what, "growth") == 0)

@@ -9,7 +9,7 @@
 # nothing sensible to guess). Install as
 # .../bash-completion/completions/bfbuild, or source it from ~/.bashrc.
 
-_bfbuild_options='-n --capacity -p --rate -o --output -f --filter --like
+_bfbuild_options='-n --capacity -p --rate -o --output -f --filter --remove --like
 --layout -m --bits -K --hashes --key --hash --format -k --field -t --separator
 -i --ignore-case -z --null-data -v --verbose --key-file --max-memory
 --progress --no-progress -h --help -V --version'
@@ -41,7 +41,7 @@ _bfbuild_files() {
 # Returns 1 if $1 takes no value.
 _bfbuild_value() {
 	case $1 in
-	--layout) _bfbuild_add compgen -W 'blocked classic' -- "$2" ;;
+	--layout) _bfbuild_add compgen -W 'blocked classic counting' -- "$2" ;;
 	--hash) _bfbuild_add compgen -W 'siphash13 siphash24' -- "$2" ;;
 	--format) _bfbuild_add compgen -W 'bftools dcso dcso-gzip' -- "$2" ;;
 	-f | --filter | --like) _bfbuild_filters "$2" ;;

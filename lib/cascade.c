@@ -16,6 +16,10 @@
  *
  * newest_keys, the newest stage's distinct count, is kept exactly while a
  * cascade is in memory and estimated from the fill when one is loaded.
+ *
+ * Counting stages (filter.h) need nothing of their own here: they add and
+ * test as bit stages do. Only removal asks for more, a key's one stage,
+ * which only a fixed filter gives (cascade_remove).
  */
 #include "cascade.h"
 
@@ -332,6 +336,29 @@ int cascade_add(struct cascade *c, const struct line *keys, size_t n, const char
 	return 0;
 }
 
+int cascade_remove(struct cascade *c, const struct line *keys, size_t n, size_t *absent,
+		   const char **errstr)
+{
+	size_t missing;
+
+	if (cascade_params(c)->layout != FILTER_COUNTING) {
+		*errstr = "only a counting filter can remove keys";
+		return -1;
+	}
+	if (c->growth != 0 || c->nstages != 1) {
+		*errstr = "cannot remove keys from a growing filter (which stage holds a key is not known)";
+		return -1;
+	}
+	if (cascade_needs_key(c)) {
+		*errstr = cascade_err_no_key;
+		return -1;
+	}
+	missing = filter_remove(c->stages[0], keys, n);
+	if (absent)
+		*absent = missing;
+	return 0;
+}
+
 uint64_t cascade_insertions(const struct cascade *c)
 {
 	uint64_t total = 0;
@@ -364,7 +391,7 @@ uint64_t cascade_bytes(const struct cascade *c)
 	uint64_t total = 0;
 
 	for (size_t i = 0; i < c->nstages; i++)
-		total += c->stages[i]->params.m / 8;
+		total += filter_array_bytes(&c->stages[i]->params);
 	return total;
 }
 

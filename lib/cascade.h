@@ -121,6 +121,19 @@ int cascade_test_and_add(struct cascade *c, const struct line *keys, size_t n,
  */
 int cascade_add(struct cascade *c, const struct line *keys, size_t n, const char **errstr);
 
+/*
+ * Remove keys from a fixed counting filter (filter_remove): *absent (may
+ * be NULL) is set to the number of keys that were surely not in it, which
+ * changed nothing. Returns 0, or -1 with *errstr for a filter of another
+ * layout (its bits cannot be cleared without false negatives), a growing
+ * one (a key's stage is not known, and a key found present in a stage it
+ * was never added to would take counts from that stage's keys), or a key
+ * kept outside and not supplied; then nothing is removed. With n = 0 it
+ * only checks.
+ */
+int cascade_remove(struct cascade *c, const struct line *keys, size_t n, size_t *absent,
+		   const char **errstr);
+
 /* Keys added, repeats included, over all stages. */
 uint64_t cascade_insertions(const struct cascade *c);
 
@@ -130,7 +143,7 @@ double cascade_estimate_count(const struct cascade *c);
 /* 1 - prod(1 - stage rate), each from its fill: the rate as it is now. */
 double cascade_current_fpr(const struct cascade *c);
 
-/* Bytes of all bit arrays. */
+/* Bytes of all bit arrays (counter arrays included: filter_array_bytes). */
 uint64_t cascade_bytes(const struct cascade *c);
 
 /*

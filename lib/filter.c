@@ -27,6 +27,22 @@
  *             modulo probe_bits, the DCSO file's own m); here they become
  *             words and masks like the others'.
  *
+ *   counting  the classic sequence over m 4-bit counters; a probe is the
+ *             word holding the counter and the mask of its nibble, so
+ *             "set" (non-zero) is tested exactly as a bit is, and only
+ *             adding and removing know about counts. Classic probing, not
+ *             blocked: a counting filter is four times the memory of a
+ *             classic one already, and a 512-counter block (256 bytes, four
+ *             cache lines) would lose most of blocked's one-miss speed while
+ *             still needing its extra bits; classic keeps the textbook sizing
+ *             and estimates (sizing.c), read with counters for bits.
+ *             A counter is incremented up to 15 and then stays there: a
+ *             saturated counter may stand for more keys than it can count,
+ *             so decrementing it could one day make it 0 under a key still
+ *             in the filter. Removal decrements the others, and undoes
+ *             itself when it meets a 0 (the key was never added): no
+ *             counter changes for a key that was surely absent.
+ *
  * Batches: a call hashes up to BATCH keys, prefetches every cache line those
  * keys will touch, then probes. The misses of a batch overlap instead of
  * queueing one after another, which is most of the speed of a big filter.
@@ -111,7 +127,8 @@ static int probe_bits_fit(const struct filter_params *p)
 
 int filter_params_check(const struct filter_params *p, const char **errstr)
 {
-	if (p->layout != FILTER_BLOCKED && p->layout != FILTER_CLASSIC && p->layout != FILTER_DCSO)
+	if (p->layout != FILTER_BLOCKED && p->layout != FILTER_CLASSIC &&
+	    p->layout != FILTER_COUNTING && p->layout != FILTER_DCSO)
 		*errstr = "unknown layout";
 	else if (p->hash != FILTER_SIPHASH_2_4 && p->hash != FILTER_SIPHASH_1_3 && p->hash != FILTER_FNV1)
 		*errstr = "unknown hash function";
@@ -138,9 +155,20 @@ int filter_params_check(const struct filter_params *p, const char **errstr)
 	return -1;
 }
 
+uint64_t filter_array_bytes(const struct filter_params *p)
+{
+	return p->layout == FILTER_COUNTING ? p->m / 2 : p->m / 8;
+}
+
 size_t filter_bytes(const struct filter *f)
 {
-	return (size_t)(f->params.m / 8);
+	return (size_t)filter_array_bytes(&f->params);
+}
+
+/* The array's 64-bit words: m / 64 bits, or m / 16 counters (m is a multiple of 512). */
+static uint64_t array_words(const struct filter *f)
+{
+	return filter_array_bytes(&f->params) / 8;
 }
 
 static int key_is_unknown(const unsigned char key[16])
@@ -158,7 +186,7 @@ struct filter *filter_new(const struct filter_params *p, const char **errstr)
 
 	if (filter_params_check(p, errstr) < 0)
 		return NULL;
-	bytes = p->m / 8;
+	bytes = filter_array_bytes(p);
 	if (bytes > SIZE_MAX) {
 		*errstr = "filter too large for this machine";
 		return NULL;
@@ -261,7 +289,7 @@ struct probes {
 	 */
 	uint64_t base;
 	uint64_t block[FILTER_BLOCK_BITS / 64];
-	/* other layouts: the word and bit of each probe */
+	/* other layouts: the word and bit (counting: the counter's nibble) of each probe */
 	uint64_t word[FILTER_K_MAX];
 	uint64_t mask[FILTER_K_MAX];
 };
@@ -313,14 +341,27 @@ static void blocked_probes(const struct filter *f, const uint64_t h[2], struct p
 	}
 }
 
+/* Position x as probe i: bit x, or for counting the nibble of counter x. */
+static inline void place_probe(struct probes *pr, uint32_t i, uint64_t x, int counting)
+{
+	if (counting) {
+		pr->word[i] = x >> 4;
+		pr->mask[i] = UINT64_C(0xf) << ((x & 15) * 4);
+		return;
+	}
+	pr->word[i] = x >> 6;
+	pr->mask[i] = UINT64_C(1) << (x & 63);
+}
+
+/* The classic sequence, over m bits or, for counting, m counters. */
 static void classic_probes(const struct filter *f, const uint64_t h[2], struct probes *pr)
 {
 	uint64_t m = f->params.m;
 	uint64_t x = h[0] % m, y = h[1] % m;
+	int counting = f->params.layout == FILTER_COUNTING;
 
 	for (uint32_t i = 0; i < f->params.k; i++) {
-		pr->word[i] = x >> 6;
-		pr->mask[i] = UINT64_C(1) << (x & 63);
+		place_probe(pr, i, x, counting);
 		/* x, y < m <= 2^46, so the sums cannot overflow */
 		x += y;
 		if (x >= m)
@@ -370,8 +411,12 @@ void filter_positions(const struct filter *f, struct line key, uint64_t *positio
 		return;
 	}
 	key_probes(f, &key, &pr);
-	for (uint32_t i = 0; i < f->params.k; i++)
-		positions[i] = pr.word[i] * 64 + (uint64_t)__builtin_ctzll(pr.mask[i]);
+	for (uint32_t i = 0; i < f->params.k; i++) {
+		uint64_t low = (uint64_t)__builtin_ctzll(pr.mask[i]);
+
+		positions[i] = f->params.layout == FILTER_COUNTING ? pr.word[i] * 16 + low / 4
+								   : pr.word[i] * 64 + low;
+	}
 }
 
 /*
@@ -423,6 +468,29 @@ static void probes_set(struct filter *f, const struct probes *pr)
 		f->words[pr->word[j]] |= pr->mask[j];
 }
 
+/*
+ * Counting: one more on each probed counter, none past 15. mask & -mask is
+ * the nibble's lowest bit, so adding it is +1 on that counter alone (it is
+ * below 15: no carry leaves the nibble).
+ */
+static void counters_increment(struct filter *f, const struct probes *pr)
+{
+	for (uint32_t j = 0; j < f->params.k; j++) {
+		uint64_t *w = &f->words[pr->word[j]], mask = pr->mask[j];
+
+		if ((*w & mask) != mask)
+			*w += mask & -mask;
+	}
+}
+
+static void probes_add(struct filter *f, const struct probes *pr)
+{
+	if (f->params.layout == FILTER_COUNTING)
+		counters_increment(f, pr);
+	else
+		probes_set(f, pr);
+}
+
 void filter_add(struct filter *f, const struct line *keys, size_t n)
 {
 	struct probes pr[BATCH];
@@ -432,9 +500,63 @@ void filter_add(struct filter *f, const struct line *keys, size_t n)
 
 		prepare_batch(f, keys + done, len, pr);
 		for (size_t i = 0; i < len; i++)
-			probes_set(f, &pr[i]);
+			probes_add(f, &pr[i]);
 	}
 	f->insertions += n;
+}
+
+/*
+ * Undo the decrements of a key's first n probes. A decremented counter is
+ * at most 13 now and a skipped one is 15, so 15 means "left alone"; a
+ * counter probed twice was decremented twice and is incremented twice.
+ */
+static void counters_restore(struct filter *f, const struct probes *pr, uint32_t n)
+{
+	for (uint32_t j = 0; j < n; j++) {
+		uint64_t *w = &f->words[pr->word[j]], mask = pr->mask[j];
+
+		if ((*w & mask) != mask)
+			*w += mask & -mask;
+	}
+}
+
+/*
+ * Counting: one less on each probed counter but the saturated ones.
+ * Returns 0, with every counter as it was, when one is already 0: the key
+ * was never added, and its other counters belong to other keys.
+ */
+static int counters_decrement(struct filter *f, const struct probes *pr)
+{
+	for (uint32_t j = 0; j < f->params.k; j++) {
+		uint64_t *w = &f->words[pr->word[j]], mask = pr->mask[j];
+		uint64_t counter = *w & mask;
+
+		if (counter == 0) {
+			counters_restore(f, pr, j);
+			return 0;
+		}
+		if (counter != mask)
+			*w -= mask & -mask;
+	}
+	return 1;
+}
+
+size_t filter_remove(struct filter *f, const struct line *keys, size_t n)
+{
+	struct probes pr[BATCH];
+	size_t absent = 0;
+
+	if (f->params.layout != FILTER_COUNTING)
+		return n;
+	for (size_t done = 0; done < n; done += BATCH) {
+		size_t len = n - done < BATCH ? n - done : BATCH;
+
+		prepare_batch(f, keys + done, len, pr);
+		for (size_t i = 0; i < len; i++)
+			absent += (size_t)!counters_decrement(f, &pr[i]);
+	}
+	f->removals += n - absent;
+	return absent;
 }
 
 void filter_test(const struct filter *f, const struct line *keys, size_t n,
@@ -456,6 +578,8 @@ size_t filter_test_and_add(struct filter *f, const struct line *keys, size_t n,
 {
 	struct probes pr[BATCH];
 	size_t fresh = 0;
+	/* counting counts every key: one that tests present may be a false positive */
+	int count_all = f->params.layout == FILTER_COUNTING;
 
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
@@ -466,10 +590,9 @@ size_t filter_test_and_add(struct filter *f, const struct line *keys, size_t n,
 			int seen = probes_all_set(f, &pr[i]);
 
 			present[done + i] = (unsigned char)seen;
-			if (!seen) {
-				probes_set(f, &pr[i]);
-				fresh++;
-			}
+			fresh += (size_t)!seen;
+			if (!seen || count_all)
+				probes_add(f, &pr[i]);
 		}
 	}
 	f->insertions += n;
@@ -481,24 +604,64 @@ static unsigned popcount64(uint64_t w)
 	return (unsigned)__builtin_popcountll(w);
 }
 
+/* The lowest bit of each 4-bit counter in a word. */
+#define NIBBLE_LOW UINT64_C(0x1111111111111111)
+
+/* Counting: the lowest bit of each counter of w set when the counter is non-zero. */
+static uint64_t counters_nonzero(uint64_t w)
+{
+	return (w | w >> 1 | w >> 2 | w >> 3) & NIBBLE_LOW;
+}
+
+/* Positions a word holds: 64 bits, or 16 counters. */
+static unsigned word_positions(const struct filter *f)
+{
+	return f->params.layout == FILTER_COUNTING ? 16 : 64;
+}
+
+/* Positions of w that are set: bits, or non-zero counters. */
+static unsigned word_set(const struct filter *f, uint64_t w)
+{
+	return popcount64(f->params.layout == FILTER_COUNTING ? counters_nonzero(w) : w);
+}
+
 double filter_sampled_fill(const struct filter *f, uint64_t samples)
 {
-	uint64_t words = f->params.m / 64, step, set = 0, seen = 0;
+	uint64_t words = array_words(f), step, set = 0, seen = 0;
 
 	if (samples == 0)
 		return 0.0;
 	step = words / samples ? words / samples : 1;
 	for (uint64_t i = 0; i < words; i += step, seen++)
-		set += popcount64(f->words[i]);
-	return (double)set / (double)(seen * 64);
+		set += word_set(f, f->words[i]);
+	return (double)set / (double)(seen * word_positions(f));
 }
 
 uint64_t filter_bits_set(const struct filter *f)
 {
-	uint64_t words = f->params.m / 64, total = 0;
+	uint64_t words = array_words(f), total = 0;
 
+	if (f->params.layout == FILTER_COUNTING) {
+		for (uint64_t i = 0; i < words; i++)
+			total += popcount64(counters_nonzero(f->words[i]));
+		return total;
+	}
 	for (uint64_t i = 0; i < words; i++)
 		total += popcount64(f->words[i]);
+	return total;
+}
+
+uint64_t filter_saturated(const struct filter *f)
+{
+	uint64_t words = array_words(f), total = 0;
+
+	if (f->params.layout != FILTER_COUNTING)
+		return 0;
+	for (uint64_t i = 0; i < words; i++) {
+		uint64_t w = f->words[i];
+
+		total += popcount64(w & w >> 1 & w >> 2 & w >> 3 & NIBBLE_LOW);
+	}
 	return total;
 }
 
@@ -510,17 +673,17 @@ static uint64_t probed_bits(const struct filter_params *p)
 
 /*
  * A key never added is a false positive when all k of its probes hit set
- * bits. Probes are independent and uniform over their range, so with a
- * fraction q of the range set the chance is q^k: over the whole array for
- * classic and DCSO, over the key's block for blocked, averaged over the
- * blocks.
+ * bits (non-zero counters). Probes are independent and uniform over their
+ * range, so with a fraction q of the range set the chance is q^k: over the
+ * whole array for classic, counting and DCSO, over the key's block for
+ * blocked, averaged over the blocks.
  */
 double filter_current_fpr(const struct filter *f)
 {
 	uint64_t blocks = f->params.m / FILTER_BLOCK_BITS;
 	double hit[FILTER_BLOCK_BITS + 1], sum = 0.0;
 
-	if (f->params.layout == FILTER_CLASSIC || f->params.layout == FILTER_DCSO)
+	if (f->params.layout != FILTER_BLOCKED)
 		return pow((double)filter_bits_set(f) / (double)probed_bits(&f->params), f->params.k);
 	for (unsigned c = 0; c <= FILTER_BLOCK_BITS; c++)
 		hit[c] = pow((double)c / FILTER_BLOCK_BITS, f->params.k);
@@ -537,8 +700,8 @@ double filter_current_fpr(const struct filter *f)
 
 double filter_estimate_count(const struct filter *f)
 {
-	/* DCSO probes anywhere in its bits, as classic does */
-	enum filter_layout layout = f->params.layout == FILTER_DCSO ? FILTER_CLASSIC : f->params.layout;
+	/* DCSO and counting probe anywhere in their bits or counters, as classic does */
+	enum filter_layout layout = f->params.layout == FILTER_BLOCKED ? FILTER_BLOCKED : FILTER_CLASSIC;
 
 	return sizing_estimate_count(layout, probed_bits(&f->params), f->params.k,
 				     filter_bits_set(f));

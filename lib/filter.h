@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * filter.h - the Bloom filter core: m bits, k probes, two layouts.
+ * filter.h - the Bloom filter core: m bits (or counters), k probes, four
+ * layouts.
  *
- * A filter is a bit array of m bits (m a multiple of 512) and k probes per
- * key. Each key is hashed once with keyed SipHash-128; the probe positions
- * are derived from the two 64-bit halves by enhanced double hashing
- * (Dillinger & Manolios 2004), so no other hashing is ever done.
+ * A filter is an array of m positions (m a multiple of 512), bits or, for
+ * the counting layout, 4-bit counters, and k probes per key. Each key is
+ * hashed once with keyed SipHash-128; the probe positions are derived
+ * from the two 64-bit halves by enhanced double hashing (Dillinger &
+ * Manolios 2004), so no other hashing is ever done.
  *
  *   classic  the textbook layout: k positions anywhere in the m bits.
  *   blocked  all k positions of a key fall inside one 512-bit (64-byte,
@@ -16,9 +18,22 @@
  *   dcso     a filter read from, or to be written as, a DCSO bloom file:
  *            keyless FNV-1 and its own probe sequence (dcso.h), for
  *            interoperation only.
+ *   counting a counting Bloom filter (Fan, Cao, Almeida & Broder 2000):
+ *            classic probing over m 4-bit counters instead of bits, so
+ *            keys can be removed. It is sized as classic (m counters
+ *            where classic has m bits) and takes 4 bits of memory per
+ *            counter, four times classic's. A key is present when all
+ *            its counters are non-zero; adding increments them, removing
+ *            decrements them; a counter that ever reached 15 stays at 15
+ *            (saturated), since it may stand for more than 15 keys. So as
+ *            long as only keys that were added are removed, a key added
+ *            more often than removed keeps every counter above 0: deletion
+ *            introduces no false negative.
  *
  * Bit i of the filter is bit (i % 64) of words[i / 64]; on disk the words
- * are little-endian, so bit i is bit (i % 8) of byte i / 8.
+ * are little-endian, so bit i is bit (i % 8) of byte i / 8. Counter i of a
+ * counting filter is bits 4 (i % 16) .. 4 (i % 16) + 3 of words[i / 16]:
+ * on disk the low nibble of byte i / 2 for even i, the high one for odd i.
  *
  * The add/test calls are batch-shaped: they hash a batch of keys, touch the
  * cache lines they need back to back so the misses overlap, then probe.
@@ -41,6 +56,7 @@ extern "C" {
 enum filter_layout {
 	FILTER_BLOCKED = 1,
 	FILTER_CLASSIC = 2,
+	FILTER_COUNTING = 3,	/* classic probes over 4-bit counters */
 	/*
 	 * A filter read from or written as a DCSO bloom file (dcso.h): its own
 	 * FNV-1 probes modulo probe_bits; only with FILTER_FNV1, no flags.
@@ -75,7 +91,7 @@ struct filter_params {
 	enum filter_hash hash;
 	uint32_t flags;		/* FILTER_FOLD_CASE ... */
 	uint32_t k;		/* probes per key, 1..FILTER_K_MAX */
-	uint64_t m;		/* bits, multiple of FILTER_BLOCK_BITS */
+	uint64_t m;		/* positions (bits, or counters), multiple of FILTER_BLOCK_BITS */
 	uint64_t capacity;	/* distinct keys it was sized for */
 	double target_p;	/* false-positive rate it was sized for */
 	unsigned char key[16];	/* SipHash key; all zero while an external key is not supplied */
@@ -96,7 +112,8 @@ struct filter_params {
 struct filter {
 	struct filter_params params;
 	uint64_t insertions;	/* keys added, repeats included */
-	uint64_t *words;	/* m / 64 words */
+	uint64_t removals;	/* counting: keys removed (not those found absent) */
+	uint64_t *words;	/* filter_array_bytes / 8 words */
 	struct siphash_key sipkey;
 };
 
@@ -130,7 +147,13 @@ int filter_params_check(const struct filter_params *p, const char **errstr);
 struct filter *filter_new(const struct filter_params *p, const char **errstr);
 void filter_free(struct filter *f);
 
-/* Size of the bit array in bytes (m / 8). */
+/*
+ * Size of the array for params p in bytes: m / 8, or m / 2 for counting
+ * (4 bits per counter). 64-bit, for any valid m on any host.
+ */
+uint64_t filter_array_bytes(const struct filter_params *p);
+
+/* Size of f's array in bytes (filter_array_bytes; it is in memory, so it fits). */
 size_t filter_bytes(const struct filter *f);
 
 /* Fill key[] with 16 bytes from getrandom(2). Returns 0 or -1 (errno). */
@@ -143,7 +166,7 @@ int filter_random_key(unsigned char key[16]);
  */
 uint64_t filter_key_fingerprint(const unsigned char key[16]);
 
-/* Add n keys. */
+/* Add n keys (counting: increment each probed counter, saturating at 15). */
 void filter_add(struct filter *f, const struct line *keys, size_t n);
 
 /* present[i] = 1 if keys[i] may be in the filter, 0 if surely not. */
@@ -154,22 +177,47 @@ void filter_test(const struct filter *f, const struct line *keys, size_t n,
  * Test and add in one pass: present[i] says whether keys[i] was (maybe) in
  * the filter before this call, counting the earlier keys of the same batch.
  * Returns how many keys were new. This is what de-duplication needs.
+ * A bit filter sets the bits of new keys only (a present key's are set
+ * already); a counting filter counts every key, present or not, so that
+ * every key added can later be removed, once per time it was added,
+ * without touching counters other keys rely on.
  */
 size_t filter_test_and_add(struct filter *f, const struct line *keys, size_t n,
 			   unsigned char *present);
 
-/* The k bit positions key probes (for tests and diagnostics). */
+/*
+ * Remove n keys from a counting filter: each key's k counters are
+ * decremented, except those at 15 (saturated: they may stand for more
+ * keys than 15 and stay). A key with a counter at 0 was surely never
+ * added (or was removed more often than added): it changes nothing and
+ * is counted. Returns the number of such keys; f->removals grows by the
+ * others. A key never added that tests present (a false positive) cannot
+ * be told apart and is removed like the others: removing it takes counts
+ * other keys own, so remove only keys that were added. Any layout but
+ * counting removes nothing and returns n.
+ */
+size_t filter_remove(struct filter *f, const struct line *keys, size_t n);
+
+/* The k positions (bit or counter indexes) key probes (for tests and diagnostics). */
 void filter_positions(const struct filter *f, struct line key, uint64_t *positions);
 
 /*
- * The fraction of bits set, estimated from up to samples words spread
- * evenly over the array: cheap enough to call a few times a second on a
- * filter of gigabytes (for progress displays; filter_bits_set is exact).
+ * The fraction of bits set (counting: counters non-zero), estimated from
+ * up to samples words spread evenly over the array: cheap enough to call
+ * a few times a second on a filter of gigabytes (for progress displays;
+ * filter_bits_set is exact).
  */
 double filter_sampled_fill(const struct filter *f, uint64_t samples);
 
-/* Number of bits set (a full pass over the array). */
+/*
+ * Number of bits set, or for counting of counters non-zero: the positions
+ * a probe finds "set" (a full pass over the array). The fill statistics
+ * below read a counting filter's non-zero counters as classic's set bits.
+ */
 uint64_t filter_bits_set(const struct filter *f);
+
+/* Number of counters at 15 (saturated) in a counting filter; 0 for others. */
+uint64_t filter_saturated(const struct filter *f);
 
 /*
  * The false-positive rate of the filter as it is now: the probability that

@@ -45,7 +45,9 @@ struct format_reader *format_open(int fd, struct cascade **shape, const char **e
 
 /*
  * The next len bytes of payload (stages back to back, each m/8 bytes, in
- * file byte order: bit i = bit i%8 of byte i/8). Returns 0, or -1 with
+ * file byte order: bit i = bit i%8 of byte i/8; a counting stage m/2
+ * bytes, counter i in the low nibble of byte i/2 for even i, the high
+ * one for odd i). Returns 0, or -1 with
  * *errstr ("truncated", "corrupt: ..."). Reading past the payload is an
  * error.
  */

@@ -23,9 +23,24 @@
  * and whatever stages the other file adds; never a second copy of the
  * stages both have. Payload bytes are little-endian words on every host.
  *
+ * Counting filters (4-bit counters, filter.h) combine counter by counter:
+ * OR adds them, saturating at 15, which is the counting filter of the two
+ * inputs' keys together (a key added to both counts twice, as if added
+ * twice), so every key may later be removed as often as it was added; the
+ * non-zero counters are exactly the OR of the two filters' non-zero ones.
+ * AND takes the smaller of each pair: a key both hold keeps every counter
+ * above 0, and a counter never falls below what the keys both hold put in
+ * it (their share of each side is at most that side's counter), so the
+ * result counts at least the keys held by both, each as often as the side
+ * holding it fewer times. A saturated counter stays saturated only where
+ * both were. Both work on 16 counters per 64-bit word at once: split into
+ * the even and odd nibbles, one counter per byte, where an add or compare
+ * of 4-bit values cannot carry into the next byte.
+ *
  * Deliberately absent: XOR or difference (a Bloom filter cannot remove a
- * key), and combining filters whose sizes differ (folding a filter in half
- * would change every probe position).
+ * key; a counting filter removes keys with bfbuild --remove), and combining
+ * filters whose sizes differ (folding a filter in half would change every
+ * probe position).
  */
 #include "merge.h"
 
@@ -51,19 +66,27 @@ static size_t smaller(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
-/* The summed insertions of every stage, and their total, fit in 64 bits. */
+/*
+ * The summed insertions of every stage, and their total, fit in 64 bits;
+ * so do the summed removals (counting stages).
+ */
 static int insertions_fit(const struct cascade *a, const struct cascade *b)
 {
 	size_t n = a->nstages > b->nstages ? a->nstages : b->nstages;
-	uint64_t total = 0;
+	uint64_t total = 0, removed = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t x = i < a->nstages ? a->stages[i]->insertions : 0;
 		uint64_t y = i < b->nstages ? b->stages[i]->insertions : 0;
+		uint64_t rx = i < a->nstages ? a->stages[i]->removals : 0;
+		uint64_t ry = i < b->nstages ? b->stages[i]->removals : 0;
 
 		if (x > UINT64_MAX - y || x + y > UINT64_MAX - total)
 			return 0;
+		if (rx > UINT64_MAX - ry || rx + ry > UINT64_MAX - removed)
+			return 0;
 		total += x + y;
+		removed += rx + ry;
 	}
 	return 1;
 }
@@ -119,11 +142,49 @@ static struct filter *carried_stage(const struct cascade *into, const struct fil
 	if (carried_params(into, model, j, &p, errstr) < 0 || (f = filter_new(&p, errstr)) == NULL)
 		return NULL;
 	f->insertions = model->insertions;
+	f->removals = model->removals;
 	return f;
 }
 
-static void combine_words(uint64_t *dst, const uint64_t *src, size_t n, enum merge_op op)
+#define BYTES_LOW_NIBBLE UINT64_C(0x0f0f0f0f0f0f0f0f)
+#define BYTES_ONE UINT64_C(0x0101010101010101)
+#define BYTES_SIXTEEN UINT64_C(0x1010101010101010)
+
+/* Eight counters a byte apart (0..15 each): their sums, 15 where a sum passes 15. */
+static uint64_t lanes_sum(uint64_t a, uint64_t b)
 {
+	uint64_t sum = a + b;				/* <= 30 a byte: no carry out */
+	uint64_t over = (sum >> 4) & BYTES_ONE;		/* bit 4: the sum is 16 or more */
+
+	return (sum | over * 15) & BYTES_LOW_NIBBLE;
+}
+
+/* Eight counters a byte apart: the smaller of each pair. */
+static uint64_t lanes_min(uint64_t a, uint64_t b)
+{
+	uint64_t diff = (a | BYTES_SIXTEEN) - b;	/* 16 + a - b, 1..31 a byte: no borrow */
+	uint64_t a_larger = ((diff >> 4) & BYTES_ONE) * 15;	/* a >= b: take b */
+
+	return (b & a_larger) | (a & ~a_larger);
+}
+
+/* 16 counters of a and b combined: OR adds them (saturating), AND keeps the smaller. */
+static uint64_t counters_combine(uint64_t a, uint64_t b, enum merge_op op)
+{
+	uint64_t (*lanes)(uint64_t, uint64_t) = op == MERGE_OR ? lanes_sum : lanes_min;
+
+	return lanes(a & BYTES_LOW_NIBBLE, b & BYTES_LOW_NIBBLE) |
+	       lanes(a >> 4 & BYTES_LOW_NIBBLE, b >> 4 & BYTES_LOW_NIBBLE) << 4;
+}
+
+static void combine_words(uint64_t *dst, const uint64_t *src, size_t n, enum merge_op op,
+			  int counting)
+{
+	if (counting) {
+		for (size_t i = 0; i < n; i++)
+			dst[i] = counters_combine(dst[i], src[i], op);
+		return;
+	}
 	if (op == MERGE_OR)
 		for (size_t i = 0; i < n; i++)
 			dst[i] |= src[i];
@@ -144,14 +205,25 @@ static uint64_t load_le64(const unsigned char *p)
 }
 
 /* Combine n words given as file bytes (little-endian) into dst. */
-static void combine_bytes(uint64_t *dst, const unsigned char *src, size_t n, enum merge_op op)
+static void combine_bytes(uint64_t *dst, const unsigned char *src, size_t n, enum merge_op op,
+			  int counting)
 {
+	if (counting) {
+		for (size_t i = 0; i < n; i++)
+			dst[i] = counters_combine(dst[i], load_le64(src + 8 * i), op);
+		return;
+	}
 	if (op == MERGE_OR)
 		for (size_t i = 0; i < n; i++)
 			dst[i] |= load_le64(src + 8 * i);
 	else
 		for (size_t i = 0; i < n; i++)
 			dst[i] &= load_le64(src + 8 * i);
+}
+
+static int is_counting(const struct filter *f)
+{
+	return f->params.layout == FILTER_COUNTING;
 }
 
 static void free_stages(struct filter **stages, size_t n)
@@ -166,8 +238,10 @@ static void finish(struct cascade *into, const struct cascade *other, struct fil
 {
 	size_t common = smaller(into->nstages, other->nstages);
 
-	for (size_t i = 0; i < common; i++)
+	for (size_t i = 0; i < common; i++) {
 		into->stages[i]->insertions += other->stages[i]->insertions;
+		into->stages[i]->removals += other->stages[i]->removals;
+	}
 	for (size_t i = 0; i < ncarried; i++)
 		into->stages[into->nstages++] = carried[i];
 	cascade_refresh_count(into);
@@ -192,7 +266,7 @@ int merge_into(struct cascade *into, const struct cascade *other, enum merge_op 
 	}
 	for (size_t i = 0; i < smaller(n, other->nstages); i++)
 		combine_words(into->stages[i]->words, other->stages[i]->words,
-			      (size_t)(into->stages[i]->params.m / 64), op);
+			      filter_bytes(into->stages[i]) / 8, op, is_counting(into->stages[i]));
 	finish(into, other, carried, ncarried);
 	return 0;
 }
@@ -204,11 +278,11 @@ static int stream_combine(struct format_reader *r, struct filter *f, enum merge_
 	size_t bytes = filter_bytes(f);
 
 	for (size_t off = 0; off < bytes; off += CHUNK) {
-		size_t len = smaller(CHUNK, bytes - off);	/* m/8 is a multiple of 64 */
+		size_t len = smaller(CHUNK, bytes - off);	/* m/8 and m/2 are multiples of 64 */
 
 		if (format_read(r, buf, len, errstr) < 0)
 			return -1;
-		combine_bytes(f->words + off / 8, buf, len / 8, op);
+		combine_bytes(f->words + off / 8, buf, len / 8, op, is_counting(f));
 	}
 	return 0;
 }
@@ -226,7 +300,7 @@ static struct filter *stream_stage(struct format_reader *r, const struct cascade
 		return NULL;
 	}
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	for (uint64_t i = 0; i < f->params.m / 64; i++)	/* file order to host order */
+	for (size_t i = 0; i < filter_bytes(f) / 8; i++)	/* file order to host order */
 		f->words[i] = __builtin_bswap64(f->words[i]);
 #endif
 	return f;

@@ -7,6 +7,9 @@
  * exactly the filter of the union of their keys, bit for bit. The AND
  * holds every key both held; any other key tests present in it only if it
  * did in both. Growing cascades combine stage by stage (OR only).
+ * Counting filters combine counter by counter: OR adds the counters,
+ * saturating at 15; AND keeps the smaller of each pair (merge.c says why
+ * both keep removal safe).
  *
  * The library never prints: failures return -1 with a static message in
  * *errstr.

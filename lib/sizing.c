@@ -24,6 +24,14 @@
  *   approximation: sizing_choose searches for the smallest m whose own rate
  *   at n is <= p, for each k near the optimum, and keeps the best.
  *
+ * counting layout: classic probing over m 4-bit counters. A key tests
+ * present when its k counters are non-zero, and a counter is non-zero
+ * exactly when a bit would be set (removals take away what adding put
+ * there; saturated counters, at 15, are rare for distinct keys: at the
+ * classic optimum a counter's load is Poisson with mean ln 2, and
+ * P(load >= 15) ~ 2e-15). So every formula here is classic's, with
+ * counters for bits: m counters for n keys at rate p, 4m bits of memory.
+ *
  * Estimating n back from X bits set: the expected clear fraction is
  * (1 - 1/m)^(kn) for classic, and for blocked (averaging the Poisson
  * mixture) e^(-L (1 - (1 - 1/512)^k)); solving each for n gives the
@@ -60,7 +68,7 @@ double sizing_fpr(enum filter_layout layout, uint64_t n, uint64_t m, uint32_t k)
 {
 	if (n == 0)
 		return 0.0;
-	if (layout == FILTER_CLASSIC)
+	if (layout != FILTER_BLOCKED)	/* classic, counting, DCSO */
 		return classic_fpr((double)n, (double)m, (double)k);
 	return blocked_fpr((double)n, (double)m, (double)k);
 }
@@ -196,7 +204,7 @@ double sizing_estimate_count(enum filter_layout layout, uint64_t m, uint32_t k,
 		return 0.0;
 	if (bits_set >= m)
 		return INFINITY;
-	if (layout == FILTER_CLASSIC)
+	if (layout != FILTER_BLOCKED)
 		return log(clear) / ((double)k * log1p(-1.0 / (double)m));
 	return -((double)m / FILTER_BLOCK_BITS) * log(clear) /
 	       -expm1((double)k * log1p(-1.0 / FILTER_BLOCK_BITS));
@@ -244,7 +252,7 @@ double sizing_estimate_sd(enum filter_layout layout, uint64_t m, uint32_t k, dou
 
 	if (n <= 0.0)
 		return 0.0;
-	if (layout == FILTER_CLASSIC) {
+	if (layout != FILTER_BLOCKED) {
 		double q = exp(kd * n * log1p(-1.0 / md)), q2 = exp(kd * n * log1p(-2.0 / md));
 		double var = md * q + md * (md - 1.0) * q2 - md * md * q * q;
 

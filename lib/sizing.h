@@ -2,6 +2,10 @@
 /*
  * sizing.h - choosing m and k for a capacity n and target rate p, and the
  * estimates that run the formulas backwards. Formulas in sizing.c.
+ *
+ * layout is FILTER_BLOCKED for the blocked formulas; every other layout
+ * (classic, counting, DCSO) probes anywhere in its m positions and gets
+ * the classic ones. For counting, m counts counters (4 bits each).
  */
 #ifndef BFTOOLS_SIZING_H
 #define BFTOOLS_SIZING_H

@@ -9,7 +9,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--like FILTER] [--layout blocked|classic] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [FILE...]"
+SYNOPSIS="Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [FILE...]"
 
 # ---------------------------------------------------------------- help, version
 
@@ -26,7 +26,7 @@ SYNOPSIS="Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--like FILTER] [--
 	run --separate-stderr bfbuild --help
 	expect_status 0
 	expect_output "$short"
-	for opt in --capacity --rate --output --filter --like --layout --bits --hashes \
+	for opt in --capacity --rate --output --filter --remove --like --layout --bits --hashes \
 		--key --hash --field --separator --ignore-case --null-data --verbose --help --version; do
 		case $output in *"$opt"*) ;; *) expect_eq "help mentions" "$opt" "(missing)" ;; esac
 	done
@@ -172,9 +172,9 @@ SYNOPSIS="Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--like FILTER] [--
 	[ ! -e f.bf ]
 }
 
-@test "bfbuild: --layout accepts only blocked and classic" {
+@test "bfbuild: --layout accepts only blocked, classic and counting" {
 	run --separate-stderr bfbuild --layout=bloom -o f.bf </dev/null
-	expect_usage_error bfbuild "invalid layout 'bloom': expected 'blocked' or 'classic'"
+	expect_usage_error bfbuild "invalid layout 'bloom': expected 'blocked', 'classic' or 'counting'"
 	[ ! -e f.bf ]
 }
 

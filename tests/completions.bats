@@ -118,16 +118,19 @@ complete -F _bfgrep bfgrep" ]
 	[ "$output" = "--layout" ]
 }
 
-@test "completions: bash: bfbuild --layout offers blocked and classic" {
+@test "completions: bash: bfbuild --layout offers blocked, classic and counting" {
 	run bash_complete bfbuild --layout ''
 	[ "$output" = "blocked
-classic" ]
+classic
+counting" ]
 	# "--layout=" split at "=" by COMP_WORDBREAKS, as bash does by default
 	run bash_complete bfbuild --layout = b
 	[ "$output" = "blocked" ]
-	# "--layout=c" kept as one word: the prefix is kept
-	run bash_complete bfbuild --layout=c
+	# "--layout=cl" kept as one word: the prefix is kept
+	run bash_complete bfbuild --layout=cl
 	[ "$output" = "--layout=classic" ]
+	run bash_complete bfbuild --layout=co
+	[ "$output" = "--layout=counting" ]
 }
 
 @test "completions: bash: bfbuild --hash offers siphash13 and siphash24" {
@@ -206,11 +209,12 @@ c.txt" ]
 	[ "$output" = "--layout" ]
 }
 
-@test "completions: zsh: bfbuild --layout offers blocked and classic" {
+@test "completions: zsh: bfbuild --layout offers blocked, classic and counting" {
 	need_shell zsh
 	run zsh_complete 'bfbuild --layout '
 	[ "$output" = "blocked
-classic" ]
+classic
+counting" ]
 }
 
 @test "completions: zsh: bfgrep -f offers a.bf and b.bf but not c.txt" {
@@ -249,11 +253,12 @@ b.bf" ]
 	[ "$output" = "--layout" ]
 }
 
-@test "completions: fish: bfbuild --layout offers blocked and classic" {
+@test "completions: fish: bfbuild --layout offers blocked, classic and counting" {
 	need_shell fish
 	run fish_complete 'bfbuild --layout '
 	[ "$output" = "blocked
-classic" ]
+classic
+counting" ]
 }
 
 @test "completions: fish: bfgrep -f offers a.bf and b.bf but not c.txt" {

@@ -209,7 +209,7 @@ refuse_edit() {
 @test "damage: a stage header field out of range is refused (layout, k, m, payload length)" {
 	recompress_victim
 	refuse_edit 64 '\000'                            # layout 0
-	refuse_edit 64 '\003'                            # layout 3
+	refuse_edit 64 '\004'                            # layout 4 (3 is counting)
 	refuse_edit 68 '\000'                            # k 0
 	refuse_edit 68 '\101'                            # k 65
 	refuse_edit 71 '\001'                            # k 2^24 + k

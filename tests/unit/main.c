@@ -53,6 +53,7 @@ static const struct {
 	{ "merge", suite_merge },
 	{ "keyfile", suite_keyfile },
 	{ "dcso", suite_dcso },
+	{ "counting", suite_counting },
 };
 
 static int selected(const char *name, int argc, char **argv)

@@ -55,5 +55,6 @@ void suite_hll(void);
 void suite_merge(void);
 void suite_keyfile(void);
 void suite_dcso(void);
+void suite_counting(void);
 
 #endif
