@@ -1,0 +1,568 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# run.sh - `make bench`: time bftools beside the tools a user would
+# otherwise use, on the same input, in the same run, and judge each job
+# against its target in issue 4 (README, Performance).
+#
+#   BENCH_LINES  corpus lines (default 10000000; 1e7, 1e8, 10M, 2.5M work)
+#   BENCH_RUNS   rounds per job (default 5)
+#   BENCH_DIR    work directory (default build/bench/): the compiled
+#                helpers, cached corpora and filters, outputs, results.md
+#   BENCH_JOBS   which jobs (default "uniq grep build count pipe files")
+#   BENCH_FILTER_MIB  size of the dense filter of the files job (default
+#                1024 from 1e7 lines up, else 128, to keep quick runs quick)
+#
+# Method. The corpus comes from gen.c (deterministic URL-like lines, ~60
+# bytes, about half repeats), compiled here and cached per line count. It
+# is read once before timing, so every command reads it from the page
+# cache. Each job runs its commands in rounds, A B A B ... (so drift in the
+# machine's speed hits both sides alike), each command under
+# /usr/bin/time for its peak resident memory (%M: the largest process of a
+# pipeline) and CPU time, between two `date +%s%N` for the wall time. A job
+# reports medians of the wall times and the largest peak; every command's
+# spread and CPU time are listed too, since a busy machine shows as CPU
+# time far below the wall time. Outputs go to files in BENCH_DIR/out (never
+# to /dev/null, where GNU grep stops at the first match), except in the
+# pipe-limit job, whose point is the input side; floor.c times, beside it,
+# the first touch of as much fresh memory as that job's filter. The whole
+# run is LC_ALL=C: byte semantics for every tool, baselines included, which
+# is also their fastest mode.
+#
+# Each target prints PASS or MISS from the measured ratio; a comparison
+# whose tool is missing prints SKIP and why. The table goes to standard
+# output and, as Markdown with the commands and the machine, to
+# BENCH_DIR/results.md. Exit status 0 even with MISSes (this measures, it
+# does not gate); 2 when the benchmark itself could not run. Never part of
+# `make check`.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin=$root/cmd
+LC_ALL=C
+export LC_ALL
+PATH=$bin:$PATH
+export PATH
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+die() { say "$*"; exit 2; }
+
+# A count as 10000000, 1e7, 10M or 2.5M, printed as digits; fails otherwise.
+parse_count() {
+	awk -v s="$1" 'BEGIN {
+		m = 1; u = substr(s, length(s))
+		if (u == "k" || u == "K") m = 1e3
+		else if (u == "M") m = 1e6
+		else if (u == "G") m = 1e9
+		if (m > 1) s = substr(s, 1, length(s) - 1)
+		if (s !~ /^[0-9]+(\.[0-9]*)?([eE]\+?[0-9]+)?$/) exit 1
+		v = s * m
+		if (v < 1000 || v > 1e10 || v != int(v)) exit 1
+		printf "%.0f\n", v
+	}'
+}
+
+lines=$(parse_count "${BENCH_LINES:-10000000}") ||
+	die "BENCH_LINES=${BENCH_LINES:-}: want a whole number of lines from 1000 up, like 1e7 or 10M"
+runs=${BENCH_RUNS:-5}
+case $runs in
+'' | *[!0-9]* | 0) die "BENCH_RUNS=$runs: want a whole number of rounds, 1 or more" ;;
+esac
+jobs=${BENCH_JOBS:-uniq grep build count pipe files}
+for job in $jobs; do
+	case $job in
+	uniq | grep | build | count | pipe | files) ;;
+	*) die "BENCH_JOBS: unknown job '$job' (uniq grep build count pipe files)" ;;
+	esac
+done
+dir=${BENCH_DIR:-$root/build/bench}
+mkdir -p "$dir" || die "cannot create $dir"
+dir=$(cd "$dir" && pwd)
+out=$dir/out
+raw=$dir/raw
+rm -rf "$out" "$raw"
+mkdir -p "$out" "$raw" || die "cannot create $out"
+
+for prog in bfbuild bfgrep bfuniq bfcount bfmerge bfinfo; do
+	[ -x "$bin/$prog" ] || die "$bin/$prog not found (run make first)"
+done
+
+# ------------------------------------------------------------ prerequisites
+
+is_dcso_bloom() { bloom --version 2>/dev/null | grep -q '^Bloom Filter'; }
+
+missing_packages() {
+	[ -x /usr/bin/time ] || printf ' time'
+	command -v gawk >/dev/null 2>&1 || printf ' gawk'
+	is_dcso_bloom || printf ' golang-github-dcso-bloom-cli'
+}
+
+# Install what is missing with apt-get (sudo when not root), one line to
+# say so; whatever cannot be had only skips the comparisons that need it.
+install_missing() {
+	need=$(missing_packages)
+	[ -z "$need" ] && return 0
+	if ! command -v apt-get >/dev/null 2>&1; then
+		say "missing:$need (no apt-get): skipping what needs them"
+		return 0
+	fi
+	sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null 2>&1 || { say "missing:$need (need root or sudo): skipping what needs them"; return 0; }
+		sudo=sudo
+	fi
+	say "installing missing packages:$need (apt-get)"
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get -qq update >/dev/null 2>&1
+	for pkg in $need; do
+		$sudo apt-get -qq install -y "$pkg" >/dev/null 2>&1 ||
+			say "could not install $pkg: skipping the comparisons that need it"
+	done
+}
+
+install_missing
+have_time=no have_gawk=no have_bloom=no
+[ -x /usr/bin/time ] && have_time=yes
+command -v gawk >/dev/null 2>&1 && have_gawk=yes
+is_dcso_bloom && have_bloom=yes
+
+# gawk holds every distinct line in a hash table: about 172 bytes per line
+# of this corpus (1.7 GB at 1e7). Where that would not fit in three
+# quarters of the memory, the comparison is skipped rather than swapped or
+# killed.
+gawk_fits() {
+	awk -v n="$lines" '/^MemTotal:/ { exit !(n * 172 <= 0.75 * $2 * 1024) }' /proc/meminfo 2>/dev/null
+}
+gawk_why="gawk not installed"
+if [ "$have_gawk" = yes ] && ! gawk_fits; then
+	have_gawk=no gawk_why="gawk would need about $((lines * 172 / 1000000)) MB"
+fi
+
+# Other work on the machine distorts every timing: say so, then go on.
+load_at_start=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
+if awk -v l="${load_at_start:-0}" -v c="$(nproc)" 'BEGIN { exit !(l > c / 2) }'; then
+	say "warning: load average $load_at_start on $(nproc) cores: other work will distort the timings"
+fi
+
+# -------------------------------------------------------------- the input
+
+# newer A B: A was modified after B (POSIX find; test -nt is not POSIX).
+newer() { [ -n "$(find "$1" -prune -newer "$2" 2>/dev/null)" ]; }
+
+# compile NAME: tests/bench/NAME.c into BENCH_DIR/NAME unless it is current.
+compile() {
+	[ -x "$dir/$1" ] && newer "$dir/$1" "$here/$1.c" && return 0
+	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -o "$dir/$1" "$here/$1.c" ||
+		die "cannot compile $here/$1.c"
+}
+compile gen
+compile floor
+gen=$dir/gen
+
+now_ns() { date +%s%N; }
+seconds_since() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
+
+corpus=corpus-$lines.txt
+patterns=patterns-$lines.txt
+cd "$dir" || die "cannot enter $dir"
+if [ ! -s "$corpus" ] || ! newer "$corpus" "$gen"; then
+	t0=$(now_ns)
+	{ "$gen" corpus "$lines" >"$corpus.tmp" && mv "$corpus.tmp" "$corpus"; } || die "cannot write $dir/$corpus"
+	say "corpus: $lines lines, $(wc -c <"$corpus") bytes, generated in $(seconds_since "$t0") s by gen.c"
+fi
+# 100k pattern lines spread evenly over ids 0 .. lines: the corpus holds
+# ids below about lines/2, so half the patterns occur in it (~1% of its
+# lines match) and half do not, as with a real block list.
+stride=$((lines / 100000))
+[ "$stride" -ge 1 ] || stride=1
+"$gen" keys 0 100000 "$stride" >"$patterns" || die "cannot write $dir/$patterns"
+cat "$corpus" >/dev/null
+
+# ------------------------------------------------------------ measurement
+
+log=$raw/order
+shm=""
+trap '[ -z "$shm" ] || rm -rf "$shm"' EXIT
+trap 'exit 130' INT TERM HUP
+: >"$log"
+
+# measure NAME LABEL CMD: run CMD once (sh -c, in BENCH_DIR) and append
+# "nanoseconds peak-KiB status CPU-seconds" to raw/NAME.runs (CPU time is
+# user + system over the whole pipeline: far below the wall time when the
+# machine is busy with other work). Filters written by the previous
+# command are removed first, outside the timing.
+measure() {
+	[ -f "$raw/$1.cmd" ] || { printf '%s\n' "$3" >"$raw/$1.cmd"; printf '%s\n' "$2" >"$raw/$1.label"; echo "$1" >>"$log"; }
+	rm -f "$out"/*.bf "$out"/*.bloom
+	[ -z "$shm" ] || rm -f "$shm"/*.bf
+	t0=$(now_ns)
+	if [ "$have_time" = yes ]; then
+		/usr/bin/time -f '%M %U %S' -o "$raw/$1.mem" sh -c "$3" >"$out/$1.stdout" 2>"$out/$1.stderr"
+	else
+		sh -c "$3" >"$out/$1.stdout" 2>"$out/$1.stderr"
+	fi
+	status=$?
+	t1=$(now_ns)
+	usage="- -"
+	[ "$have_time" = yes ] && usage=$(tail -n 1 "$raw/$1.mem" | awk '{ printf "%s %.2f", $1, $2 + $3 }')
+	echo "$((t1 - t0)) ${usage% *} $status ${usage#* }" >>"$raw/$1.runs"
+	[ "$status" -le 1 ] || say "$1: exit status $status: $(head -c 300 "$out/$1.stderr")"
+	printf '.' >&2
+}
+
+# One round: every NAME LABEL CMD triple once, in the order given.
+round() {
+	while [ $# -ge 3 ]; do
+		measure "$1" "$2" "$3"
+		shift 3
+	done
+}
+
+# alternate TITLE NAME LABEL CMD ...: BENCH_RUNS rounds, A B A B ...
+alternate() {
+	printf '%-36s' "$1" >&2
+	shift
+	r=0
+	while [ "$r" -lt "$runs" ]; do
+		round "$@"
+		r=$((r + 1))
+	done
+	printf '\n' >&2
+}
+
+median() {
+	cut -d' ' -f1 "$raw/$1.runs" | sort -n | awk '{ v[NR] = $1 }
+		END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f\n", m / 1e9 }'
+}
+
+peak_mib() {
+	cut -d' ' -f2 "$raw/$1.runs" | awk '$1 != "-" { if ($1 > p) p = $1; seen = 1 }
+		END { if (seen) printf "%.1f\n", p / 1024; else print "-" }'
+}
+
+# spread NAME: "min median max cpu-median" of its runs, in seconds.
+spread() {
+	awk '{ print $1 / 1e9, $4 }' "$raw/$1.runs" | sort -n | awk '{ w[NR] = $1; c[NR] = $2 }
+		END { printf "%.3f %.3f %.3f ", w[1], (NR % 2 ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2), w[NR]
+			n = 0; for (i = 1; i <= NR; i++) if (c[i] != "-") v[++n] = c[i]
+			if (n == 0) { print "-"; exit }
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+			printf "%.2f\n", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
+}
+
+failed() { awk '$3 > 1 { bad = 1 } END { exit !bad }' "$raw/$1.runs"; }
+label() { cat "$raw/$1.label"; }
+
+# row_values JOB OURS-S OURS-MIB BASE-LABEL BASE-S BASE-MIB RATIO TARGET
+# VERDICT: one line of the table, to rows.tsv. The table is ASCII (>=, x)
+# so that it aligns in any terminal; the Markdown gets the real signs.
+row_values() {
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$raw/rows.tsv"
+}
+
+# row JOB OURS BASE-LABEL BASE-S BASE-MIB RATIO TARGET VERDICT
+row() {
+	j=$1 o=$2
+	shift 2
+	row_values "$j" "$(median "$o")" "$(peak_mib "$o")" "$@"
+}
+
+# skip_row JOB OURS BASE-LABEL TARGET WHY
+skip_row() {
+	row "$1" "$2" "$3" - - - "$4" "SKIP ($5)"
+}
+
+# faster JOB OURS BASE TARGET: the speed-up BASE/OURS must reach TARGET.
+faster() {
+	if failed "$2" || failed "$3"; then
+		row "$1" "$2" "$(label "$3")" "$(median "$3")" "$(peak_mib "$3")" - ">= ${4}x faster" FAIL
+		return
+	fi
+	set -- "$1" "$2" "$3" "$4" "$(median "$2")" "$(median "$3")"
+	verdict=$(awk -v o="$5" -v b="$6" -v t="$4" 'BEGIN { print (o > 0 && b / o >= t) ? "PASS" : "MISS" }')
+	ratio=$(awk -v o="$5" -v b="$6" 'BEGIN { if (o > 0) printf "%.2fx faster", b / o; else print "-" }')
+	row "$1" "$2" "$(label "$3")" "$6" "$(peak_mib "$3")" "$ratio" ">= ${4}x faster" "$verdict"
+}
+
+# leaner JOB OURS BASE DIVISOR: peak memory at most 1/DIVISOR of BASE's.
+leaner() {
+	o=$(peak_mib "$2") b=$(peak_mib "$3")
+	if [ "$o" = - ] || [ "$b" = - ]; then
+		skip_row "$1" "$2" "$(label "$3")" "<= 1/$4 memory" "no /usr/bin/time"
+		return
+	fi
+	verdict=$(awk -v o="$o" -v b="$b" -v t="$4" 'BEGIN { print (o * t <= b) ? "PASS" : "MISS" }')
+	{ failed "$2" || failed "$3"; } && verdict=FAIL
+	ratio=$(awk -v o="$o" -v b="$b" 'BEGIN { printf "1/%.1f memory", b / o }')
+	row "$1" "$2" "$(label "$3")" "$(median "$3")" "$b" "$ratio" "<= 1/$4 memory" "$verdict"
+}
+
+# within JOB OURS BASE LIMIT: OURS may take at most LIMIT times BASE's time.
+within() {
+	o=$(median "$2") b=$(median "$3")
+	verdict=$(awk -v o="$o" -v b="$b" -v t="$4" 'BEGIN { print (o <= t * b) ? "PASS" : "MISS" }')
+	failed "$2" && verdict=FAIL
+	ratio=$(awk -v o="$o" -v b="$b" 'BEGIN { if (b > 0) printf "%.2fx its time", o / b; else print "-" }')
+	row "$1" "$2" "$(label "$3")" "$b" "$(peak_mib "$3")" "$ratio" "<= ${4}x its time" "$verdict"
+}
+
+note() { printf '%s\n' "$*" >>"$raw/notes"; }
+count_lines() { wc -l <"$1" | tr -d ' '; }
+
+# ------------------------------------------------------------------- jobs
+
+job_uniq() {
+	set -- uniq.bfuniq "bfuniq -n $lines -p 1e-4" "bfuniq -n $lines -p 1e-4 $corpus >out/uniq.bfuniq.txt" \
+		uniq.sort "sort -u" "sort -u $corpus >out/uniq.sort.txt"
+	if [ "$have_gawk" = yes ]; then
+		set -- "$@" uniq.gawk "gawk '!s[\$0]++'" "gawk '!s[\$0]++' $corpus >out/uniq.gawk.txt"
+	fi
+	alternate "bfuniq vs sort -u, gawk" "$@"
+	faster "de-duplicate (bfuniq)" uniq.bfuniq uniq.sort 8
+	if [ "$have_gawk" = yes ]; then faster "de-duplicate (bfuniq)" uniq.bfuniq uniq.gawk 15; else
+		skip_row "de-duplicate (bfuniq)" uniq.bfuniq gawk ">= 15x faster" "$gawk_why"; fi
+	leaner "de-duplicate, memory" uniq.bfuniq uniq.sort 20
+	if [ "$have_gawk" = yes ]; then leaner "de-duplicate, memory" uniq.bfuniq uniq.gawk 20; else
+		skip_row "de-duplicate, memory" uniq.bfuniq gawk "<= 1/20 memory" "$gawk_why"; fi
+	exact=$(count_lines out/uniq.sort.txt) ours=$(count_lines out/uniq.bfuniq.txt)
+	note "bfuniq wrote $ours lines; sort -u found $exact distinct: $((exact - ours)) first-seen lines lost to false positives (rate 1e-4)."
+	if [ "$have_gawk" = yes ] && cmp -s out/uniq.gawk.txt out/uniq.bfuniq.txt; then
+		note "bfuniq's output is byte for byte gawk's (same lines, same order)."
+	fi
+}
+
+job_grep() {
+	bfbuild -n 100000 -p 1e-4 -o "patterns-$lines.bf" "$patterns" 2>>"$raw/setup.log" || die "bfbuild of $patterns failed"
+	set -- grep.bfgrep "bfgrep -f (100k keys)" "bfgrep -f patterns-$lines.bf $corpus >out/grep.bfgrep.txt" \
+		grep.grep "grep -F -x -f (100k lines)" "grep -F -x -f $patterns $corpus >out/grep.grep.txt"
+	if [ "$have_bloom" = yes ]; then
+		rm -f "patterns-$lines.bloom"
+		{ bloom create -n 100000 -p 1e-4 "patterns-$lines.bloom" && bloom insert "patterns-$lines.bloom" <"$patterns"; } \
+			2>>"$raw/setup.log" || die "bloom insert of $patterns failed"
+		set -- "$@" grep.bloom "bloom check" "bloom check patterns-$lines.bloom <$corpus >out/grep.bloom.txt"
+	fi
+	alternate "bfgrep vs grep -F -x -f, bloom" "$@"
+	faster "search 100k keys (bfgrep)" grep.bfgrep grep.grep 2
+	if [ "$have_bloom" = yes ]; then faster "search 100k keys (bfgrep)" grep.bfgrep grep.bloom 15; else
+		skip_row "search 100k keys (bfgrep)" grep.bfgrep "bloom check" ">= 15x faster" "DCSO bloom not installed"; fi
+	msg="grep -F -x -f selected $(count_lines out/grep.grep.txt) lines, bfgrep $(count_lines out/grep.bfgrep.txt)"
+	[ "$have_bloom" = yes ] && msg="$msg, bloom check $(count_lines out/grep.bloom.txt)"
+	note "$msg (the excess over grep's are false positives at rate 1e-4)."
+}
+
+job_build() {
+	if [ "$have_bloom" != yes ]; then
+		alternate "bfbuild (bloom missing)" build.bfbuild "bfbuild -n $lines -p 1e-4" \
+			"bfbuild -n $lines -p 1e-4 -o out/corpus.bf $corpus"
+		skip_row "build a filter (bfbuild)" build.bfbuild "bloom insert" ">= 10x faster" "DCSO bloom not installed"
+		return
+	fi
+	alternate "bfbuild vs bloom insert" \
+		build.bfbuild "bfbuild -n $lines -p 1e-4" "bfbuild -n $lines -p 1e-4 -o out/corpus.bf $corpus" \
+		build.bloom "bloom create + insert" \
+		"bloom create -n $lines -p 1e-4 out/corpus.bloom && bloom insert out/corpus.bloom <$corpus"
+	faster "build a filter (bfbuild)" build.bfbuild build.bloom 10
+}
+
+job_count() {
+	alternate "bfcount vs sort -u | wc -l" \
+		count.bfcount "bfcount" "bfcount $corpus" \
+		count.sort "sort -u | wc -l" "sort -u $corpus | wc -l"
+	faster "count distinct (bfcount)" count.bfcount count.sort 5
+	est=$(cat out/count.bfcount.stdout) exact=$(tr -d ' ' <out/count.sort.stdout)
+	note "bfcount estimated $est distinct lines; sort -u | wc -l counted $exact ($(awk -v e="$est" -v x="$exact" 'BEGIN { printf "%+.2f%%", 100 * (e - x) / x }'))."
+}
+
+# The filter of bfuniq -n 1e9 -p 1e-4 is 2.74 GB (21.91 bits a key,
+# README). floor.c times only the first touch of that much fresh memory:
+# what any program holding such a filter pays here, before its first key.
+job_pipe() {
+	alternate "pipe: cat | bfuniq vs cat | wc -l" \
+		pipe.bfuniq "cat | bfuniq -n 1e9 -p 1e-4" "cat $corpus | bfuniq -n 1e9 -p 1e-4 >/dev/null" \
+		pipe.wc "cat | wc -l" "cat $corpus | wc -l" \
+		pipe.floor "floor: first touch of 2.74 GB" "./floor 2739000000"
+	within "pipe limit (bfuniq -n 1e9)" pipe.bfuniq pipe.wc 1.5
+	note "Touching the 2.74 GB of a fresh -n 1e9 filter alone (floor.c, no input) took $(median pipe.floor) s, median; cat | wc -l took $(median pipe.wc) s."
+}
+
+percent() { awk -v f="$1" 'BEGIN { printf "%.2f%%", 100 * f }'; }
+mib_of() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+json_field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$1"; }
+
+# A dense filter of MiB mebibytes, about half its bits set, so that the
+# format stores it raw (it stores 1 MiB chunks whose ones fraction lies in
+# [0.3, 0.7]). Filling bits is what costs: keys x k must reach about
+# ln 2 x bits, so the filter takes the most probes a key may make (-K 64)
+# and the shortest distinct keys (decimal numbers from gen). In the blocked
+# layout a block of 512 bits holding L keys has a bit still clear with
+# probability (1 - 1/512)^(64 L); L is Poisson with mean keys/blocks, so
+# half the bits are set at keys = blocks x ln 2 / (1 - (511/512)^64), about
+# 5.89 keys a block: 98.8 million keys for 1 GiB. Cached until bfbuild
+# changes.
+make_dense() {
+	dense=dense-${mib}MiB.bf
+	[ -s "$dense" ] && [ -s "$dense.json" ] && newer "$dense" "$bin/bfbuild" && return 0
+	keys=$(awk -v b="$bits" 'BEGIN { printf "%.0f", b / 512 * log(2) / (1 - (511 / 512) ^ 64) }')
+	say "files: filling a $mib MiB filter with $keys keys (-K 64), once"
+	t0=$(now_ns)
+	"$gen" numbers "$keys" | bfbuild -m "$bits" -K 64 -n "$((keys + keys / 10))" -o "$dense" 2>>"$raw/setup.log" ||
+		die "bfbuild of $dense failed"
+	bfinfo --json "$dense" >"$dense.json" || die "bfinfo $dense failed"
+	say "files: built in $(seconds_since "$t0") s, fill $(percent "$(json_field "$dense.json" fill)")"
+}
+
+# A realistic filter (sized for the corpus at 1e-4) holding just enough
+# distinct URLs to set 1% of its bits: one trial build gives the fill f1
+# of n1 keys; fill = 1 - exp(-c n), so n = n1 ln(0.99) / ln(1 - f1).
+make_sparse() {
+	n1=$((lines / 50))
+	"$gen" keys 0 "$n1" 1 | bfbuild -n "$lines" -p 1e-4 -o sparse.bf 2>>"$raw/setup.log" || die "bfbuild of sparse.bf failed"
+	bfinfo --json sparse.bf >sparse.json || die "bfinfo sparse.bf failed"
+	n=$(awk -v n="$n1" -v f="$(json_field sparse.json fill)" 'BEGIN { printf "%.0f", n * log(0.99) / log(1 - f) }')
+	"$gen" keys 0 "$n" 1 | bfbuild -n "$lines" -p 1e-4 -o sparse.bf 2>>"$raw/setup.log" || die "bfbuild of sparse.bf failed"
+	bfinfo --json sparse.bf >sparse.json || die "bfinfo sparse.bf failed"
+}
+
+# gb_per_s SECONDS: the dense filter's bytes over SECONDS, in GB/s.
+gb_per_s() { awk -v s="$1" -v n="$bytes" 'BEGIN { if (s > 0) printf "%.2f", n / s / 1e9; else print "inf" }'; }
+at_least() { awk -v v="$1" -v t="$2" 'BEGIN { print (v != "inf" && v + 0 >= t) ? "PASS" : "MISS" }'; }
+minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a - b }'; }
+
+job_files() {
+	mib=${BENCH_FILTER_MIB:-}
+	[ -n "$mib" ] || { if [ "$lines" -ge 10000000 ]; then mib=1024; else mib=128; fi; }
+	bits=$((mib * 8388608))
+	make_dense
+	bytes=$(json_field "$dense.json" bytes_in_memory)
+	shm=/dev/shm/bftools-bench
+	mkdir -p "$shm" || die "cannot create $shm"
+	alternate "files: load and save $mib MiB" \
+		files.load "load: bfgrep -c -f, no input" "bfgrep -c -f $dense /dev/null" \
+		files.cat "cat (page cache)" "cat $dense >/dev/null" \
+		files.save "load + save: bfbuild -f -o" "bfbuild -f $dense -o out/save.bf </dev/null" \
+		files.dd "dd conv=fsync (disk)" "dd if=$dense of=out/dd.bf bs=1M conv=fsync 2>/dev/null" \
+		files.shm "load + save to tmpfs" "bfbuild -f $dense -o $shm/save.bf </dev/null"
+	rm -rf "$shm"
+	shm=""
+	load=$(median files.load)
+	save=$(minus "$(median files.save)" "$load")
+	shmsave=$(minus "$(median files.shm)" "$load")
+	rate=$(gb_per_s "$load")
+	row_values "load a dense $mib MiB filter" "$load" "$(peak_mib files.load)" "$(label files.cat)" \
+		"$(median files.cat)" "$(peak_mib files.cat)" "$rate GB/s" ">= 1 GB/s" "$(at_least "$rate" 1)"
+	rate=$(gb_per_s "$save")
+	row_values "save it, to disk (fsync)" "$save" "$(peak_mib files.save)" "$(label files.dd)" \
+		"$(median files.dd)" "$(peak_mib files.dd)" "$rate GB/s" ">= 1 GB/s" "$(at_least "$rate" 1)"
+	rate=$(gb_per_s "$shmsave")
+	row_values "save it, to tmpfs" "$shmsave" "$(peak_mib files.shm)" - - - "$rate GB/s" ">= 1 GB/s" "$(at_least "$rate" 1)"
+	note "dense filter: $bits bits, k = 64, fill $(percent "$(json_field "$dense.json" fill)"), $(json_field "$dense.json" bytes_on_disk) bytes on disk; save times are (load + save) - load, medians."
+	make_sparse
+	mem=$(json_field sparse.json bytes_in_memory) disk=$(json_field sparse.json bytes_on_disk)
+	shrink=$(awk -v m="$mem" -v d="$disk" 'BEGIN { printf "%.1f", m / d }')
+	row_values "filter 1% full: disk vs memory" - "$(mib_of "$disk")" "in memory" - "$(mib_of "$mem")" \
+		"${shrink}x smaller" ">= 5x smaller" "$(at_least "$shrink" 5)"
+	note "sparse filter: bfbuild -n $lines -p 1e-4, fill $(percent "$(json_field sparse.json fill)"): $mem bytes in memory, $disk on disk."
+}
+
+# --------------------------------------------------------------- the report
+
+machine() {
+	mem=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null)
+	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+	thp=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
+	echo "machine: $(nproc) cores ($model), $mem RAM, $(uname -sr), transparent huge pages: ${thp:-unknown}"
+	tools="bftools $(bfuniq -V 2>/dev/null | head -n 1 | awk '{ print $NF }'), $(sort --version | head -n 1)"
+	tools="$tools, $(grep -V | head -n 1)"
+	[ "$have_gawk" = yes ] && tools="$tools, $(gawk --version | head -n 1 | cut -d, -f1)"
+	[ "$have_bloom" = yes ] && tools="$tools, DCSO bloom $(bloom --version | awk '{ print $NF }')"
+	echo "tools: $tools"
+	echo "load average (1 min) at start $load_at_start, at end $(cut -d' ' -f1 /proc/loadavg)"
+	echo "corpus: $lines lines, $(wc -c <"$corpus" | tr -d ' ') bytes (tests/bench/gen.c), $runs rounds per job, alternating; wall-time medians, peak RSS from /usr/bin/time; LC_ALL=C"
+}
+
+# The table: job, ours, baseline, ratio, target, result, peak memory.
+table_text() {
+	awk -F '\t' 'BEGIN { OFS = "\t"; print "job", "ours s", "baseline", "base s", "ratio", "target", "result", "MiB ours", "MiB base" }
+		{ print $1, $2, $4, $5, $7, $8, $9, $3, $6 }' "$raw/rows.tsv" |
+	awk -F '\t' '{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NF }
+		END { for (r = 1; r <= NR; r++) { line = ""
+			for (i = 1; i <= n; i++) line = line sprintf(i == 1 || i == 3 || i == 6 || i == 7 ? "%-*s  " : "%*s  ", w[i], c[r, i])
+			sub(/ +$/, "", line); print line
+			if (r == 1) { s = line; gsub(/./, "-", s); print s } } }'
+}
+
+table_markdown() {
+	echo "| job | ours (s) | baseline | baseline (s) | ratio | target | result | peak MiB ours | peak MiB baseline |"
+	echo "|---|--:|---|--:|---|---|---|--:|--:|"
+	awk -F '\t' '{ gsub(/\|/, "\\|"); printf "| %s | %s | %s | %s | %s | %s | **%s** | %s | %s |\n", $1, $2, $4, $5, $7, $8, $9, $3, $6 }' \
+		"$raw/rows.tsv" | sed 's/>= /≥ /g; s/<= /≤ /g; s/\([0-9]\)x /\1× /g'
+}
+
+# Every command: label, wall-time min/median/max, CPU median, peak, runs.
+measurements() {
+	while read -r name; do
+		printf '%s\t%s\t%s\t%s\n' "$(label "$name")" "$(spread "$name")" "$(peak_mib "$name")" \
+			"$(awk '$3 > 1 { bad++ } END { print NR (bad ? " (" bad " failed)" : "") }' "$raw/$name.runs")"
+	done <"$log"
+}
+
+commands() {
+	while read -r name; do
+		printf '%s\t%s\n' "$(label "$name")" "$(cat "$raw/$name.cmd")"
+	done <"$log"
+}
+
+invocation() {
+	cmd="make bench"
+	[ -n "${BENCH_RUNS:-}" ] && cmd="BENCH_RUNS=$BENCH_RUNS $cmd"
+	[ -n "${BENCH_LINES:-}" ] && cmd="BENCH_LINES=$BENCH_LINES $cmd"
+	[ -n "${BENCH_JOBS:-}" ] && cmd="BENCH_JOBS='$BENCH_JOBS' $cmd"
+	echo "$cmd"
+}
+
+report_text() {
+	echo
+	machine
+	echo
+	table_text
+	echo
+	[ -f "$raw/notes" ] && sed 's/^/- /' "$raw/notes" && echo
+	echo "every command: wall s min / median / max, CPU s (user+sys) median, peak MiB, runs:"
+	measurements | awk -F '\t' '{ split($2, s, " "); printf "  %-32s %7s %7s %7s  cpu %7s  %8s MiB  %s\n", $1, s[1], s[2], s[3], s[4], $3, $4 }'
+	echo
+	echo "commands (in $dir, LC_ALL=C, bftools from $bin):"
+	commands | awk -F '\t' '{ printf "  %-32s %s\n", $1 ":", $2 }'
+}
+
+report_markdown() {
+	echo "Measured with \`$(invocation)\` (same as \`sh tests/bench/run.sh\`), $(date -u '+%Y-%m-%d %H:%M UTC'):"
+	echo
+	machine | sed 's/^/- /'
+	echo
+	table_markdown
+	echo
+	[ -f "$raw/notes" ] && sed 's/^/- /' "$raw/notes" && echo
+	echo "Every command (wall-time seconds; CPU = user + system, over the whole pipeline):"
+	echo
+	echo "| command | min | median | max | CPU median | peak MiB | runs |"
+	echo "|---|--:|--:|--:|--:|--:|--:|"
+	measurements | awk -F '\t' '{ split($2, s, " "); gsub(/\|/, "\\|", $1); printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, s[1], s[2], s[3], s[4], $3, $4 }'
+	echo
+	echo "Commands, run in the bench directory with \`LC_ALL=C\` (speed-up = baseline median / ours;"
+	echo "memory = ours peak / baseline peak; save = (load + save) - load):"
+	echo
+	commands | awk -F '\t' '{ printf "- %s: `%s`\n", $1, $2 }'
+}
+
+# ------------------------------------------------------------------- main
+
+started=$(now_ns)
+say "$lines lines, $runs rounds, jobs: $jobs; work directory $dir"
+for job in $jobs; do
+	"job_$job"
+done
+[ -f "$raw/rows.tsv" ] || die "no job ran"
+report_text
+report_markdown >"$dir/results.md"
+echo
+echo "Markdown: $dir/results.md; whole run $(seconds_since "$started") s"
