@@ -105,16 +105,12 @@ static void parse_option(struct options *opt, int c, const char *arg)
 
 static void check_filter_mode(struct options *opt)
 {
-	size_t from_stdin = 0;
-
 	if (opt->key_options)
 		cli_usage_error("-k, -t, -i and -z apply to streams, not to filters (-f)");
 	cli_keys_optional();	/* counts come from the bits: fingerprints suffice */
 	for (int i = 0; i < opt->ninputs; i++)
 		opt->filters[opt->nfilters++] = opt->inputs[i];
-	for (size_t i = 0; i < opt->nfilters; i++)
-		from_stdin += strcmp(opt->filters[i], "-") == 0;
-	if (from_stdin > 1)
+	if (cli_stdin_uses((char *const *)opt->filters, opt->nfilters) > 1)
 		cli_usage_error("standard input can be read only once");
 	if (opt->op != COUNT_EACH && opt->nfilters < 2)
 		cli_usage_error("--union, --intersection and --jaccard need two or more filters");

@@ -115,8 +115,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->ninputs = argc - optind;
 	if (opt->nfilters == 0)
 		cli_usage_error("no filter given (use -f FILTER)");
-	for (size_t i = 0; i < opt->nfilters; i++)
-		stdin_filters += strcmp(opt->filters[i], "-") == 0;
+	stdin_filters = cli_stdin_uses((char *const *)opt->filters, opt->nfilters);
 	if (stdin_filters > 1 || (stdin_filters && reads_stdin(opt->inputs, opt->ninputs)))
 		cli_usage_error("standard input can be read only once (a filter or the input)");
 }

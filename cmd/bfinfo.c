@@ -103,7 +103,7 @@ static void parse_option(struct options *opt, int c)
 
 static void parse_options(struct options *opt, int argc, char **argv)
 {
-	int c, stdin_filters = 0;
+	int c;
 
 	memset(opt, 0, sizeof *opt);
 	while ((c = cli_getopt(argc, argv, ":hV", long_options)) != -1)
@@ -112,18 +112,11 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->nfilters = argc - optind;
 	if (opt->nfilters == 0)
 		cli_usage_error("no filter given");
-	for (int i = 0; i < opt->nfilters; i++)
-		stdin_filters += strcmp(opt->filters[i], "-") == 0;
-	if (stdin_filters > 1)
+	if (cli_stdin_uses(opt->filters, (size_t)opt->nfilters) > 1)
 		cli_usage_error("standard input can be read only once");
 }
 
 /* ------------------------------------------------------------ loading */
-
-static const char *display_name(const char *path)
-{
-	return strcmp(path, "-") == 0 ? "(standard input)" : path;
-}
 
 /*
  * Load one filter; NULL (reported) when it cannot be. The size on disk is
@@ -138,7 +131,7 @@ static struct cascade *load_filter(const char *path, struct disk_size *disk)
 	int fd;
 
 	disk->known = 0;
-	cli_progress_loading(display_name(path));
+	cli_progress_loading(cli_display_name(path));
 	if (strcmp(path, "-") == 0) {
 		c = format_load(STDIN_FILENO, &why);
 	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
@@ -152,9 +145,9 @@ static struct cascade *load_filter(const char *path, struct disk_size *disk)
 	}
 	cli_progress_done();
 	if (c == NULL)
-		cli_warn("%s: %s", display_name(path), cli_explain(why));
+		cli_warn("%s: %s", cli_display_name(path), cli_explain(why));
 	else if ((why = cli_key_file_disagrees(c)) != NULL) {
-		cli_warn("%s: %s", display_name(path), why);
+		cli_warn("%s: %s", cli_display_name(path), why);
 		cascade_free(c);
 		c = NULL;
 	}
@@ -293,7 +286,7 @@ static void text_file_name(struct writer *w, const struct info *in)
 	/* the name is printed as given, like the names in messages */
 	put(w, "file:", 5);
 	putf(w, "%*s", LABEL_WIDTH - 5, "");
-	put(w, display_name(in->name), strlen(display_name(in->name)));
+	put(w, cli_display_name(in->name), strlen(cli_display_name(in->name)));
 	put(w, "\n", 1);
 }
 

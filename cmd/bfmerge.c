@@ -58,7 +58,7 @@ struct options {
 
 static void parse_options(struct options *opt, int argc, char **argv)
 {
-	int c, from_stdin = 0;
+	int c;
 
 	memset(opt, 0, sizeof *opt);
 	opt->op = MERGE_OR;
@@ -78,15 +78,8 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->ninputs = argc - optind;
 	if (opt->ninputs == 0)
 		cli_usage_error("no filter given");
-	for (int i = 0; i < opt->ninputs; i++)
-		from_stdin += strcmp(opt->inputs[i], "-") == 0;
-	if (from_stdin > 1)
+	if (cli_stdin_uses(opt->inputs, (size_t)opt->ninputs) > 1)
 		cli_usage_error("standard input can be read only once");
-}
-
-static const char *name_of(const char *path)
-{
-	return strcmp(path, "-") == 0 ? "(standard input)" : path;
 }
 
 /* Say what differs, with the values where they are not secret. */
@@ -122,11 +115,11 @@ static void merge_file(struct cascade *result, const char *first, const char *pa
 		describe_difference(shape, result, what, difference, sizeof difference);
 		format_abandon(r);
 		cascade_free(shape);
-		cli_fatal("%s: cannot be merged with %s: different %s", name_of(path),
-			  name_of(first), difference);
+		cli_fatal("%s: cannot be merged with %s: different %s", cli_display_name(path),
+			  cli_display_name(first), difference);
 	}
 	if (merge_stream(result, r, shape, op, &why) < 0)
-		cli_fatal("%s: %s", name_of(path), cli_explain(why));
+		cli_fatal("%s: %s", cli_display_name(path), cli_explain(why));
 	cascade_free(shape);
 	if (fd != STDIN_FILENO)
 		close(fd);
@@ -145,7 +138,7 @@ static void merge_files(const struct options *opt)
 
 	if (opt->op == MERGE_AND && result->growth != 0)
 		cli_fatal("%s: cannot intersect growing filters (a key may sit in different stages)",
-			  name_of(opt->inputs[0]));
+			  cli_display_name(opt->inputs[0]));
 	for (int i = 1; i < opt->ninputs; i++)
 		merge_file(result, opt->inputs[0], opt->inputs[i], opt->op);
 }

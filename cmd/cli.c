@@ -354,9 +354,18 @@ void cli_separator_option(struct key_spec *spec, const char *arg)
 		cli_usage_error("invalid separator '%s': expected one character", arg);
 }
 
-static const char *display_name(const char *path)
+const char *cli_display_name(const char *path)
 {
 	return strcmp(path, "-") == 0 ? "(standard input)" : path;
+}
+
+size_t cli_stdin_uses(char *const *paths, size_t n)
+{
+	size_t uses = 0;
+
+	for (size_t i = 0; i < n; i++)
+		uses += strcmp(paths[i], "-") == 0;
+	return uses;
 }
 
 void cli_check_destination(const char *path)
@@ -555,20 +564,20 @@ struct cascade *cli_load_filter(const char *path)
 	const char *why;
 	struct cascade *c;
 
-	progress_start(0, display_name(path));
+	progress_start(0, cli_display_name(path));
 	format_set_progress(file_progress, NULL);
 	c = format_load_path(path, &why);
 	progress_finish();
 
 	if (c == NULL)
-		cli_fatal("%s: %s", display_name(path), cli_explain(why));
+		cli_fatal("%s: %s", cli_display_name(path), cli_explain(why));
 	if (cascade_params(c)->layout != FILTER_DCSO) {
-		apply_key_file(c, display_name(path));
+		apply_key_file(c, cli_display_name(path));
 		return c;
 	}
 	if ((why = dcso_unusable()) != NULL) {
 		cascade_free(c);
-		cli_fatal("%s: %s", display_name(path), why);
+		cli_fatal("%s: %s", cli_display_name(path), why);
 	}
 	return c;
 }
@@ -581,11 +590,11 @@ struct format_reader *cli_open_filter(const char *path, struct cascade **shape, 
 	*fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0)
 		cli_fatal("%s: %s", path, strerror(errno));
-	progress_start(0, display_name(path));
+	progress_start(0, cli_display_name(path));
 	format_set_progress(file_progress, NULL);
 	r = format_open(*fd, shape, &why);
 	if (r == NULL)
-		cli_fatal("%s: %s", display_name(path), why);
+		cli_fatal("%s: %s", cli_display_name(path), why);
 	return r;
 }
 
@@ -629,7 +638,7 @@ static int each_batch_fd(int fd, const char *name, char delim, cli_batch_fn fn, 
 		input_progress(0);
 	}
 	if (!stop && n < 0) {
-		cli_warn("%s: %s", display_name(name), strerror(errno));
+		cli_warn("%s: %s", cli_display_name(name), strerror(errno));
 		stop = -1;
 	}
 	lines_close(r);

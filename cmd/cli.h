@@ -129,6 +129,12 @@ void cli_separator_option(struct key_spec *spec, const char *arg);
  */
 void cli_check_destination(const char *path);
 
+/* How messages name a path: "-" is "(standard input)". */
+const char *cli_display_name(const char *path);
+
+/* How many of paths[0..n) are "-" (standard input can be read only once). */
+size_t cli_stdin_uses(char *const *paths, size_t n);
+
 /* Load a filter file ("-" is stdin); a bad one is fatal, naming the file. */
 struct cascade *cli_load_filter(const char *path);
 /*
