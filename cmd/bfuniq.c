@@ -163,6 +163,7 @@ static struct cascade *acquire_seen_set(struct options *opt)
 	if (opt->state == NULL || stat(opt->state, &st) < 0)
 		return new_seen_set(opt);
 	c = cli_load_filter(opt->state);
+	cascade_refresh_count(c);	/* how full it is, for the capacity warning */
 	flags = cascade_params(c)->flags;
 	if (opt->spec.fold_case && !(flags & FILTER_FOLD_CASE)) {
 		cascade_free(c);

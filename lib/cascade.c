@@ -161,8 +161,12 @@ struct cascade *cascade_from_stages(struct filter **stages, size_t n, unsigned g
 	c->tighten = tighten;
 	c->capacity = capacity;
 	c->target_p = target_p;
-	/* a shape from format_open has no bits to count */
-	if (stages[n - 1]->words != NULL)
+	/*
+	 * Only a growing cascade needs the newest stage's count (for its room)
+	 * right away; counting a fixed filter's bits would cost every reader a
+	 * pass over the whole array. A shape from format_open has no bits.
+	 */
+	if (growth != 0 && stages[n - 1]->words != NULL)
 		cascade_refresh_count(c);
 	return c;
 }

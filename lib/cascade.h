@@ -63,16 +63,18 @@ struct cascade *cascade_new_growing(const struct filter_params *first, double p,
 /*
  * Wrap already built stages (from a file). Takes ownership of stages on
  * success. Checks that the stages share hash, key and flags and that a
- * fixed cascade has one stage. Estimates newest_keys from the fill (0 when
- * the newest stage has no bit array, as in a shape from format_open).
+ * fixed cascade has one stage. A growing cascade's newest_keys is estimated
+ * from the fill; a fixed one's is left 0 (counting every bit would cost each
+ * reader a full pass): call cascade_refresh_count when it matters.
  */
 struct cascade *cascade_from_stages(struct filter **stages, size_t n, unsigned growth,
 				    unsigned tighten, uint64_t capacity, double target_p,
 				    const char **errstr);
 
 /*
- * Estimate newest_keys again from the newest stage's fill, after its bits
- * changed outside cascade_test_and_add (bfmerge OR-ing another filter in).
+ * Estimate newest_keys from the newest stage's fill: for a loaded fixed
+ * filter, or after its bits changed outside cascade_test_and_add (bfmerge
+ * OR-ing another filter in).
  */
 void cascade_refresh_count(struct cascade *c);
 

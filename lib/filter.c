@@ -637,6 +637,42 @@ double filter_sampled_fill(const struct filter *f, uint64_t samples)
 	return (double)set / (double)(seen * word_positions(f));
 }
 
+/*
+ * Counting the bits of a whole array is the one loop where popcount speed
+ * shows (bfinfo, -v, estimates, the current rate). Without -mpopcnt the
+ * builtin is a libgcc routine, so on x86-64 a copy compiled for the popcnt
+ * instruction is chosen at run time when the CPU has it.
+ */
+#define POPCOUNT_LOOP(name, attr)                                                 \
+	attr static uint64_t name(const uint64_t *w, uint64_t n)                 \
+	{                                                                         \
+		uint64_t total = 0;                                               \
+		for (uint64_t i = 0; i < n; i++)                                  \
+			total += (uint64_t)__builtin_popcountll(w[i]);            \
+		return total;                                                     \
+	}
+
+POPCOUNT_LOOP(popcount_portable, )
+#if defined(__x86_64__) && defined(__GNUC__)
+POPCOUNT_LOOP(popcount_hardware, __attribute__((target("popcnt"))))
+
+static uint64_t popcount_words(const uint64_t *w, uint64_t n)
+{
+	static int has_popcnt = -1;
+
+	if (has_popcnt < 0) {
+		__builtin_cpu_init();
+		has_popcnt = __builtin_cpu_supports("popcnt") != 0;
+	}
+	return has_popcnt ? popcount_hardware(w, n) : popcount_portable(w, n);
+}
+#else
+static uint64_t popcount_words(const uint64_t *w, uint64_t n)
+{
+	return popcount_portable(w, n);
+}
+#endif
+
 uint64_t filter_bits_set(const struct filter *f)
 {
 	uint64_t words = array_words(f), total = 0;
@@ -646,9 +682,7 @@ uint64_t filter_bits_set(const struct filter *f)
 			total += popcount64(counters_nonzero(f->words[i]));
 		return total;
 	}
-	for (uint64_t i = 0; i < words; i++)
-		total += popcount64(f->words[i]);
-	return total;
+	return popcount_words(f->words, words);
 }
 
 uint64_t filter_saturated(const struct filter *f)
@@ -687,14 +721,8 @@ double filter_current_fpr(const struct filter *f)
 		return pow((double)filter_bits_set(f) / (double)probed_bits(&f->params), f->params.k);
 	for (unsigned c = 0; c <= FILTER_BLOCK_BITS; c++)
 		hit[c] = pow((double)c / FILTER_BLOCK_BITS, f->params.k);
-	for (uint64_t b = 0; b < blocks; b++) {
-		const uint64_t *w = f->words + b * 8;
-		unsigned c = 0;
-
-		for (int j = 0; j < 8; j++)
-			c += popcount64(w[j]);
-		sum += hit[c];
-	}
+	for (uint64_t b = 0; b < blocks; b++)
+		sum += hit[popcount_words(f->words + b * 8, 8)];
 	return sum / (double)blocks;
 }
 

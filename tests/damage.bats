@@ -259,6 +259,9 @@ refuse_edit() {
 	local want="bfgrep: $file: truncated or corrupt (the gzip trailer's length disagrees with the header)"
 	run --separate-stderr bfgrep -c -f "$file" </dev/null
 	expect_fail "$want"
-	run --separate-stderr bash -c 'ulimit -v 300000; exec bfgrep -c -f "$1" </dev/null' _ "$file"
-	expect_fail "$want"
+	# where the mapping itself fails (ASan cannot even start under ulimit -v)
+	if is_plain_build; then
+		run --separate-stderr bash -c 'ulimit -v 300000; exec bfgrep -c -f "$1" </dev/null' _ "$file"
+		expect_fail "$want"
+	fi
 }

@@ -132,3 +132,16 @@ header_uint() {
 header_hex() {
 	gzip -dc "$1" | od -A n -v -t x1 -j "$2" -N "$3" | tr -d ' \n'
 }
+
+# is_valgrind_build: the programs are the valgrind wrappers of
+# tests/valgrind.sh (shell scripts, 30 times slower than the programs).
+is_valgrind_build() {
+	[ "$(head -c 4 "$BFTOOLS_BIN/bfbuild" | od -A n -t x1 | tr -d ' ')" != 7f454c46 ]
+}
+
+# is_plain_build: ordinary executables, neither the valgrind wrappers nor
+# built with AddressSanitizer (which cannot start under a small `ulimit -v`
+# and runs a few times slower).
+is_plain_build() {
+	! is_valgrind_build && ! grep -q -a __asan_init "$BFTOOLS_BIN/bfbuild"
+}
