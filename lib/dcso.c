@@ -70,6 +70,7 @@
 #include "cascade.h"
 #include "filter.h"
 #include "sizing.h"
+#include "writer.h"
 
 #define IO_CHUNK ((size_t)1 << 20)	/* input buffer, output buffer, bits per write */
 #define INFLATE_MAX ((size_t)1 << 30)	/* avail_out is a 32-bit uInt: feed it in pieces */
@@ -537,17 +538,7 @@ struct sink {
 
 static int write_all(int fd, const unsigned char *p, size_t len, const char **errstr)
 {
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return bad(errstr, strerror(errno));
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return writer_write_all(fd, p, len) < 0 ? bad(errstr, strerror(errno)) : 0;
 }
 
 /* Write out the compressed bytes gathered so far and reset the buffer. */

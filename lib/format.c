@@ -143,6 +143,7 @@
 #include "filter.h"
 #include "format.h"
 #include "siphash.h"
+#include "writer.h"
 
 #define FILE_HEADER_LEN 64u
 #define STAGE_HEADER_LEN 64u
@@ -521,17 +522,7 @@ struct gz_out {
 
 static int write_all(int fd, const unsigned char *p, size_t len, const char **errstr)
 {
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return bad(errstr, strerror(errno));
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return writer_write_all(fd, p, len) < 0 ? bad(errstr, strerror(errno)) : 0;
 }
 
 /* Write out the compressed bytes gathered so far and reset the buffer. */

@@ -42,8 +42,10 @@ int writer_init(struct writer *w, int fd, size_t cap)
 	return w->buf ? 0 : -1;
 }
 
-static int write_all(int fd, const char *p, size_t n)
+int writer_write_all(int fd, const void *data, size_t n)
 {
+	const char *p = data;
+
 	while (n > 0) {
 		size_t chunk = n < WRITER_MAX_WRITE ? n : WRITER_MAX_WRITE;
 		ssize_t done = write(fd, p, chunk);
@@ -83,7 +85,7 @@ int writer_flush(struct writer *w)
 		return failed_before(w);
 	if (w->len == 0)
 		return 0;
-	if (write_all(w->fd, w->buf, w->len) < 0)
+	if (writer_write_all(w->fd, w->buf, w->len) < 0)
 		return fail(w);
 	w->len = 0;
 	return 0;
@@ -102,7 +104,7 @@ int writer_put(struct writer *w, const void *data, size_t len)
 	if (writer_flush(w) < 0)
 		return -1;
 	if (len >= w->cap)
-		return write_all(w->fd, data, len) < 0 ? fail(w) : 0;
+		return writer_write_all(w->fd, data, len) < 0 ? fail(w) : 0;
 	memcpy(w->buf, data, len);
 	w->len = len;
 	return 0;

@@ -25,6 +25,13 @@ struct writer {
 	int failed;		/* errno of the first failure, or 0 */
 };
 
+/*
+ * Write all len bytes to fd, finishing short writes and retrying EINTR
+ * (the loop behind the writer, for anything else that writes a buffer
+ * out). Returns 0, or -1 with errno set.
+ */
+int writer_write_all(int fd, const void *data, size_t len);
+
 /* Returns 0, or -1 when out of memory. */
 int writer_init(struct writer *w, int fd, size_t cap);
 
