@@ -431,6 +431,9 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a - b }'; }
 job_files() {
 	mib=${BENCH_FILTER_MIB:-}
 	[ -n "$mib" ] || { if [ "$lines" -ge 10000000 ]; then mib=1024; else mib=128; fi; }
+	case $mib in
+	'' | *[!0-9]* | 0) die "BENCH_FILTER_MIB=$mib: want a whole number of MiB, 1 or more" ;;
+	esac
 	bits=$((mib * 8388608))
 	make_dense
 	bytes=$(json_field "$dense.json" bytes_in_memory)
@@ -557,11 +560,17 @@ report_markdown() {
 # ------------------------------------------------------------------- main
 
 started=$(now_ns)
+programs() { cksum "$bin"/bfbuild "$bin"/bfgrep "$bin"/bfuniq "$bin"/bfcount "$bin"/bfmerge "$bin"/bfinfo; }
+build_at_start=$(programs)
 say "$lines lines, $runs rounds, jobs: $jobs; work directory $dir"
 for job in $jobs; do
 	"job_$job"
 done
 [ -f "$raw/rows.tsv" ] || die "no job ran"
+if [ "$(programs)" != "$build_at_start" ]; then
+	say "warning: the programs in $bin changed during the run: its numbers mix two builds"
+	note "The programs in cmd/ were rebuilt during this run: its numbers mix two builds."
+fi
 report_text
 report_markdown >"$dir/results.md"
 echo
