@@ -69,6 +69,7 @@
 #include "atomic.h"
 #include "cascade.h"
 #include "filter.h"
+#include "gzout.h"
 #include "sizing.h"
 #include "writer.h"
 
@@ -527,63 +528,25 @@ int dcso_params(uint64_t n, double p, struct filter_params *params, const char *
 
 /* ---- writing ------------------------------------------------------------ */
 
-/* Where the bytes go: fd directly, or through deflate. */
+/* Where the bytes go: fd directly, or through a gzip stream (gzout.c). */
 struct sink {
 	int fd;
 	int gzip;
-	z_stream zs;
-	unsigned char *buf;	/* gzip: IO_CHUNK bytes of compressed output */
+	struct gzout gz;
 	uint64_t *swap;		/* big-endian hosts: a byte-swapped chunk of words */
 };
-
-static int write_all(int fd, const unsigned char *p, size_t len, const char **errstr)
-{
-	return writer_write_all(fd, p, len) < 0 ? bad(errstr, strerror(errno)) : 0;
-}
-
-/* Write out the compressed bytes gathered so far and reset the buffer. */
-static int drain(struct sink *w, const char **errstr)
-{
-	size_t len = IO_CHUNK - w->zs.avail_out;
-
-	w->zs.next_out = w->buf;
-	w->zs.avail_out = (uInt)IO_CHUNK;
-	return write_all(w->fd, w->buf, len, errstr);
-}
-
-/* Deflate in[0..len) (len <= IO_CHUNK) with flush until taken (Z_FINISH: until the end). */
-static int deflate_all(struct sink *w, const unsigned char *in, size_t len, int flush,
-		       const char **errstr)
-{
-	int ret;
-
-	w->zs.next_in = in;
-	w->zs.avail_in = (uInt)len;
-	for (;;) {
-		if (w->zs.avail_out == 0 && drain(w, errstr) < 0)
-			return -1;
-		ret = deflate(&w->zs, flush);
-		if (ret == Z_STREAM_END)
-			return drain(w, errstr);
-		if (ret != Z_OK && ret != Z_BUF_ERROR)	/* Z_BUF_ERROR: no progress, not fatal */
-			return bad(errstr, ret == Z_MEM_ERROR ? strerror(ENOMEM) : "zlib: deflate failed");
-		if (flush != Z_FINISH && w->zs.avail_in == 0)
-			return 0;
-	}
-}
 
 static int sink_write(struct sink *w, const unsigned char *p, size_t len, const char **errstr)
 {
 	if (w->gzip)
-		return deflate_all(w, p, len, Z_NO_FLUSH, errstr);
-	return write_all(w->fd, p, len, errstr);
+		return gzout_write(&w->gz, p, len, errstr);
+	return writer_write_all(w->fd, p, len) < 0 ? bad(errstr, strerror(errno)) : 0;
 }
 
 static void sink_close(struct sink *w)
 {
 	if (w->gzip)
-		deflateEnd(&w->zs);	/* Z_DATA_ERROR after a failed write is expected */
-	free(w->buf);
+		gzout_close(&w->gz);
 	free(w->swap);
 }
 
@@ -597,19 +560,12 @@ static int sink_open(struct sink *w, int fd, int gzip, const char **errstr)
 #endif
 	if (!gzip)
 		return 0;
-	if ((w->buf = malloc(IO_CHUNK)) == NULL) {
-		sink_close(w);
-		return bad(errstr, strerror(ENOMEM));
-	}
 	/* Go's gzip writer uses the default level too; its bytes differ, its content does not */
-	if (deflateInit2(&w->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, GZIP_WINDOW, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK) {
-		sink_close(w);
-		return bad(errstr, "zlib: cannot start deflating");
+	if (gzout_open(&w->gz, fd, Z_DEFAULT_COMPRESSION, Z_DEFAULT_STRATEGY, NULL, errstr) < 0) {
+		free(w->swap);
+		return -1;
 	}
 	w->gzip = 1;
-	w->zs.next_out = w->buf;
-	w->zs.avail_out = (uInt)IO_CHUNK;
 	return 0;
 }
 
@@ -679,7 +635,7 @@ int dcso_save(const struct cascade *c, int fd, int gzip, const char **errstr)
 	encode_header(c, h);
 	ok = sink_write(&w, h, sizeof h, errstr) == 0 && write_bits(&w, c->stages[0], errstr) == 0;
 	if (ok && w.gzip)
-		ok = deflate_all(&w, NULL, 0, Z_FINISH, errstr) == 0;
+		ok = gzout_finish(&w.gz, errstr) == 0;
 	sink_close(&w);
 	return ok ? 0 : -1;
 }

@@ -142,6 +142,7 @@
 #include "dcso.h"
 #include "filter.h"
 #include "format.h"
+#include "gzout.h"
 #include "siphash.h"
 #include "writer.h"
 
@@ -511,30 +512,6 @@ static int encode_checked(const struct cascade *c, unsigned char h[HEADERS_MAX],
 
 /* ---- writing ---------------------------------------------------------- */
 
-struct gz_out {
-	int fd;
-	int level;
-	z_stream zs;
-	gz_header gzh;		/* deflate reads it during the first call */
-	unsigned char *buf;	/* IO_CHUNK bytes of compressed output */
-	uint64_t *swap;		/* big-endian hosts: byte-swapped chunk */
-};
-
-static int write_all(int fd, const unsigned char *p, size_t len, const char **errstr)
-{
-	return writer_write_all(fd, p, len) < 0 ? bad(errstr, strerror(errno)) : 0;
-}
-
-/* Write out the compressed bytes gathered so far and reset the buffer. */
-static int drain(struct gz_out *w, const char **errstr)
-{
-	size_t len = IO_CHUNK - w->zs.avail_out;
-
-	w->zs.next_out = w->buf;
-	w->zs.avail_out = (uInt)IO_CHUNK;
-	return write_all(w->fd, w->buf, len, errstr);
-}
-
 static const char *zlib_message(const z_stream *zs, int ret)
 {
 	if (ret == Z_MEM_ERROR)
@@ -543,55 +520,14 @@ static const char *zlib_message(const z_stream *zs, int ret)
 }
 
 /*
- * Run deflate over in[0..len) (len <= IO_CHUNK) with the given flush until
- * it is all taken and, for Z_BLOCK, output room is left over (zlib's sign
- * the flush is complete), or, for Z_FINISH, the stream has ended.
+ * The gzip stream (gzout.c) with the header every filter file gets, and a
+ * buffer for byte-swapping words on big-endian hosts.
  */
-static int deflate_all(struct gz_out *w, const unsigned char *in, size_t len, int flush,
-		       const char **errstr)
-{
-	int ret;
-
-	w->zs.next_in = in;
-	w->zs.avail_in = (uInt)len;
-	for (;;) {
-		if (w->zs.avail_out == 0 && drain(w, errstr) < 0)
-			return -1;
-		ret = deflate(&w->zs, flush);
-		if (ret == Z_STREAM_END)
-			return 0;
-		if (ret != Z_OK && ret != Z_BUF_ERROR)	/* Z_BUF_ERROR: no progress, not fatal */
-			return bad(errstr, zlib_message(&w->zs, ret));
-		if (flush != Z_FINISH && w->zs.avail_in == 0 && w->zs.avail_out != 0)
-			return 0;
-	}
-}
-
-/*
- * Switch compression level between chunks. zlib.h: flush the stream with
- * Z_BLOCK until output room is left, then deflateParams changes level at
- * once; a Z_BUF_ERROR from it means "not applied, retry with more output
- * space", which drain() provides.
- */
-static int set_level(struct gz_out *w, int level, const char **errstr)
-{
-	int ret;
-
-	if (level == w->level)
-		return 0;
-	if (deflate_all(w, NULL, 0, Z_BLOCK, errstr) < 0)
-		return -1;
-	while ((ret = deflateParams(&w->zs, level, Z_RLE)) == Z_BUF_ERROR) {
-		if (w->zs.avail_out == IO_CHUNK)
-			return bad(errstr, "zlib: cannot change compression level");
-		if (drain(w, errstr) < 0)
-			return -1;
-	}
-	if (ret != Z_OK)
-		return bad(errstr, zlib_message(&w->zs, ret));
-	w->level = level;
-	return 0;
-}
+struct gz_out {
+	struct gzout gz;
+	gz_header gzh;		/* deflate reads it during the first write */
+	uint64_t *swap;		/* big-endian hosts: byte-swapped chunk */
+};
 
 /* Stored where the chunk looks random, compressed where it is sparse or dense. */
 /*
@@ -656,52 +592,40 @@ static int write_payload(struct gz_out *w, const struct filter *f, const char **
 		size_t n = (size_t)(nwords - i < chunk ? nwords - i : chunk);
 		const uint64_t *words = f->words + i;
 
-		if (set_level(w, chunk_level(words, n), errstr) < 0)
+		if (gzout_set_level(&w->gz, chunk_level(words, n), Z_RLE, errstr) < 0)
 			return -1;
-		if (deflate_all(w, chunk_bytes(w, words, n), n * 8, Z_NO_FLUSH, errstr) < 0)
+		if (gzout_write(&w->gz, chunk_bytes(w, words, n), n * 8, errstr) < 0)
 			return -1;
 		progress_step(1, (uint64_t)n * 8);
 	}
 	return 0;
 }
 
+/*
+ * Level 1 with Z_RLE to start (write_payload switches per chunk); mtime 0
+ * for reproducible output; a CRC over the gzip header itself, so that every
+ * byte of the file is covered by a check.
+ */
 static int gz_out_open(struct gz_out *w, int fd, const char **errstr)
 {
-	int ret;
-
 	memset(w, 0, sizeof *w);
-	w->fd = fd;
-	w->level = 1;
-	w->gzh.time = 0;	/* reproducible output: same filter, same bytes */
+	w->gzh.time = 0;
 	w->gzh.os = GZIP_OS_UNIX;
-	w->gzh.hcrc = 1;	/* a CRC over the gzip header itself */
-	w->buf = malloc(IO_CHUNK);
+	w->gzh.hcrc = 1;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w->swap = malloc(IO_CHUNK);
-	if (w->swap == NULL) {
-		free(w->buf);
+	if ((w->swap = malloc(IO_CHUNK)) == NULL)
 		return bad(errstr, strerror(ENOMEM));
-	}
 #endif
-	if (w->buf == NULL) {
+	if (gzout_open(&w->gz, fd, 1, Z_RLE, &w->gzh, errstr) < 0) {
 		free(w->swap);
-		return bad(errstr, strerror(ENOMEM));
+		return -1;
 	}
-	ret = deflateInit2(&w->zs, w->level, Z_DEFLATED, GZIP_WINDOW, 8, Z_RLE);
-	if (ret != Z_OK) {
-		free(w->buf);
-		free(w->swap);
-		return bad(errstr, zlib_message(&w->zs, ret));
-	}
-	w->zs.next_out = w->buf;
-	w->zs.avail_out = (uInt)IO_CHUNK;
 	return 0;
 }
 
 static void gz_out_close(struct gz_out *w)
 {
-	deflateEnd(&w->zs);	/* Z_DATA_ERROR after a failed write is expected */
-	free(w->buf);
+	gzout_close(&w->gz);
 	free(w->swap);
 }
 
@@ -714,15 +638,11 @@ int format_save(const struct cascade *c, int fd, const char **errstr)
 
 	if (encode_checked(c, head, &head_len, errstr) < 0 || gz_out_open(&w, fd, errstr) < 0)
 		return -1;
-	if (deflateSetHeader(&w.zs, &w.gzh) != Z_OK) {
-		gz_out_close(&w);
-		return bad(errstr, "zlib: cannot set the gzip header");
-	}
-	ok = deflate_all(&w, head, head_len, Z_NO_FLUSH, errstr) == 0;
+	ok = gzout_write(&w.gz, head, head_len, errstr) == 0;
 	progress_start(cascade_bytes(c));
 	for (size_t i = 0; ok && i < c->nstages; i++)
 		ok = write_payload(&w, c->stages[i], errstr) == 0;
-	ok = ok && deflate_all(&w, NULL, 0, Z_FINISH, errstr) == 0 && drain(&w, errstr) == 0;
+	ok = ok && gzout_finish(&w.gz, errstr) == 0;
 	gz_out_close(&w);
 	return ok ? 0 : -1;
 }

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gzout.c - a gzip stream to a descriptor (see gzout.h).
+ *
+ * deflate is run until it has taken all the input; whenever the output
+ * buffer is full it is written out. Z_BUF_ERROR only means "no progress
+ * possible now" and is not an error. A level change first flushes to a
+ * block boundary (Z_BLOCK, until output room is left over: zlib's sign the
+ * flush is complete); deflateParams may then still ask for more output
+ * room (Z_BUF_ERROR), which draining the buffer provides.
+ */
+#include "gzout.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writer.h"
+
+#define OUT_BUFFER ((size_t)1 << 20)
+#define GZIP_WINDOW (15 + 16)	/* 32 KiB window, gzip wrapper */
+
+static int fail(const char **errstr, const char *msg)
+{
+	*errstr = msg;
+	return -1;
+}
+
+static const char *zlib_message(const z_stream *zs, int ret)
+{
+	if (ret == Z_MEM_ERROR)
+		return "out of memory";
+	return zs->msg ? zs->msg : "zlib: internal error";
+}
+
+/* Write out the compressed bytes gathered so far and reset the buffer. */
+static int drain(struct gzout *w, const char **errstr)
+{
+	size_t len = OUT_BUFFER - w->zs.avail_out;
+
+	w->zs.next_out = w->buf;
+	w->zs.avail_out = (uInt)OUT_BUFFER;
+	return writer_write_all(w->fd, w->buf, len) < 0 ? fail(errstr, strerror(errno)) : 0;
+}
+
+/* Run deflate over in[0..len) with flush until it is all taken (Z_FINISH: until the end). */
+static int deflate_all(struct gzout *w, const void *in, size_t len, int flush,
+		       const char **errstr)
+{
+	int ret;
+
+	w->zs.next_in = (const Bytef *)in;
+	w->zs.avail_in = (uInt)len;
+	for (;;) {
+		if (w->zs.avail_out == 0 && drain(w, errstr) < 0)
+			return -1;
+		ret = deflate(&w->zs, flush);
+		if (ret == Z_STREAM_END)
+			return 0;
+		if (ret != Z_OK && ret != Z_BUF_ERROR)
+			return fail(errstr, zlib_message(&w->zs, ret));
+		if (flush != Z_FINISH && w->zs.avail_in == 0 && w->zs.avail_out != 0)
+			return 0;
+	}
+}
+
+int gzout_open(struct gzout *w, int fd, int level, int strategy, gz_header *header,
+	       const char **errstr)
+{
+	int ret;
+
+	memset(w, 0, sizeof *w);
+	w->fd = fd;
+	w->level = level;
+	if ((w->buf = malloc(OUT_BUFFER)) == NULL)
+		return fail(errstr, strerror(ENOMEM));
+	ret = deflateInit2(&w->zs, level, Z_DEFLATED, GZIP_WINDOW, 8, strategy);
+	if (ret != Z_OK) {
+		free(w->buf);
+		w->buf = NULL;
+		return fail(errstr, zlib_message(&w->zs, ret));
+	}
+	w->zs.next_out = w->buf;
+	w->zs.avail_out = (uInt)OUT_BUFFER;
+	if (header && deflateSetHeader(&w->zs, header) != Z_OK) {
+		gzout_close(w);
+		return fail(errstr, "zlib: cannot set the gzip header");
+	}
+	return 0;
+}
+
+int gzout_write(struct gzout *w, const void *data, size_t len, const char **errstr)
+{
+	return deflate_all(w, data, len, Z_NO_FLUSH, errstr);
+}
+
+int gzout_set_level(struct gzout *w, int level, int strategy, const char **errstr)
+{
+	int ret;
+
+	if (level == w->level)
+		return 0;
+	if (deflate_all(w, NULL, 0, Z_BLOCK, errstr) < 0)
+		return -1;
+	while ((ret = deflateParams(&w->zs, level, strategy)) == Z_BUF_ERROR) {
+		if (w->zs.avail_out == OUT_BUFFER)
+			return fail(errstr, "zlib: cannot change compression level");
+		if (drain(w, errstr) < 0)
+			return -1;
+	}
+	if (ret != Z_OK)
+		return fail(errstr, zlib_message(&w->zs, ret));
+	w->level = level;
+	return 0;
+}
+
+int gzout_finish(struct gzout *w, const char **errstr)
+{
+	if (deflate_all(w, NULL, 0, Z_FINISH, errstr) < 0)
+		return -1;
+	return drain(w, errstr);
+}
+
+void gzout_close(struct gzout *w)
+{
+	if (w->buf == NULL)
+		return;
+	deflateEnd(&w->zs);	/* Z_DATA_ERROR after a failed write is expected */
+	free(w->buf);
+	w->buf = NULL;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gzout.h - a gzip (deflate) stream written to a descriptor.
+ *
+ * One output buffer, a deflate loop that drains it as it fills, level
+ * changes between chunks, and a checked finish: what our filter files and
+ * DCSO's gzipped ones both need. The caller chooses the level, strategy and
+ * gzip header; this module only runs zlib and writes. No printing, no exit:
+ * failures return -1 with a static message (zlib's, or strerror).
+ */
+#ifndef BFTOOLS_GZOUT_H
+#define BFTOOLS_GZOUT_H
+
+#include <stddef.h>
+
+#ifndef ZLIB_CONST
+#define ZLIB_CONST	/* zlib takes const input (z_const), as it never writes it */
+#endif
+#include <zlib.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gzout {
+	int fd;
+	int level;
+	z_stream zs;
+	unsigned char *buf;	/* compressed output waiting to be written */
+};
+
+/*
+ * Start a gzip member on fd at level and strategy. header, when not NULL,
+ * is passed to deflateSetHeader and must outlive the stream (deflate reads
+ * it during the first write). Returns 0, or -1 with *errstr.
+ */
+int gzout_open(struct gzout *w, int fd, int level, int strategy, gz_header *header,
+	       const char **errstr);
+
+/* Compress len bytes. Returns 0, or -1 with *errstr. */
+int gzout_write(struct gzout *w, const void *data, size_t len, const char **errstr);
+
+/* Change level (and strategy) for what follows, at a block boundary. */
+int gzout_set_level(struct gzout *w, int level, int strategy, const char **errstr);
+
+/* End the member (trailer included) and write everything out. */
+int gzout_finish(struct gzout *w, const char **errstr);
+
+/* Free the stream; safe after a failure. Does not close fd. */
+void gzout_close(struct gzout *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
