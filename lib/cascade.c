@@ -227,16 +227,30 @@ const char cascade_err_no_key[] = "the filter's key is kept in a key file and wa
 int cascade_test(const struct cascade *c, const struct line *keys, size_t n,
 		 unsigned char *present)
 {
+	return cascade_test_hashed(c, keys, NULL, n, present);
+}
+
+const struct filter *cascade_hasher(const struct cascade *c)
+{
+	if (cascade_needs_key(c) || cascade_params(c)->layout == FILTER_DCSO)
+		return NULL;
+	return c->stages[0];
+}
+
+int cascade_test_hashed(const struct cascade *c, const struct line *keys, const uint64_t *h,
+			size_t n, unsigned char *present)
+{
 	unsigned char more[PIECE];
 
 	if (cascade_needs_key(c))
 		return -1;
-	filter_test(c->stages[0], keys, n, present);
+	filter_test_hashed(c->stages[0], keys, h, n, present);
 	for (size_t s = 1; s < c->nstages; s++) {
 		for (size_t done = 0; done < n; done += PIECE) {
 			size_t len = n - done < PIECE ? n - done : PIECE;
 
-			filter_test(c->stages[s], keys + done, len, more);
+			filter_test_hashed(c->stages[s], keys + done, h ? h + 2 * done : NULL, len,
+					   more);
 			for (size_t i = 0; i < len; i++)
 				present[done + i] |= more[i];
 		}
@@ -248,11 +262,12 @@ int cascade_test(const struct cascade *c, const struct line *keys, size_t n,
  * Test-and-add keys[0..n) with the newest stage, after the older stages:
  * keys the older stages hold are marked present and left out.
  */
-static size_t add_piece(struct cascade *c, const struct line *keys, size_t n,
-			unsigned char *present)
+static size_t add_piece(struct cascade *c, const struct line *keys, const uint64_t *h,
+			size_t n, unsigned char *present)
 {
 	struct filter *newest = c->stages[c->nstages - 1];
 	struct line fresh_keys[PIECE];
+	uint64_t fresh_h[2 * PIECE];
 	unsigned char fresh_present[PIECE];
 	size_t idx[PIECE], nfresh = 0, added;
 
@@ -260,16 +275,21 @@ static size_t add_piece(struct cascade *c, const struct line *keys, size_t n,
 	for (size_t s = 0; s + 1 < c->nstages; s++) {
 		unsigned char older[PIECE];
 
-		filter_test(c->stages[s], keys, n, older);
+		filter_test_hashed(c->stages[s], keys, h, n, older);
 		for (size_t i = 0; i < n; i++)
 			present[i] |= older[i];
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!present[i]) {
 			idx[nfresh] = i;
+			if (h) {
+				fresh_h[2 * nfresh] = h[2 * i];
+				fresh_h[2 * nfresh + 1] = h[2 * i + 1];
+			}
 			fresh_keys[nfresh++] = keys[i];
 		}
-	added = filter_test_and_add(newest, fresh_keys, nfresh, fresh_present);
+	added = filter_test_and_add_hashed(newest, fresh_keys, h ? fresh_h : NULL, nfresh,
+					   fresh_present);
 	newest->insertions += n - nfresh;	/* repeats count as insertions too */
 	for (size_t j = 0; j < nfresh; j++)
 		present[idx[j]] = fresh_present[j];
@@ -288,6 +308,13 @@ static size_t room_in_newest(const struct cascade *c)
 
 int cascade_test_and_add(struct cascade *c, const struct line *keys, size_t n,
 			 unsigned char *present, size_t *fresh, const char **errstr)
+{
+	return cascade_test_and_add_hashed(c, keys, NULL, n, present, fresh, errstr);
+}
+
+int cascade_test_and_add_hashed(struct cascade *c, const struct line *keys, const uint64_t *h,
+				size_t n, unsigned char *present, size_t *fresh,
+				const char **errstr)
 {
 	const struct filter_params *first = cascade_params(c);
 	size_t done = 0, total = 0;
@@ -309,7 +336,7 @@ int cascade_test_and_add(struct cascade *c, const struct line *keys, size_t n,
 		}
 		if (len > n - done)
 			len = n - done;
-		added = add_piece(c, keys + done, len, present + done);
+		added = add_piece(c, keys + done, h ? h + 2 * done : NULL, len, present + done);
 		c->newest_keys += added;
 		total += added;
 		done += len;
@@ -321,6 +348,12 @@ int cascade_test_and_add(struct cascade *c, const struct line *keys, size_t n,
 
 int cascade_add(struct cascade *c, const struct line *keys, size_t n, const char **errstr)
 {
+	return cascade_add_hashed(c, keys, NULL, n, errstr);
+}
+
+int cascade_add_hashed(struct cascade *c, const struct line *keys, const uint64_t *h, size_t n,
+		       const char **errstr)
+{
 	unsigned char present[PIECE];
 
 	if (cascade_needs_key(c)) {
@@ -328,13 +361,14 @@ int cascade_add(struct cascade *c, const struct line *keys, size_t n, const char
 		return -1;
 	}
 	if (c->growth == 0) {
-		filter_add(c->stages[0], keys, n);
+		filter_add_hashed(c->stages[0], keys, h, n);
 		return 0;
 	}
 	for (size_t done = 0; done < n; done += PIECE) {
 		size_t len = n - done < PIECE ? n - done : PIECE;
 
-		if (cascade_test_and_add(c, keys + done, len, present, NULL, errstr) < 0)
+		if (cascade_test_and_add_hashed(c, keys + done, h ? h + 2 * done : NULL, len,
+						present, NULL, errstr) < 0)
 			return -1;
 	}
 	return 0;

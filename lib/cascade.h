@@ -124,6 +124,22 @@ int cascade_test_and_add(struct cascade *c, const struct line *keys, size_t n,
 int cascade_add(struct cascade *c, const struct line *keys, size_t n, const char **errstr);
 
 /*
+ * The same calls split as in filter.h, so keys can be hashed on another
+ * thread: every stage shares the hash and the key, so one filter_hash of
+ * the filter cascade_hasher returns serves them all. cascade_hasher is
+ * NULL when hashes cannot be made ahead (DCSO; key not supplied); the
+ * filter it returns stays put while the cascade grows.
+ */
+const struct filter *cascade_hasher(const struct cascade *c);
+int cascade_test_hashed(const struct cascade *c, const struct line *keys, const uint64_t *h,
+			size_t n, unsigned char *present);
+int cascade_test_and_add_hashed(struct cascade *c, const struct line *keys, const uint64_t *h,
+				size_t n, unsigned char *present, size_t *fresh,
+				const char **errstr);
+int cascade_add_hashed(struct cascade *c, const struct line *keys, const uint64_t *h, size_t n,
+		       const char **errstr);
+
+/*
  * Remove keys from a fixed counting filter (filter_remove): *absent (may
  * be NULL) is set to the number of keys that were surely not in it, which
  * changed nothing. Returns 0, or -1 with *errstr for a filter of another

@@ -384,15 +384,21 @@ static void dcso_key_probes(const struct filter *f, const struct line *key, stru
 	}
 }
 
-static void key_probes(const struct filter *f, const struct line *key, struct probes *pr)
+/* hashed: the key's (h1, h2) from filter_hash, or NULL to hash it here */
+static void key_probes(const struct filter *f, const struct line *key, const uint64_t *hashed,
+		       struct probes *pr)
 {
-	uint64_t h[2];
+	uint64_t own[2];
+	const uint64_t *h = hashed;
 
 	if (f->params.layout == FILTER_DCSO) {
 		dcso_key_probes(f, key, pr);
 		return;
 	}
-	hash_key(f, key, h);
+	if (h == NULL) {
+		hash_key(f, key, own);
+		h = own;
+	}
 	if (f->params.layout == FILTER_BLOCKED)
 		blocked_probes(f, h, pr);
 	else
@@ -410,7 +416,7 @@ void filter_positions(const struct filter *f, struct line key, uint64_t *positio
 			positions[i] = blocked_base(f, h) * 64 + blocked_bit(h, i);
 		return;
 	}
-	key_probes(f, &key, &pr);
+	key_probes(f, &key, NULL, &pr);
 	for (uint32_t i = 0; i < f->params.k; i++) {
 		uint64_t low = (uint64_t)__builtin_ctzll(pr.mask[i]);
 
@@ -423,13 +429,13 @@ void filter_positions(const struct filter *f, struct line key, uint64_t *positio
  * Hash keys[0..n) (n <= BATCH) into probe lists and prefetch every line
  * they touch, so the probing that follows finds them in cache.
  */
-static void prepare_batch(const struct filter *f, const struct line *keys, size_t n,
-			  struct probes *pr)
+static void prepare_batch(const struct filter *f, const struct line *keys, const uint64_t *h,
+			  size_t n, struct probes *pr)
 {
 	int blocked = f->params.layout == FILTER_BLOCKED;
 
 	for (size_t i = 0; i < n; i++) {
-		key_probes(f, &keys[i], &pr[i]);
+		key_probes(f, &keys[i], h ? h + 2 * i : NULL, &pr[i]);
 		if (blocked) {
 			__builtin_prefetch(&f->words[pr[i].base], 1, 0);
 			continue;
@@ -493,12 +499,17 @@ static void probes_add(struct filter *f, const struct probes *pr)
 
 void filter_add(struct filter *f, const struct line *keys, size_t n)
 {
+	filter_add_hashed(f, keys, NULL, n);
+}
+
+void filter_add_hashed(struct filter *f, const struct line *keys, const uint64_t *h, size_t n)
+{
 	struct probes pr[BATCH];
 
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, len, pr);
+		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, pr);
 		for (size_t i = 0; i < len; i++)
 			probes_add(f, &pr[i]);
 	}
@@ -551,7 +562,7 @@ size_t filter_remove(struct filter *f, const struct line *keys, size_t n)
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, len, pr);
+		prepare_batch(f, keys + done, NULL, len, pr);
 		for (size_t i = 0; i < len; i++)
 			absent += (size_t)!counters_decrement(f, &pr[i]);
 	}
@@ -562,12 +573,18 @@ size_t filter_remove(struct filter *f, const struct line *keys, size_t n)
 void filter_test(const struct filter *f, const struct line *keys, size_t n,
 		 unsigned char *present)
 {
+	filter_test_hashed(f, keys, NULL, n, present);
+}
+
+void filter_test_hashed(const struct filter *f, const struct line *keys, const uint64_t *h,
+			size_t n, unsigned char *present)
+{
 	struct probes pr[BATCH];
 
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, len, pr);
+		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, pr);
 		for (size_t i = 0; i < len; i++)
 			present[done + i] = (unsigned char)probes_all_set(f, &pr[i]);
 	}
@@ -575,6 +592,21 @@ void filter_test(const struct filter *f, const struct line *keys, size_t n,
 
 size_t filter_test_and_add(struct filter *f, const struct line *keys, size_t n,
 			   unsigned char *present)
+{
+	return filter_test_and_add_hashed(f, keys, NULL, n, present);
+}
+
+int filter_hash(const struct filter *f, const struct line *keys, size_t n, uint64_t *h)
+{
+	if (f->params.layout == FILTER_DCSO)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		hash_key(f, &keys[i], h + 2 * i);
+	return 0;
+}
+
+size_t filter_test_and_add_hashed(struct filter *f, const struct line *keys, const uint64_t *h,
+				  size_t n, unsigned char *present)
 {
 	struct probes pr[BATCH];
 	size_t fresh = 0;
@@ -584,7 +616,7 @@ size_t filter_test_and_add(struct filter *f, const struct line *keys, size_t n,
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, len, pr);
+		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, pr);
 		/* in order, so a repeat later in the batch sees the earlier key */
 		for (size_t i = 0; i < len; i++) {
 			int seen = probes_all_set(f, &pr[i]);

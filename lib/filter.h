@@ -186,6 +186,21 @@ size_t filter_test_and_add(struct filter *f, const struct line *keys, size_t n,
 			   unsigned char *present);
 
 /*
+ * The batch calls split in two, so hashing can run on another thread than
+ * probing: filter_hash writes each key's SipHash halves (h1, h2) to
+ * h[2i], h[2i+1] and returns 0, or -1 for a DCSO filter (its probes are not
+ * derived from SipHash). The _hashed calls take those halves (h may be
+ * NULL: then they hash keys themselves) and give the answers of the calls
+ * without _hashed. h must come from a filter with the same hash and key.
+ */
+int filter_hash(const struct filter *f, const struct line *keys, size_t n, uint64_t *h);
+void filter_add_hashed(struct filter *f, const struct line *keys, const uint64_t *h, size_t n);
+void filter_test_hashed(const struct filter *f, const struct line *keys, const uint64_t *h,
+			size_t n, unsigned char *present);
+size_t filter_test_and_add_hashed(struct filter *f, const struct line *keys, const uint64_t *h,
+				  size_t n, unsigned char *present);
+
+/*
  * Remove n keys from a counting filter: each key's k counters are
  * decremented, except those at 15 (saturated: they may stand for more
  * keys than 15 and stay). A key with a counter at 0 was surely never
