@@ -35,8 +35,9 @@ CFLAGS   ?= -O2 -g
 STDFLAGS  = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
 DEFS      = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DBFTOOLS_VERSION='"$(VERSION)"'
 # -fPIC: the same objects make the static and the shared library.
-ALLFLAGS  = $(STDFLAGS) $(DEFS) -Ilib -fPIC $(CPPFLAGS) $(CFLAGS)
-LDLIBS    = -lz -lm
+# -pthread: lib/pipeline.c reads input on a second thread.
+ALLFLAGS  = $(STDFLAGS) $(DEFS) -Ilib -fPIC -pthread $(CPPFLAGS) $(CFLAGS)
+LDLIBS    = -lz -lm -pthread
 
 # O is the build directory: "." for the normal build, build/asan for make asan.
 O        ?= .
@@ -51,7 +52,7 @@ SHLIB     = $(O)/lib/libbftools.so.$(SOVERSION)
 # The library's public headers, installed under INCLUDEDIR/bftools/.
 PUBLIC_HEADERS = lib/bftools.h lib/line.h lib/siphash.h lib/filter.h lib/sizing.h \
 	lib/cascade.h lib/format.h lib/merge.h lib/lines.h lib/keys.h lib/writer.h \
-	lib/hll.h lib/numparse.h lib/atomic.h lib/keyfile.h lib/dcso.h
+	lib/hll.h lib/numparse.h lib/atomic.h lib/keyfile.h lib/dcso.h lib/pipeline.h
 UNIT_BIN  = $(O)/tests/unit/unit
 
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -122,7 +123,7 @@ $(O)/bftools.pc: FORCE
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 		'Name: bftools' 'Description: Bloom filters for huge line streams' \
 		'Version: $(VERSION)' 'Requires.private: zlib' \
-		'Libs: -L$${libdir} -lbftools' 'Libs.private: -lm' \
+		'Libs: -L$${libdir} -lbftools' 'Libs.private: -lm -pthread' \
 		'Cflags: -I$${includedir}/bftools' >$@
 
 install: all $(O)/bftools.pc

@@ -429,7 +429,8 @@ static const char *destination(const struct options *opt)
 struct build {
 	struct cascade *filter;
 	const struct key_spec *spec;
-	struct keyset keys;
+	const struct filter *hasher;	/* cascade_hasher, or NULL to hash when adding */
+	struct cli_keys keys[CLI_SLOTS];
 	uint64_t records;
 	uint64_t keyed;
 	int count_new;			/* DCSO: count keys that set a new bit (its N) */
@@ -440,33 +441,55 @@ struct build {
 };
 
 /* Test-and-add counts the keys that set a new bit, as DCSO's N wants; add does not. */
-static int add_keys(struct build *b, const char **why)
+static int add_keys(struct build *b, const struct cli_keys *k, const char **why)
 {
-	size_t n = b->keys.count, absent;
+	size_t n = k->set.count, absent;
 
 	if (b->remove) {
-		if (cascade_remove(b->filter, b->keys.keys, n, &absent, why) < 0)
+		if (cascade_remove(b->filter, k->set.keys, n, &absent, why) < 0)
 			return -1;
 		b->absent += absent;
 		return 0;
 	}
 	if (!b->count_new)
-		return cascade_add(b->filter, b->keys.keys, n, why);
-	return cascade_test_and_add(b->filter, b->keys.keys, n,
+		return cascade_add_hashed(b->filter, k->set.keys, b->hasher ? k->hashes : NULL, n, why);
+	return cascade_test_and_add(b->filter, k->set.keys, n,
 				    cli_flags(&b->present, &b->present_cap, n), NULL, why);
 }
 
-static int add_batch(void *ctx, const struct line *records, size_t n)
+/* Reader thread: the batch's keys, and room for their hashes. */
+static int prepare_keys(void *ctx, unsigned slot, const struct line *records, size_t n,
+			size_t *units)
 {
 	struct build *b = ctx;
+	struct cli_keys *k = &b->keys[slot];
+
+	if (cli_keys_prepare(k, b->spec, b->hasher, records, n) < 0)
+		return -1;
+	*units = k->set.count;
+	return 0;
+}
+
+/* Either thread: hashing does not depend on what the filter holds. */
+static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	struct build *b = ctx;
+
+	cli_keys_hash(&b->keys[slot], b->hasher, from, to);
+}
+
+/* Calling thread: only one thread ever changes the filter. */
+static int add_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct build *b = ctx;
+	const struct cli_keys *k = &b->keys[slot];
 	const char *why;
 
-	if (keyset_build(&b->keys, b->spec, records, n) < 0)
-		cli_fatal("%s", strerror(ENOMEM));
-	if (add_keys(b, &why) < 0)
+	(void)records;
+	if (add_keys(b, k, &why) < 0)
 		cli_fatal("%s", cli_explain(why));
 	b->records += n;
-	b->keyed += b->keys.count;
+	b->keyed += k->set.count;
 	return 0;
 }
 
@@ -483,12 +506,17 @@ static void build_progress(char *buf, size_t len)
 
 static void add_lines(struct build *b, const struct options *opt)
 {
+	static const struct cli_stage stage = { prepare_keys, hash_keys, add_batch };
+
 	building = b;
 	cli_progress_detail = build_progress;
 	b->spec = &opt->spec;
-	if (cli_each_batch(opt->inputs, opt->ninputs, opt->delim, add_batch, b) < 0)
+	/* removing and DCSO's counting hash as they go: nothing to do ahead */
+	b->hasher = b->remove || b->count_new ? NULL : cascade_hasher(b->filter);
+	if (cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, b) < 0)
 		cli_fatal("no filter written: an input could not be read");
-	keyset_free(&b->keys);
+	for (unsigned i = 0; i < CLI_SLOTS; i++)
+		cli_keys_free(&b->keys[i]);
 	free(b->present);
 }
 

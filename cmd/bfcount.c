@@ -147,31 +147,56 @@ struct counter {
 	const struct options *opt;
 	struct hll *hll;
 	struct siphash_key key;
-	struct keyset keys;
-	uint64_t *hashes;
-	size_t hashes_cap;
+	struct count_slot {
+		struct keyset keys;
+		uint64_t *hashes;	/* one per key */
+		size_t hashes_cap;
+	} slots[CLI_SLOTS];
 };
 
-static int count_batch(void *ctx, const struct line *records, size_t n)
+/* Reader thread: the batch's keys, and room for their hashes. */
+static int prepare_keys(void *ctx, unsigned slot, const struct line *records, size_t n,
+			size_t *units)
+{
+	struct counter *c = ctx;
+	struct count_slot *s = &c->slots[slot];
+
+	if (keyset_build(&s->keys, &c->opt->spec, records, n) < 0)
+		return -1;
+	if (s->keys.count > s->hashes_cap) {
+		free(s->hashes);
+		s->hashes_cap = 0;
+		s->hashes = malloc(s->keys.count * sizeof *s->hashes);
+		if (s->hashes == NULL)
+			return -1;
+		s->hashes_cap = s->keys.count;
+	}
+	*units = s->keys.count;
+	return 0;
+}
+
+/* Either thread: the hashes are the expensive part. */
+static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	struct counter *c = ctx;
+	struct count_slot *s = &c->slots[slot];
+
+	for (size_t i = from; i < to; i++) {
+		uint64_t h[2];
+
+		siphash_1_3_128(&c->key, s->keys.keys[i].data, s->keys.keys[i].len, h);
+		s->hashes[i] = h[0];
+	}
+}
+
+/* Calling thread: the counter has one writer. */
+static int count_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct counter *c = ctx;
 
-	if (keyset_build(&c->keys, &c->opt->spec, records, n) < 0)
-		cli_fatal("%s", strerror(ENOMEM));
-	if (c->keys.count > c->hashes_cap) {
-		free(c->hashes);
-		c->hashes = malloc(c->keys.count * sizeof *c->hashes);
-		if (c->hashes == NULL)
-			cli_fatal("%s", strerror(ENOMEM));
-		c->hashes_cap = c->keys.count;
-	}
-	for (size_t i = 0; i < c->keys.count; i++) {
-		uint64_t h[2];
-
-		siphash_1_3_128(&c->key, c->keys.keys[i].data, c->keys.keys[i].len, h);
-		c->hashes[i] = h[0];
-	}
-	hll_add_many(c->hll, c->hashes, c->keys.count);
+	(void)records;
+	(void)n;
+	hll_add_many(c->hll, c->slots[slot].hashes, c->slots[slot].keys.count);
 	return 0;
 }
 
@@ -185,7 +210,8 @@ static void count_progress(char *buf, size_t len)
 
 static int count_stream(const struct options *opt, struct writer *out)
 {
-	struct counter c = { opt, hll_new(HLL_PRECISION_DEFAULT), { 0, 0 }, { 0 }, NULL, 0 };
+	static const struct cli_stage stage = { prepare_keys, hash_keys, count_batch };
+	struct counter c = { .opt = opt, .hll = hll_new(HLL_PRECISION_DEFAULT) };
 	int status;
 	double estimate;
 	char text[32];
@@ -195,7 +221,7 @@ static int count_stream(const struct options *opt, struct writer *out)
 	siphash_key_from_bytes(&c.key, count_key);
 	counting = c.hll;
 	cli_progress_detail = count_progress;
-	status = cli_each_batch(opt->inputs, opt->ninputs, opt->delim, count_batch, &c);
+	status = cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, &c);
 	estimate = hll_estimate(c.hll);
 	snprintf(text, sizeof text, "%.0f\n", estimate);
 	if (writer_put(out, text, strlen(text)) < 0)
@@ -207,8 +233,10 @@ static int count_stream(const struct options *opt, struct writer *out)
 			 100.0 * hll_relative_error(c.hll), estimate * hll_relative_error(c.hll),
 			 1.96 * estimate * hll_relative_error(c.hll));
 	hll_free(c.hll);
-	keyset_free(&c.keys);
-	free(c.hashes);
+	for (unsigned i = 0; i < CLI_SLOTS; i++) {
+		keyset_free(&c.slots[i].keys);
+		free(c.slots[i].hashes);
+	}
 	return status;
 }
 

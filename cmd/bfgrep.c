@@ -120,44 +120,97 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		cli_usage_error("standard input can be read only once (a filter or the input)");
 }
 
+/*
+ * A batch's keys as the filters want them: folded for filters built with
+ * -i, as they are for the others (the same keys in the same order, so one
+ * index serves both), and per key whether any filter holds it.
+ */
+struct grep_slot {
+	struct keyset keys[2];	/* [0] as read, [1] case-folded; built when some filter wants it */
+	unsigned char *hit;
+	size_t hit_cap;
+};
+
 struct grep {
 	const struct options *opt;
 	struct cascade **filters;
-	struct key_spec spec;
-	struct keyset keys;
-	unsigned char *present, *selected;
-	size_t present_cap, selected_cap;
+	int wants_fold[2];	/* some filter wants keys as read / folded */
+	struct grep_slot slots[CLI_SLOTS];
+	unsigned char *selected;
+	size_t selected_cap;
 	uint64_t matches;
 	struct writer out;
 };
 
-/* Mark in g->selected the records with a key (maybe) in filter f. */
-static void mark_present(struct grep *g, const struct cascade *f, const struct line *records,
-			 size_t n, int rebuild)
+static int filter_folds(const struct cascade *f)
 {
-	if (rebuild && keyset_build(&g->keys, &g->spec, records, n) < 0)
-		cli_fatal("%s", strerror(ENOMEM));
-	cli_flags(&g->present, &g->present_cap, g->keys.count);
-	if (cascade_test(f, g->keys.keys, g->keys.count, g->present) < 0)
-		cli_fatal("%s", cascade_err_no_key);	/* cli_load_filter supplies it */
-	for (size_t i = 0; i < g->keys.count; i++)
-		g->selected[g->keys.record[i]] |= g->present[i];
+	return (cascade_params(f)->flags & FILTER_FOLD_CASE) != 0;
 }
 
-static int select_batch(void *ctx, const struct line *records, size_t n)
+/* Reader thread: the keys each kind of filter wants, and room for the answers. */
+static int prepare_keys(void *ctx, unsigned slot, const struct line *records, size_t n,
+			size_t *units)
+{
+	struct grep *g = ctx;
+	struct grep_slot *s = &g->slots[slot];
+	size_t count = 0;
+
+	for (int fold = 0; fold < 2; fold++) {
+		struct key_spec spec = g->opt->spec;
+
+		if (!g->wants_fold[fold])
+			continue;
+		spec.fold_case = fold;
+		if (keyset_build(&s->keys[fold], &spec, records, n) < 0)
+			return -1;
+		count = s->keys[fold].count;
+	}
+	if (count > s->hit_cap) {
+		unsigned char *bigger = realloc(s->hit, count);
+
+		if (bigger == NULL)
+			return -1;
+		s->hit = bigger;
+		s->hit_cap = count;
+	}
+	*units = count;
+	return 0;
+}
+
+/* Either thread: the filters only answer questions, so any key at any time. */
+static void test_keys(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	enum { PIECE = 256 };
+	struct grep *g = ctx;
+	struct grep_slot *s = &g->slots[slot];
+	unsigned char present[PIECE];
+
+	memset(s->hit + from, 0, to - from);
+	for (size_t j = 0; j < g->opt->nfilters; j++) {
+		const struct keyset *ks = &s->keys[filter_folds(g->filters[j])];
+
+		for (size_t i = from; i < to; i += PIECE) {
+			size_t len = to - i < PIECE ? to - i : PIECE;
+
+			/* cli_load_filter supplied any key, so this cannot fail */
+			(void)cascade_test(g->filters[j], ks->keys + i, len, present);
+			for (size_t x = 0; x < len; x++)
+				s->hit[i + x] |= present[x];
+		}
+	}
+}
+
+/* Calling thread, in input order: mark the records, write the selected. */
+static int select_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct grep *g = ctx;
 	const struct options *opt = g->opt;
+	const struct grep_slot *s = &g->slots[slot];
+	const struct keyset *ks = &s->keys[g->wants_fold[0] ? 0 : 1];
 
 	memset(cli_flags(&g->selected, &g->selected_cap, n), 0, n);
-	for (size_t j = 0; j < opt->nfilters; j++) {
-		int fold = (cascade_params(g->filters[j])->flags & FILTER_FOLD_CASE) != 0;
-		/* keys are the same for the next filter unless its folding differs */
-		int rebuild = j == 0 || fold != g->spec.fold_case;
-
-		g->spec.fold_case = fold;
-		mark_present(g, g->filters[j], records, n, rebuild);
-	}
+	for (size_t i = 0; i < ks->count; i++)
+		g->selected[ks->record[i]] |= s->hit[i];
 	for (size_t r = 0; r < n; r++) {
 		if (g->selected[r] == opt->invert)
 			continue;
@@ -172,7 +225,11 @@ static int select_batch(void *ctx, const struct line *records, size_t n)
 
 static int select_lines(struct grep *g)
 {
-	return cli_each_batch(g->opt->inputs, g->opt->ninputs, g->opt->delim, select_batch, g);
+	static const struct cli_stage stage = { prepare_keys, test_keys, select_batch };
+
+	for (size_t j = 0; j < g->opt->nfilters; j++)
+		g->wants_fold[filter_folds(g->filters[j])] = 1;
+	return cli_each_batch(g->opt->inputs, g->opt->ninputs, g->opt->delim, &stage, g);
 }
 
 static void print_count(struct grep *g)
@@ -189,9 +246,12 @@ static void release(struct grep *g, struct options *opt)
 	for (size_t j = 0; j < opt->nfilters; j++)
 		cascade_free(g->filters[j]);
 	free(g->filters);
-	free(g->present);
 	free(g->selected);
-	keyset_free(&g->keys);
+	for (unsigned i = 0; i < CLI_SLOTS; i++) {
+		keyset_free(&g->slots[i].keys[0]);
+		keyset_free(&g->slots[i].keys[1]);
+		free(g->slots[i].hit);
+	}
 	free(opt->filters);
 }
 
@@ -205,7 +265,6 @@ int main(int argc, char **argv)
 	cli_dcso_readable();	/* a DCSO file is only tested: nothing is saved */
 	parse_options(&opt, argc, argv);
 	g.opt = &opt;
-	g.spec = opt.spec;
 	g.filters = calloc(opt.nfilters, sizeof *g.filters);
 	if (g.filters == NULL)
 		cli_fatal("%s", strerror(ENOMEM));

@@ -176,7 +176,8 @@ static struct cascade *acquire_seen_set(struct options *opt)
 struct uniq {
 	const struct options *opt;
 	struct cascade *seen;
-	struct keyset keys;
+	const struct filter *hasher;	/* see cascade_hasher */
+	struct cli_keys keys[CLI_SLOTS];
 	unsigned char *present, *state;
 	size_t present_cap, state_cap;
 	struct writer out;
@@ -218,32 +219,54 @@ static void warn_over_capacity(struct uniq *u)
 		 sizing_fpr(p->layout, c->newest_keys, p->m, p->k), c->target_p);
 }
 
+/* Reader thread: the batch's keys, and room for their hashes. */
+static int prepare_keys(void *ctx, unsigned slot, const struct line *records, size_t n,
+			size_t *units)
+{
+	struct uniq *u = ctx;
+	struct cli_keys *k = &u->keys[slot];
+
+	if (cli_keys_prepare(k, &u->opt->spec, u->hasher, records, n) < 0)
+		return -1;
+	*units = k->set.count;
+	return 0;
+}
+
+/* Either thread: hashing does not depend on what the filter holds. */
+static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	struct uniq *u = ctx;
+
+	cli_keys_hash(&u->keys[slot], u->hasher, from, to);
+}
+
 /* Classify each record of the batch as NO_KEY, FIRST_SEEN or SEEN_BEFORE. */
-static void classify(struct uniq *u, const struct line *records, size_t n)
+static void classify(struct uniq *u, const struct cli_keys *k, size_t n)
 {
 	const char *why;
 	size_t fresh;
 	double rate = u->opt->verbose ? model_rate(u->seen) : 0.0;
+	const uint64_t *hashes = u->hasher ? k->hashes : NULL;
 
-	if (keyset_build(&u->keys, &u->opt->spec, records, n) < 0)
-		cli_fatal("%s", strerror(ENOMEM));
-	cli_flags(&u->present, &u->present_cap, u->keys.count);
-	if (cascade_test_and_add(u->seen, u->keys.keys, u->keys.count, u->present, &fresh, &why) < 0)
+	cli_flags(&u->present, &u->present_cap, k->set.count);
+	if (cascade_test_and_add_hashed(u->seen, k->set.keys, hashes, k->set.count, u->present,
+					&fresh, &why) < 0)
 		cli_fatal("%s", cli_explain(why));
 	memset(cli_flags(&u->state, &u->state_cap, n), NO_KEY, n);
-	for (size_t i = 0; i < u->keys.count; i++)
-		u->state[u->keys.record[i]] = u->present[i] ? SEEN_BEFORE : FIRST_SEEN;
+	for (size_t i = 0; i < k->set.count; i++)
+		u->state[k->set.record[i]] = u->present[i] ? SEEN_BEFORE : FIRST_SEEN;
 	u->fresh += fresh;
 	/* each new key ran the model's risk of testing present and being lost */
 	u->expected_lost += (double)fresh * rate;
 }
 
-static int emit_batch(void *ctx, const struct line *records, size_t n)
+/* Calling thread, in input order: a repeat must meet the first copy. */
+static int emit_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct uniq *u = ctx;
 	int wanted = u->opt->repeated ? SEEN_BEFORE : FIRST_SEEN;
 
-	classify(u, records, n);
+	classify(u, &u->keys[slot], n);
 	u->lines += n;
 	for (size_t r = 0; r < n; r++) {
 		u->repeats += u->state[r] == SEEN_BEFORE;
@@ -287,6 +310,7 @@ static void uniq_progress(char *buf, size_t len)
 
 int main(int argc, char **argv)
 {
+	static const struct cli_stage stage = { prepare_keys, hash_keys, emit_batch };
 	struct options opt;
 	struct uniq u = { 0 };
 	int input_status;
@@ -300,14 +324,16 @@ int main(int argc, char **argv)
 	cli_stdout_init(&u.out, opt.line_buffered);
 	running = &u;
 	cli_progress_detail = uniq_progress;
-	input_status = cli_each_batch(opt.inputs, opt.ninputs, opt.delim, emit_batch, &u);
+	u.hasher = cascade_hasher(u.seen);
+	input_status = cli_each_batch(opt.inputs, opt.ninputs, opt.delim, &stage, &u);
 	cli_stdout_finish(&u.out);
 	if (opt.verbose)
 		report(&u);
 	if (opt.state)
 		cli_save_filter(u.seen, opt.state);
 	cascade_free(u.seen);
-	keyset_free(&u.keys);
+	for (unsigned i = 0; i < CLI_SLOTS; i++)
+		cli_keys_free(&u.keys[i]);
 	free(u.present);
 	free(u.state);
 	return input_status < 0 ? EXIT_TROUBLE : 0;

@@ -619,63 +619,195 @@ void cli_save_filter(const struct cascade *f, const char *path)
 	progress_finish();
 }
 
-/* Feed one open descriptor's records to fn. 1 = stopped, 0 = done, -1 = error. */
-static int each_batch_fd(int fd, const char *name, char delim, cli_batch_fn fn, void *ctx)
+/*
+ * The reader side of cli_each_batch: the inputs in turn, each
+ * batch in a slot with what consume needs to report it. An input that
+ * cannot be opened or read becomes a slot of its own carrying the error,
+ * so it is reported in its place in the output's order.
+ */
+struct input_slot {
+	struct lines_batch batch;
+	uint64_t bytes_read;	/* input bytes consumed up to this batch's end */
+	int err;		/* errno of the open or read error this slot reports */
+	int fatal;		/* err is out of memory: stop */
+	const char *name;	/* the input err is about */
+};
+
+struct inputs {
+	char *const *paths;
+	int npaths;
+	int next;		/* paths[next] is the next input to open */
+	int fd;			/* the input being read, or -1 */
+	const char *name;
+	struct lines_reader *reader;
+	uint64_t base;		/* bytes of the inputs before this one */
+	char delim;
+	int status;
+	const struct cli_stage *stage;
+	void *ctx;
+	struct input_slot slots[CLI_SLOTS];
+};
+
+static void inputs_close_current(struct inputs *in)
 {
-	struct line records[CLI_BATCH];
-	struct lines_reader *r = lines_open(fd, delim);
-	long n;
-	int stop = 0;
+	if (in->reader == NULL)
+		return;
+	in->base += lines_bytes_read(in->reader);
+	lines_close(in->reader);
+	in->reader = NULL;
+	if (in->fd != STDIN_FILENO)
+		close(in->fd);
+	in->fd = -1;
+}
 
-	if (r == NULL)
-		cli_fatal("%s", strerror(ENOMEM));
-	uint64_t base = progress.bytes;
+/* A slot that only reports an error. */
+static int error_slot(struct input_slot *s, int err, const char *name, size_t *units)
+{
+	s->batch.n = 0;
+	s->err = err;
+	s->fatal = err == ENOMEM;
+	s->name = name;
+	*units = 0;
+	return 1;
+}
 
-	while (!stop && (n = lines_next_batch(r, records, CLI_BATCH)) > 0) {
-		stop = fn(ctx, records, (size_t)n);
-		progress.lines += (uint64_t)n;
-		progress.bytes = base + lines_bytes_read(r);
-		input_progress(0);
+/* Open the next input; 1 when one is open, 0 at the end, -1 with errno. */
+static int inputs_open_next(struct inputs *in)
+{
+	const char *path;
+
+	if (in->next == in->npaths)
+		return 0;
+	path = in->paths[in->next++];
+	in->name = path;
+	in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	if (in->fd < 0)
+		return -1;
+	in->reader = lines_open(in->fd, in->delim);
+	if (in->reader != NULL)
+		return 1;
+	if (in->fd != STDIN_FILENO)
+		close(in->fd);
+	in->fd = -1;
+	errno = ENOMEM;
+	return -1;
+}
+
+static int inputs_fill(void *ctx, unsigned slot, size_t *units)
+{
+	struct inputs *in = ctx;
+	struct input_slot *s = &in->slots[slot];
+
+	s->err = 0;
+	for (;;) {
+		long n;
+		int opened = in->reader != NULL ? 1 : inputs_open_next(in);
+
+		if (opened == 0)
+			return 0;
+		if (opened < 0)
+			return error_slot(s, errno, in->name, units);
+		n = lines_next_owned(in->reader, &s->batch);
+		if (n > 0) {
+			s->bytes_read = in->base + lines_bytes_read(in->reader);
+			if (in->stage->prepare(in->ctx, slot, s->batch.records, s->batch.n, units) < 0)
+				return error_slot(s, ENOMEM, in->name, units);
+			return 1;
+		}
+		if (n < 0) {
+			int err = errno;
+
+			inputs_close_current(in);
+			return error_slot(s, err, cli_display_name(in->name), units);
+		}
+		inputs_close_current(in);
 	}
-	if (!stop && n < 0) {
-		cli_warn("%s: %s", cli_display_name(name), strerror(errno));
-		stop = -1;
+}
+
+static void inputs_work(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	struct inputs *in = ctx;
+
+	in->stage->work(in->ctx, slot, from, to);
+}
+
+static int inputs_consume(void *ctx, unsigned slot)
+{
+	struct inputs *in = ctx;
+	struct input_slot *s = &in->slots[slot];
+	int stop;
+
+	if (s->fatal)
+		cli_fatal("%s", strerror(s->err));
+	if (s->err != 0) {
+		cli_warn("%s: %s", s->name, strerror(s->err));
+		in->status = -1;
+		return 0;
 	}
-	lines_close(r);
+	stop = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
+	progress.lines += s->batch.n;
+	progress.bytes = s->bytes_read;
+	input_progress(0);
 	return stop;
 }
 
-int cli_each_batch(char *const *paths, int npaths, char delim, cli_batch_fn fn, void *ctx)
+int cli_each_batch(char *const *paths, int npaths, char delim,
+			    const struct cli_stage *stage, void *ctx)
 {
 	static char *const standard_input[] = { "-" };
-	int status = 0;
+	static const struct pipeline_fns fns = { inputs_fill, inputs_work, inputs_consume };
+	struct inputs in;
 
-	if (npaths == 0) {
-		paths = standard_input;
-		npaths = 1;
-	}
-	progress_start(inputs_size(paths, npaths), NULL);
-	for (int i = 0; i < npaths; i++) {
-		int is_stdin = strcmp(paths[i], "-") == 0;
-		int fd = is_stdin ? STDIN_FILENO : open(paths[i], O_RDONLY | O_CLOEXEC);
-		int r;
-
-		if (fd < 0) {
-			cli_warn("%s: %s", paths[i], strerror(errno));
-			status = -1;
-			continue;
-		}
-		r = each_batch_fd(fd, paths[i], delim, fn, ctx);
-		if (!is_stdin)
-			close(fd);
-		if (r == 1)
-			break;
-		if (r < 0)
-			status = -1;
-	}
+	memset(&in, 0, sizeof in);
+	in.paths = npaths == 0 ? standard_input : paths;
+	in.npaths = npaths == 0 ? 1 : npaths;
+	in.fd = -1;
+	in.delim = delim;
+	in.stage = stage;
+	in.ctx = ctx;
+	progress_start(inputs_size(in.paths, in.npaths), NULL);
+	pipeline_run(&fns, &in, pipeline_threads());
+	inputs_close_current(&in);
+	for (unsigned i = 0; i < CLI_SLOTS; i++)
+		lines_batch_free(&in.slots[i].batch);
 	input_progress(1);
 	progress_finish();
-	return status;
+	return in.status;
+}
+
+int cli_keys_prepare(struct cli_keys *k, const struct key_spec *spec,
+		     const struct filter *hasher, const struct line *records, size_t n)
+{
+	size_t count;
+
+	if (keyset_build(&k->set, spec, records, n) < 0)
+		return -1;
+	count = k->set.count;
+	if (hasher == NULL || count <= k->hashes_cap)
+		return 0;
+	free(k->hashes);
+	k->hashes_cap = 0;
+	if (count > SIZE_MAX / (2 * sizeof *k->hashes))
+		return -1;
+	k->hashes = malloc(2 * count * sizeof *k->hashes);
+	if (k->hashes == NULL)
+		return -1;
+	k->hashes_cap = count;
+	return 0;
+}
+
+void cli_keys_hash(struct cli_keys *k, const struct filter *hasher, size_t from, size_t to)
+{
+	if (hasher != NULL)
+		filter_hash(hasher, k->set.keys + from, to - from, k->hashes + 2 * from);
+}
+
+void cli_keys_free(struct cli_keys *k)
+{
+	keyset_free(&k->set);
+	free(k->hashes);
+	k->hashes = NULL;
+	k->hashes_cap = 0;
 }
 
 void cli_stdout_init(struct writer *w, int line_buffered)

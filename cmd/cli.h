@@ -19,6 +19,7 @@
 #include "format.h"
 #include "keys.h"
 #include "line.h"
+#include "pipeline.h"
 #include "writer.h"
 
 #define EXIT_NONE 1
@@ -85,9 +86,6 @@ int cli_common_option(int c, const char *arg);
  * needs 2.7 GB (2740000000 bytes), over the memory limit of 1.0 GB".
  */
 const char *cli_explain(const char *why);
-
-/* Records handed to a program's worker per call. */
-#define CLI_BATCH 4096
 
 extern const char *cli_progname;
 /* -1: progress when stderr is a terminal; 0: never; 1: always. */
@@ -158,13 +156,46 @@ const char *cli_key_file_disagrees(const struct cascade *c);
 void cli_save_filter(const struct cascade *c, const char *path);
 
 /*
- * Read the inputs (none, or "-", is stdin) and hand their records to fn in
- * batches of at most CLI_BATCH. fn returns 0 to go on, 1 to stop early.
- * An unreadable input is reported and skipped. Returns 0 when all inputs
- * were read (or fn stopped), -1 when any could not be.
+ * Read the inputs (none, or "-", is stdin) in batches, on a second thread
+ * beside the calling one (lib/pipeline.h), through three steps:
+ *   prepare  reader thread, as soon as a batch is read: set *units to the
+ *            work it holds (keys); return 0, or -1 when out of memory
+ *   work     either thread, on disjoint ranges [from, to) of a slot's
+ *            units: what can run in any order (hashing keys, testing them
+ *            against a filter nobody changes)
+ *   consume  calling thread, in input order: what must run in order
+ *            (adding, output); 0 to go on, 1 to stop
+ * State a batch needs lives in the program's arrays of CLI_SLOTS, indexed
+ * by slot; records stay valid until consume returns. An input that cannot
+ * be read is reported in its place in the order, and skipped. Returns 0
+ * when all inputs were read (or consume stopped), -1 when any could not be.
  */
-typedef int (*cli_batch_fn)(void *ctx, const struct line *records, size_t n);
-int cli_each_batch(char *const *paths, int npaths, char delim, cli_batch_fn fn, void *ctx);
+#define CLI_SLOTS PIPELINE_SLOTS
+struct cli_stage {
+	int (*prepare)(void *ctx, unsigned slot, const struct line *records, size_t n,
+		       size_t *units);
+	void (*work)(void *ctx, unsigned slot, size_t from, size_t to);
+	int (*consume)(void *ctx, unsigned slot, const struct line *records, size_t n);
+};
+int cli_each_batch(char *const *paths, int npaths, char delim,
+			    const struct cli_stage *stage, void *ctx);
+
+/*
+ * A batch's keys and, when they can be hashed ahead (hasher is not NULL:
+ * see cascade_hasher), room for their SipHash halves, 2 per key. The
+ * batch calls of lib/ take hashes (NULL: they hash themselves).
+ */
+struct cli_keys {
+	struct keyset set;
+	uint64_t *hashes;
+	size_t hashes_cap;
+};
+/* Reader thread: build the keys of records; 0, or -1 when out of memory. */
+int cli_keys_prepare(struct cli_keys *k, const struct key_spec *spec,
+		     const struct filter *hasher, const struct line *records, size_t n);
+/* Either thread: hash keys [from, to) with hasher (nothing when it is NULL). */
+void cli_keys_hash(struct cli_keys *k, const struct filter *hasher, size_t from, size_t to);
+void cli_keys_free(struct cli_keys *k);
 
 /* stdout through a checked writer. */
 void cli_stdout_init(struct writer *w, int line_buffered);

@@ -43,6 +43,7 @@
 #include "atomic.h"
 #include "keyfile.h"
 #include "dcso.h"
+#include "pipeline.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -47,6 +47,14 @@
 #define LINES_INITIAL_CAP ((size_t)1 << 20)
 /* What we ask a pipe to hold: the default 64 KiB means 16x more wakeups. */
 #define LINES_PIPE_SIZE (1 << 20)
+/*
+ * One read(2) for an owned batch asks for at most this: about 2,000 records
+ * of 60 bytes, enough to make the per-batch costs vanish, few enough that a
+ * batch of 1-byte records (128 Ki of them, 2 MiB of spans) stays modest.
+ */
+#define LINES_OWNED_READ ((size_t)1 << 17)
+/* The first size of an owned batch's record array; it doubles as needed. */
+#define LINES_BATCH_RECORDS 4096
 /* One read(2) never asks for more than this (SSIZE_MAX limits; 1 GiB is plenty). */
 #define LINES_MAX_READ ((size_t)1 << 30)
 
@@ -163,8 +171,11 @@ static int grow(struct lines_reader *r)
 	return 0;
 }
 
-/* Makes room (compact, then grow if still full) and reads once. */
-static int refill(struct lines_reader *r)
+/*
+ * Makes room (compact, then grow if still full) and reads once, at most
+ * limit bytes.
+ */
+static int refill(struct lines_reader *r, size_t limit)
 {
 	size_t want;
 	ssize_t got;
@@ -178,8 +189,8 @@ static int refill(struct lines_reader *r)
 	if (r->end == r->cap && grow(r) < 0)
 		return -1;
 	want = r->cap - r->end;
-	if (want > LINES_MAX_READ)
-		want = LINES_MAX_READ;
+	if (want > limit)
+		want = limit;
 	do
 		got = read(r->fd, r->buf + r->end, want);
 	while (got < 0 && errno == EINTR);
@@ -206,9 +217,108 @@ long lines_next_batch(struct lines_reader *r, struct line *out, size_t max)
 			return (long)count;
 		if (r->eof)
 			return take_last(r, out);
-		if (refill(r) < 0)
+		if (refill(r, LINES_MAX_READ) < 0)
 			return -1;
 	}
+}
+
+/* Room for at least one more record in b; -1 (ENOMEM) if none. */
+static int batch_reserve(struct lines_batch *b)
+{
+	size_t cap = b->records_cap ? 2 * b->records_cap : LINES_BATCH_RECORDS;
+	struct line *bigger;
+
+	if (b->n < b->records_cap)
+		return 0;
+	if (cap > SIZE_MAX / sizeof *bigger) {
+		errno = ENOMEM;
+		return -1;
+	}
+	bigger = realloc(b->records, cap * sizeof *bigger);
+	if (!bigger)
+		return -1;
+	b->records = bigger;
+	b->records_cap = cap;
+	return 0;
+}
+
+/* Every complete record in the buffer into b; -1 (ENOMEM) if b cannot grow. */
+static int take_all(struct lines_reader *r, struct lines_batch *b)
+{
+	for (;;) {
+		size_t got;
+
+		if (batch_reserve(b) < 0)
+			return -1;
+		got = take_records(r, b->records + b->n, b->records_cap - b->n);
+		b->n += got;
+		if (b->n < b->records_cap)
+			return 0;
+	}
+}
+
+/*
+ * Hand the buffer holding b's records to b, and give the reader b's old
+ * buffer with the bytes not yet handed out (at most one partial record)
+ * copied to its front: that copy is all a batch costs.
+ */
+static int swap_buffers(struct lines_reader *r, struct lines_batch *b)
+{
+	size_t carry = r->end - r->start;
+	size_t cap = b->bytes_cap;
+	char *next = b->bytes;
+
+	if (next == NULL || cap < carry || cap < LINES_INITIAL_CAP) {
+		cap = carry > LINES_INITIAL_CAP ? carry : LINES_INITIAL_CAP;
+		next = malloc(cap);
+		if (!next)
+			return -1;
+		free(b->bytes);
+	}
+	if (carry > 0)
+		memcpy(next, r->buf + r->start, carry);
+	b->bytes = r->buf;
+	b->bytes_cap = r->cap;
+	r->buf = next;
+	r->cap = cap;
+	r->scanned -= r->start;
+	r->end = carry;
+	r->start = 0;
+	return 0;
+}
+
+long lines_next_owned(struct lines_reader *r, struct lines_batch *b)
+{
+	b->n = 0;
+	for (;;) {
+		if (take_all(r, b) < 0)
+			return -1;
+		if (b->n == 0 && r->eof) {
+			if (batch_reserve(b) < 0)
+				return -1;
+			b->n = (size_t)take_last(r, b->records);
+		}
+		if (b->n > 0 || r->eof)
+			break;
+		if (refill(r, LINES_OWNED_READ) < 0)
+			return -1;
+	}
+	if (b->n > LONG_MAX) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	if (b->n > 0 && swap_buffers(r, b) < 0)
+		return -1;
+	return (long)b->n;
+}
+
+void lines_batch_free(struct lines_batch *b)
+{
+	free(b->records);
+	free(b->bytes);
+	b->records = NULL;
+	b->bytes = NULL;
+	b->n = b->records_cap = b->bytes_cap = 0;
 }
 
 unsigned long long lines_bytes_read(const struct lines_reader *r)

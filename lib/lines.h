@@ -32,6 +32,32 @@ void lines_close(struct lines_reader *r);
  */
 long lines_next_batch(struct lines_reader *r, struct line *out, size_t max);
 
+/*
+ * A batch that owns its bytes, so that several can be in use at once (one
+ * being read while others are worked on, on other threads). Start from
+ * all zeros; lines_batch_free releases it.
+ */
+struct lines_batch {
+	struct line *records;	/* n records, pointing into bytes */
+	size_t n;
+	size_t records_cap;
+	char *bytes;
+	size_t bytes_cap;
+};
+
+/*
+ * Replace b's contents with the next records: every complete record the
+ * reader has buffered, reading (once, up to 256 KiB) only when it has
+ * none, so on a pipe a record is passed on as soon as it is complete.
+ * Costs no copy of the records: b takes over the reader's buffer, and
+ * the reader continues in b's old one. Returns the count (> 0), 0 at end
+ * of input, or -1 on a read error or out of memory (errno set; then the
+ * reader must not be used again). Records of lines_next_batch calls stay
+ * valid only until the next call of either kind.
+ */
+long lines_next_owned(struct lines_reader *r, struct lines_batch *b);
+void lines_batch_free(struct lines_batch *b);
+
 /* Bytes consumed so far (for progress and reports). */
 unsigned long long lines_bytes_read(const struct lines_reader *r);
 
