@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "line.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,6 +34,19 @@ void siphash_key_from_bytes(struct siphash_key *key, const unsigned char bytes[1
 uint64_t siphash_2_4_64(const struct siphash_key *key, const void *msg, size_t len);
 void siphash_2_4_128(const struct siphash_key *key, const void *msg, size_t len, uint64_t out[2]);
 void siphash_1_3_128(const struct siphash_key *key, const void *msg, size_t len, uint64_t out[2]);
+
+/*
+ * Hash n messages at once: out[2*i] and out[2*i + 1] receive exactly what
+ * siphash_1_3_128 (or _2_4_128) writes for msgs[i]. Same results on every
+ * CPU; uses wider hardware (AVX-512, AVX2) where the CPU has it.
+ */
+void siphash_1_3_128_many(const struct siphash_key *key, const struct line *msgs, size_t n, uint64_t *out);
+void siphash_2_4_128_many(const struct siphash_key *key, const struct line *msgs, size_t n, uint64_t *out);
+
+/* The implementation the _many calls use now ("avx512", "avx2", "portable"...). */
+const char *siphash_many_impl(void);
+/* Use the named implementation (tests, benchmarks): 0, or -1 if unknown or this CPU lacks it. NULL = best. */
+int siphash_many_select(const char *name);
 
 #ifdef __cplusplus
 }

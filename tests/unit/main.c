@@ -42,6 +42,7 @@ static const struct {
 	void (*run)(void);
 } suites[] = {
 	{ "siphash", suite_siphash },
+	{ "siphash_many", suite_siphash_many },
 	{ "numparse", suite_numparse },
 	{ "format", suite_format },
 	{ "filter", suite_filter },

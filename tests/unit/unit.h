@@ -44,6 +44,7 @@ void unit_fail(const char *file, int line, const char *expr);
 const char *unit_testdata_dir(void);
 
 void suite_siphash(void);
+void suite_siphash_many(void);
 void suite_numparse(void);
 void suite_format(void);
 void suite_filter(void);
