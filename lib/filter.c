@@ -278,20 +278,25 @@ static void hash_key(const struct filter *f, const struct line *key, uint64_t h[
 }
 
 /*
- * Probe positions of one key, as word indexes and bit masks. For blocked
- * filters all words lie in one 8-word block.
+ * Probe positions of one key for the layouts that probe anywhere (classic,
+ * counting, DCSO): word indexes and bit masks (counting: the counter's
+ * nibble).
  */
 struct probes {
-	/*
-	 * blocked: the key's bits as a mask over its 8-word block, so a test
-	 * or an add is 8 word operations on one cache line, and a batch
-	 * carries 72 bytes per key instead of k words and k masks.
-	 */
-	uint64_t base;
-	uint64_t block[FILTER_BLOCK_BITS / 64];
-	/* other layouts: the word and bit (counting: the counter's nibble) of each probe */
 	uint64_t word[FILTER_K_MAX];
 	uint64_t mask[FILTER_K_MAX];
+};
+
+/*
+ * A batch's probes. A blocked key is its block's first word and its bits
+ * as a mask over the block's 8 words, so a test or an add is 8 word
+ * operations on one cache line; they sit in dense arrays, a cache line a
+ * key, apart from the 1 KB per key the other layouts need.
+ */
+struct batch {
+	uint64_t base[BATCH];
+	_Alignas(64) uint64_t block[BATCH][FILTER_BLOCK_BITS / 64];
+	struct probes pr[BATCH];
 };
 
 /* Odd multipliers for the in-block probes (see the file comment). */
@@ -330,14 +335,15 @@ static inline uint64_t blocked_bit(const uint64_t h[2], uint32_t i)
 	return (h[1] * probe_multiplier[i]) >> 55;
 }
 
-static void blocked_probes(const struct filter *f, const uint64_t h[2], struct probes *pr)
+static void blocked_probes(const struct filter *f, const uint64_t h[2], uint64_t *base,
+			   uint64_t block[FILTER_BLOCK_BITS / 64])
 {
-	pr->base = blocked_base(f, h);
-	memset(pr->block, 0, sizeof pr->block);
+	*base = blocked_base(f, h);
+	memset(block, 0, FILTER_BLOCK_BITS / 8);
 	for (uint32_t i = 0; i < f->params.k; i++) {
 		uint64_t bit = blocked_bit(h, i);
 
-		pr->block[bit >> 6] |= UINT64_C(1) << (bit & 63);
+		block[bit >> 6] |= UINT64_C(1) << (bit & 63);
 	}
 }
 
@@ -384,9 +390,9 @@ static void dcso_key_probes(const struct filter *f, const struct line *key, stru
 	}
 }
 
-/* hashed: the key's (h1, h2) from filter_hash, or NULL to hash it here */
-static void key_probes(const struct filter *f, const struct line *key, const uint64_t *hashed,
-		       struct probes *pr)
+/* The probes of a layout that probes anywhere; hashed is the key's (h1, h2), or NULL. */
+static void scattered_probes(const struct filter *f, const struct line *key, const uint64_t *hashed,
+			     struct probes *pr)
 {
 	uint64_t own[2];
 	const uint64_t *h = hashed;
@@ -399,10 +405,7 @@ static void key_probes(const struct filter *f, const struct line *key, const uin
 		hash_key(f, key, own);
 		h = own;
 	}
-	if (f->params.layout == FILTER_BLOCKED)
-		blocked_probes(f, h, pr);
-	else
-		classic_probes(f, h, pr);
+	classic_probes(f, h, pr);
 }
 
 void filter_positions(const struct filter *f, struct line key, uint64_t *positions)
@@ -416,7 +419,7 @@ void filter_positions(const struct filter *f, struct line key, uint64_t *positio
 			positions[i] = blocked_base(f, h) * 64 + blocked_bit(h, i);
 		return;
 	}
-	key_probes(f, &key, NULL, &pr);
+	scattered_probes(f, &key, NULL, &pr);
 	for (uint32_t i = 0; i < f->params.k; i++) {
 		uint64_t low = (uint64_t)__builtin_ctzll(pr.mask[i]);
 
@@ -426,33 +429,41 @@ void filter_positions(const struct filter *f, struct line key, uint64_t *positio
 }
 
 /*
- * Hash keys[0..n) (n <= BATCH) into probe lists and prefetch every line
- * they touch, so the probing that follows finds them in cache.
+ * Hash keys[0..n) (n <= BATCH; all at once, unless h brings the hashes)
+ * into b, and prefetch every line they touch, so the probing that follows
+ * finds them in cache.
  */
 static void prepare_batch(const struct filter *f, const struct line *keys, const uint64_t *h,
-			  size_t n, struct probes *pr)
+			  size_t n, struct batch *b)
 {
-	int blocked = f->params.layout == FILTER_BLOCKED;
+	uint64_t own[2 * BATCH];
 
-	for (size_t i = 0; i < n; i++) {
-		key_probes(f, &keys[i], h ? h + 2 * i : NULL, &pr[i]);
-		if (blocked) {
-			__builtin_prefetch(&f->words[pr[i].base], 1, 0);
-			continue;
+	if (h == NULL && filter_hash(f, keys, n, own) == 0)
+		h = own;
+	if (f->params.layout == FILTER_BLOCKED) {
+		for (size_t i = 0; i < n; i++) {
+			blocked_probes(f, h + 2 * i, &b->base[i], b->block[i]);
+			__builtin_prefetch(&f->words[b->base[i]], 1, 0);
 		}
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		scattered_probes(f, &keys[i], h ? h + 2 * i : NULL, &b->pr[i]);
 		for (uint32_t j = 0; j < f->params.k; j++)
-			__builtin_prefetch(&f->words[pr[i].word[j]], 1, 0);
+			__builtin_prefetch(&f->words[b->pr[i].word[j]], 1, 0);
 	}
 }
 
-static int probes_all_set(const struct filter *f, const struct probes *pr)
+static int probes_all_set(const struct filter *f, const struct batch *b, size_t i)
 {
+	const struct probes *pr = &b->pr[i];
+
 	if (f->params.layout == FILTER_BLOCKED) {
-		const uint64_t *w = f->words + pr->base;
+		const uint64_t *w = f->words + b->base[i];
 		uint64_t missing = 0;
 
 		for (int j = 0; j < 8; j++)
-			missing |= pr->block[j] & ~w[j];
+			missing |= b->block[i][j] & ~w[j];
 		return missing == 0;
 	}
 	for (uint32_t j = 0; j < f->params.k; j++)
@@ -461,13 +472,15 @@ static int probes_all_set(const struct filter *f, const struct probes *pr)
 	return 1;
 }
 
-static void probes_set(struct filter *f, const struct probes *pr)
+static void probes_set(struct filter *f, const struct batch *b, size_t i)
 {
+	const struct probes *pr = &b->pr[i];
+
 	if (f->params.layout == FILTER_BLOCKED) {
-		uint64_t *w = f->words + pr->base;
+		uint64_t *w = f->words + b->base[i];
 
 		for (int j = 0; j < 8; j++)
-			w[j] |= pr->block[j];
+			w[j] |= b->block[i][j];
 		return;
 	}
 	for (uint32_t j = 0; j < f->params.k; j++)
@@ -489,12 +502,12 @@ static void counters_increment(struct filter *f, const struct probes *pr)
 	}
 }
 
-static void probes_add(struct filter *f, const struct probes *pr)
+static void probes_add(struct filter *f, const struct batch *b, size_t i)
 {
 	if (f->params.layout == FILTER_COUNTING)
-		counters_increment(f, pr);
+		counters_increment(f, &b->pr[i]);
 	else
-		probes_set(f, pr);
+		probes_set(f, b, i);
 }
 
 void filter_add(struct filter *f, const struct line *keys, size_t n)
@@ -504,14 +517,14 @@ void filter_add(struct filter *f, const struct line *keys, size_t n)
 
 void filter_add_hashed(struct filter *f, const struct line *keys, const uint64_t *h, size_t n)
 {
-	struct probes pr[BATCH];
+	struct batch b;
 
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, pr);
+		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, &b);
 		for (size_t i = 0; i < len; i++)
-			probes_add(f, &pr[i]);
+			probes_add(f, &b, i);
 	}
 	f->insertions += n;
 }
@@ -554,7 +567,7 @@ static int counters_decrement(struct filter *f, const struct probes *pr)
 
 size_t filter_remove(struct filter *f, const struct line *keys, size_t n)
 {
-	struct probes pr[BATCH];
+	struct batch b;
 	size_t absent = 0;
 
 	if (f->params.layout != FILTER_COUNTING)
@@ -562,9 +575,9 @@ size_t filter_remove(struct filter *f, const struct line *keys, size_t n)
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, NULL, len, pr);
+		prepare_batch(f, keys + done, NULL, len, &b);
 		for (size_t i = 0; i < len; i++)
-			absent += (size_t)!counters_decrement(f, &pr[i]);
+			absent += (size_t)!counters_decrement(f, &b.pr[i]);
 	}
 	f->removals += n - absent;
 	return absent;
@@ -579,14 +592,14 @@ void filter_test(const struct filter *f, const struct line *keys, size_t n,
 void filter_test_hashed(const struct filter *f, const struct line *keys, const uint64_t *h,
 			size_t n, unsigned char *present)
 {
-	struct probes pr[BATCH];
+	struct batch b;
 
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, pr);
+		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, &b);
 		for (size_t i = 0; i < len; i++)
-			present[done + i] = (unsigned char)probes_all_set(f, &pr[i]);
+			present[done + i] = (unsigned char)probes_all_set(f, &b, i);
 	}
 }
 
@@ -611,7 +624,7 @@ int filter_hash(const struct filter *f, const struct line *keys, size_t n, uint6
 size_t filter_test_and_add_hashed(struct filter *f, const struct line *keys, const uint64_t *h,
 				  size_t n, unsigned char *present)
 {
-	struct probes pr[BATCH];
+	struct batch b;
 	size_t fresh = 0;
 	/* counting counts every key: one that tests present may be a false positive */
 	int count_all = f->params.layout == FILTER_COUNTING;
@@ -619,15 +632,15 @@ size_t filter_test_and_add_hashed(struct filter *f, const struct line *keys, con
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, pr);
+		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, &b);
 		/* in order, so a repeat later in the batch sees the earlier key */
 		for (size_t i = 0; i < len; i++) {
-			int seen = probes_all_set(f, &pr[i]);
+			int seen = probes_all_set(f, &b, i);
 
 			present[done + i] = (unsigned char)seen;
 			fresh += (size_t)!seen;
 			if (!seen || count_all)
-				probes_add(f, &pr[i]);
+				probes_add(f, &b, i);
 		}
 	}
 	f->insertions += n;
