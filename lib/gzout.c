@@ -9,9 +9,11 @@
  * flush is complete); deflateParams may then still ask for more output
  * room (Z_BUF_ERROR), which draining the buffer provides.
  */
+#define _GNU_SOURCE	/* sync_file_range on Linux */
 #include "gzout.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,8 @@
 
 #define OUT_BUFFER ((size_t)1 << 20)
 #define GZIP_WINDOW (15 + 16)	/* 32 KiB window, gzip wrapper */
+/* Start the disk writing every this many bytes (see start_writeback). */
+#define WRITEBACK_STEP ((unsigned long long)32 << 20)
 
 static int fail(const char **errstr, const char *msg)
 {
@@ -33,6 +37,31 @@ static const char *zlib_message(const z_stream *zs, int ret)
 	return zs->msg ? zs->msg : "zlib: internal error";
 }
 
+/*
+ * A saved filter is fsynced at the end (atomic.c). Left alone, the kernel
+ * would write a 1 GB file to disk only then, after all the compressing:
+ * the two would take turns. Asking for writeback of each 32 MB as it is
+ * written lets the disk work while we compress. Linux only; where it is
+ * missing or fails (a pipe, a tmpfs) nothing changes.
+ */
+static void start_writeback(struct gzout *w)
+{
+#if defined(SYNC_FILE_RANGE_WRITE)
+	int saved = errno;
+
+	if (w->no_writeback || w->written - w->flushed < WRITEBACK_STEP)
+		return;
+	if (sync_file_range(w->fd, (off_t)w->flushed, (off_t)(w->written - w->flushed),
+			    SYNC_FILE_RANGE_WRITE) == 0)
+		w->flushed = w->written;
+	else
+		w->no_writeback = 1;	/* not a file that can: stop asking */
+	errno = saved;
+#else
+	(void)w;
+#endif
+}
+
 /* Write out the compressed bytes gathered so far and reset the buffer. */
 static int drain(struct gzout *w, const char **errstr)
 {
@@ -40,7 +69,11 @@ static int drain(struct gzout *w, const char **errstr)
 
 	w->zs.next_out = w->buf;
 	w->zs.avail_out = (uInt)OUT_BUFFER;
-	return writer_write_all(w->fd, w->buf, len) < 0 ? fail(errstr, strerror(errno)) : 0;
+	if (writer_write_all(w->fd, w->buf, len) < 0)
+		return fail(errstr, strerror(errno));
+	w->written += len;
+	start_writeback(w);
+	return 0;
 }
 
 /* Run deflate over in[0..len) with flush until it is all taken (Z_FINISH: until the end). */

@@ -27,6 +27,9 @@ struct gzout {
 	int level;
 	z_stream zs;
 	unsigned char *buf;	/* compressed output waiting to be written */
+	unsigned long long written;	/* bytes written to fd so far */
+	unsigned long long flushed;	/* bytes handed to the disk's writeback */
+	int no_writeback;	/* fd cannot start writeback (a pipe): do not ask */
 };
 
 /*
