@@ -47,7 +47,7 @@ struct lines_batch {
 
 /*
  * Replace b's contents with the next records: every complete record the
- * reader has buffered, reading (once, up to 256 KiB) only when it has
+ * reader has buffered, reading (once, up to 128 KiB) only when it has
  * none, so on a pipe a record is passed on as soon as it is complete.
  * Costs no copy of the records: b takes over the reader's buffer, and
  * the reader continues in b's old one. Returns the count (> 0), 0 at end

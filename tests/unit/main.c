@@ -43,6 +43,7 @@ static const struct {
 } suites[] = {
 	{ "siphash", suite_siphash },
 	{ "siphash_many", suite_siphash_many },
+	{ "pipeline", suite_pipeline },
 	{ "numparse", suite_numparse },
 	{ "format", suite_format },
 	{ "filter", suite_filter },

@@ -2,13 +2,15 @@
 /*
  * test_cascade.c - fixed filters and growing cascades: no false negatives,
  * the compounded rate holds far past the first stage, stages fill exactly
- * to their capacity and follow the growth plan.
+ * to their capacity and follow the growth plan; with hashes made ahead
+ * (cascade_hasher, the _hashed calls) a cascade grows exactly as without.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cascade.h"
+#include "dcso.h"
 #include "sizing.h"
 #include "unit.h"
 
@@ -222,6 +224,166 @@ static void loaded_stages_estimate_the_newest_count(void)
 	cascade_free(c);
 }
 
+/*
+ * The split calls. cascade_hasher is NULL when hashes cannot be made
+ * ahead: a key kept outside and not supplied, or DCSO.
+ */
+static void hasher_is_null_without_a_usable_key(void)
+{
+	struct filter_params p = first_stage(1000), d;
+	const char *why;
+	struct cascade *c, *dc;
+	struct line key = { "x", 1 };
+	uint64_t h[2] = { 0, 0 };
+	unsigned char present[1];
+	size_t fresh = 99;
+
+	CHECK(sizing_choose(p.layout, 1000, 1e-3, &p.m, &p.k, &why) == 0);
+	p.target_p = 1e-3;
+	p.flags = FILTER_KEY_EXTERNAL;
+	p.fingerprint = filter_key_fingerprint(cascade_key);
+	memset(p.key, 0, sizeof p.key);
+	c = cascade_new_fixed(&p, &why);
+	CHECK(c != NULL && cascade_needs_key(c));
+	CHECK(cascade_hasher(c) == NULL);
+	CHECK(cascade_test_hashed(c, &key, h, 1, present) == -1);
+	why = NULL;
+	CHECK(cascade_test_and_add_hashed(c, &key, h, 1, present, &fresh, &why) == -1);
+	CHECK(why == cascade_err_no_key);
+	why = NULL;
+	CHECK(cascade_add_hashed(c, &key, h, 1, &why) == -1 && why == cascade_err_no_key);
+	CHECK(cascade_insertions(c) == 0);
+	CHECK(cascade_supply_key(c, cascade_key, &why) == 0);
+	CHECK(cascade_hasher(c) == c->stages[0]);
+	cascade_free(c);
+	CHECK(dcso_params(1000, 1e-3, &d, &why) == 0);
+	dc = cascade_new_fixed(&d, &why);
+	CHECK(dc != NULL && cascade_hasher(dc) == NULL);
+	cascade_free(dc);
+}
+
+/* Whether a and b hold the same stages, bit for bit, and the same counts. */
+static int same_cascade(const struct cascade *a, const struct cascade *b)
+{
+	if (a->nstages != b->nstages || a->newest_keys != b->newest_keys ||
+	    cascade_insertions(a) != cascade_insertions(b))
+		return 0;
+	for (size_t s = 0; s < a->nstages; s++) {
+		const struct filter *fa = a->stages[s], *fb = b->stages[s];
+		const struct filter_params *pa = &fa->params, *pb = &fb->params;
+
+		if (pa->layout != pb->layout || pa->m != pb->m || pa->k != pb->k ||
+		    pa->capacity != pb->capacity || pa->target_p != pb->target_p ||
+		    fa->insertions != fb->insertions || filter_bytes(fa) != filter_bytes(fb) ||
+		    memcmp(fa->words, fb->words, filter_bytes(fa)) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * 24,000 keys, 6000 distinct (each seen four times, interleaved), in
+ * batches of 1 to 4999 keys, into two growing cascades whose first stage
+ * holds 100: 100 + 200 + ... + 3200 = 6300 covers 6000 in 6 stages, so
+ * batches straddle five growths. One cascade takes cascade_test_and_add;
+ * the other cascade_test_and_add_hashed with hashes from the hasher
+ * fetched once before the first key (it must stay put). After every batch
+ * the answers and fresh counts agree; at the end the stages do.
+ */
+static int growing_split_agrees(struct cascade *plain, struct cascade *split,
+				const struct line *keys, size_t n)
+{
+	const struct filter *hasher = cascade_hasher(split);
+	unsigned char *want = malloc(n), *got = malloc(n);
+	uint64_t *h = malloc(2 * n * sizeof *h);
+	size_t done = 0, step = 1, fresh_plain, fresh_split;
+	const char *why;
+	int ok = want && got && h && hasher && filter_hash(hasher, keys, n, h) == 0;
+
+	while (ok && done < n) {
+		size_t len = n - done < step ? n - done : step;
+
+		ok = cascade_test_and_add(plain, keys + done, len, want, &fresh_plain, &why) == 0 &&
+		     cascade_test_and_add_hashed(split, keys + done, h + 2 * done, len, got,
+						 &fresh_split, &why) == 0 &&
+		     fresh_plain == fresh_split && memcmp(want, got, len) == 0;
+		done += len;
+		step = step * 7 % 4999 + 1;
+	}
+	ok = ok && cascade_hasher(split) == hasher;
+	if (ok) {
+		ok = cascade_test(plain, keys, n, want) == 0 &&
+		     cascade_test_hashed(split, keys, h, n, got) == 0 && memcmp(want, got, n) == 0 &&
+		     memchr(got, 0, n) == NULL;
+		ok = ok && cascade_test_hashed(split, keys, NULL, n, got) == 0 &&
+		     memcmp(want, got, n) == 0;
+	}
+	free(want), free(got), free(h);
+	return ok;
+}
+
+static void growing_split_matches(enum filter_layout layout)
+{
+	struct filter_params first = first_stage(100);
+	const char *why;
+	struct cascade *plain, *split;
+	char *text;
+	struct line *uniq = number_keys(0, 6000, &text), *keys = malloc(24000 * sizeof *keys);
+	int ok;
+
+	first.layout = layout;
+	plain = cascade_new_growing(&first, 1e-3, 2, 1, &why);
+	split = cascade_new_growing(&first, 1e-3, 2, 1, &why);
+	CHECK(plain && split && uniq && keys);
+	for (size_t i = 0; i < 24000; i++)
+		keys[i] = uniq[(i * 6007) % 6000];	/* 6007 is prime to 6000: each key four times */
+	ok = growing_split_agrees(plain, split, keys, 24000);
+	CHECKF(plain->nstages == 6, "%zu stages", plain->nstages);
+	ok = ok && same_cascade(plain, split);
+	free(keys), free(uniq), free(text);
+	cascade_free(plain);
+	cascade_free(split);
+	CHECK(ok);
+}
+
+static void growing_split_blocked(void) { growing_split_matches(FILTER_BLOCKED); }
+static void growing_split_classic(void) { growing_split_matches(FILTER_CLASSIC); }
+static void growing_split_counting(void) { growing_split_matches(FILTER_COUNTING); }
+
+/*
+ * cascade_add_hashed against cascade_add, with hashes and with NULL: a
+ * fixed cascade (straight adds) and a growing one (test-and-add, growing).
+ */
+static void add_hashed_matches_add(unsigned growth)
+{
+	struct filter_params p = first_stage(500);
+	const char *why;
+	struct cascade *a, *b, *c;
+	char *text;
+	struct line *keys = number_keys(0, 5000, &text);
+	uint64_t *h = malloc(2 * 5000 * sizeof *h);
+
+	CHECK(sizing_choose(p.layout, 500, 1e-3, &p.m, &p.k, &why) == 0);
+	p.target_p = 1e-3;
+	a = growth ? cascade_new_growing(&p, 1e-3, growth, 1, &why) : cascade_new_fixed(&p, &why);
+	b = growth ? cascade_new_growing(&p, 1e-3, growth, 1, &why) : cascade_new_fixed(&p, &why);
+	c = growth ? cascade_new_growing(&p, 1e-3, growth, 1, &why) : cascade_new_fixed(&p, &why);
+	CHECK(a && b && c && keys && h && cascade_hasher(b) != NULL);
+	CHECK(filter_hash(cascade_hasher(b), keys, 5000, h) == 0);
+	CHECK(cascade_add(a, keys, 5000, &why) == 0);
+	CHECK(cascade_add_hashed(b, keys, h, 5000, &why) == 0);
+	CHECK(cascade_add_hashed(c, keys, NULL, 5000, &why) == 0);
+	CHECK(growth == 0 || a->nstages > 1);
+	CHECK(same_cascade(a, b) && same_cascade(a, c));
+	free(keys), free(text), free(h);
+	cascade_free(a);
+	cascade_free(b);
+	cascade_free(c);
+}
+
+static void add_hashed_fixed(void) { add_hashed_matches_add(0); }
+static void add_hashed_growing(void) { add_hashed_matches_add(4); }
+
 void suite_cascade(void)
 {
 	unit_run("cascade: growing keeps its rate over 100x its first stage, no false negatives", growing_keeps_its_rate_over_100x_its_first_stage);
@@ -231,4 +393,10 @@ void suite_cascade(void)
 	unit_run("cascade: like copies shape, key and growth but not contents", like_copies_shape_and_key_but_not_contents);
 	unit_run("cascade: bad growth parameters are refused", bad_growth_is_refused);
 	unit_run("cascade: a loaded fixed filter is counted only on request", loaded_stages_estimate_the_newest_count);
+	unit_run("cascade: the hasher is NULL while an external key is missing (the _hashed calls refuse) and for DCSO", hasher_is_null_without_a_usable_key);
+	unit_run("cascade: blocked: test-and-add with hashes ahead grows through 6 stages identical to test-and-add", growing_split_blocked);
+	unit_run("cascade: classic: test-and-add with hashes ahead grows through 6 stages identical to test-and-add", growing_split_classic);
+	unit_run("cascade: counting: test-and-add with hashes ahead grows through 6 stages identical to test-and-add", growing_split_counting);
+	unit_run("cascade: fixed: add with hashes ahead, or NULL, gives the bits of add", add_hashed_fixed);
+	unit_run("cascade: growing: add with hashes ahead, or NULL, grows and sets bits as add", add_hashed_growing);
 }

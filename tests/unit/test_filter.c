@@ -7,12 +7,14 @@
  * Everything uses fixed keys and inputs, so each run is identical; the
  * statistical bounds are chosen so that a correct implementation would fail
  * them with negligible probability over the choice of key (arithmetic at
- * each bound).
+ * each bound). The split calls (filter_hash, then the _hashed calls) must
+ * give the plain calls' answers and bits exactly, word for word.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcso.h"
 #include "filter.h"
 #include "sizing.h"
 #include "unit.h"
@@ -384,6 +386,205 @@ static void memory_limit_refuses_and_counts(void)
 	filter_set_memory_limit(0);
 }
 
+/*
+ * The split calls. For each layout and hash, three filters with the same
+ * params take the same keys: one through the plain calls, one through the
+ * _hashed calls with hashes from filter_hash, one through the _hashed
+ * calls with h = NULL. Answers, counts and every word of the arrays must
+ * agree. 3000 keys with repeats (1900 distinct, 0 to 130 bytes long) span
+ * many of the core's internal batches, so a misplaced hash offset would show.
+ */
+#define SPLIT_N 3000
+
+static int same_words(const struct filter *a, const struct filter *b)
+{
+	return filter_bytes(a) == filter_bytes(b) &&
+	       memcmp(a->words, b->words, filter_bytes(a)) == 0 &&
+	       a->insertions == b->insertions;
+}
+
+static struct filter *split_filter(enum filter_layout layout, enum filter_hash hash)
+{
+	struct filter_params p = { 0 };
+	const char *why;
+
+	p.layout = layout;
+	p.hash = hash;
+	p.capacity = 2000;
+	p.target_p = 1e-2;
+	memcpy(p.key, fixed_key, sizeof fixed_key);
+	if (sizing_choose(layout, p.capacity, p.target_p, &p.m, &p.k, &why) < 0)
+		return NULL;
+	return filter_new(&p, &why);
+}
+
+/*
+ * Distinct keys 0..n): key 0 is empty, key j is "k<j>-" padded to j % 131
+ * bytes, so lengths cover every tail a hash loop may handle specially.
+ */
+static int make_varied_keys(struct keybuf *kb, size_t n)
+{
+	char *p;
+
+	kb->keys = malloc(n * sizeof *kb->keys);
+	kb->text = p = malloc(n * 160);
+	if (kb->keys == NULL || kb->text == NULL)
+		return -1;
+	for (size_t j = 0; j < n; j++) {
+		size_t len = j == 0 ? 0 : (size_t)snprintf(p, 24, "k%zu-", j);
+
+		for (; len < j % 131; len++)
+			p[len] = (char)('a' + (j + len) % 26);
+		kb->keys[j] = (struct line){ p, len };
+		p += len;
+	}
+	return 0;
+}
+
+/* keys[i] = distinct key i % 1900: the last 1100 repeat earlier keys. */
+static int make_split_keys(struct keybuf *kb)
+{
+	struct keybuf uniq;
+
+	if (make_varied_keys(&uniq, 1900) < 0)
+		return -1;
+	kb->text = uniq.text;
+	kb->keys = malloc(SPLIT_N * sizeof *kb->keys);
+	if (!kb->keys) {
+		free(uniq.keys);
+		return -1;
+	}
+	for (size_t i = 0; i < SPLIT_N; i++)
+		kb->keys[i] = uniq.keys[i % 1900];
+	free(uniq.keys);
+	return 0;
+}
+
+struct split_state {
+	struct filter *plain, *hashed, *nulled;
+	unsigned char want[SPLIT_N], got[SPLIT_N], got_null[SPLIT_N];
+	uint64_t h[2 * SPLIT_N];
+};
+
+/*
+ * Add the first 500 keys, test all, test-and-add all. Returns 0 when all
+ * three filters agree throughout, else the number of the first step that
+ * differed. Of the 1900 distinct keys 1400 are new to the test-and-add,
+ * less the few that test present by chance: at a fill below 2000 keys
+ * the rate is under 1e-2, so about 14 expected; we allow 100.
+ */
+static int split_disagrees(struct split_state *st, const struct keybuf *kb)
+{
+	const struct line *keys = kb->keys;
+	size_t a, b, c;
+
+	if (filter_hash(st->hashed, keys, SPLIT_N, st->h) != 0)
+		return 1;
+	filter_add(st->plain, keys, 500);
+	filter_add_hashed(st->hashed, keys, st->h, 500);
+	filter_add_hashed(st->nulled, keys, NULL, 500);
+	if (!same_words(st->plain, st->hashed) || !same_words(st->plain, st->nulled))
+		return 2;
+	filter_test(st->plain, keys, SPLIT_N, st->want);
+	filter_test_hashed(st->hashed, keys, st->h, SPLIT_N, st->got);
+	filter_test_hashed(st->nulled, keys, NULL, SPLIT_N, st->got_null);
+	if (memcmp(st->want, st->got, SPLIT_N) || memcmp(st->want, st->got_null, SPLIT_N))
+		return 3;
+	a = filter_test_and_add(st->plain, keys, SPLIT_N, st->want);
+	b = filter_test_and_add_hashed(st->hashed, keys, st->h, SPLIT_N, st->got);
+	c = filter_test_and_add_hashed(st->nulled, keys, NULL, SPLIT_N, st->got_null);
+	if (a != b || a != c || a > 1400 || a < 1300)
+		return 4;
+	if (memcmp(st->want, st->got, SPLIT_N) || memcmp(st->want, st->got_null, SPLIT_N))
+		return 5;
+	return same_words(st->plain, st->hashed) && same_words(st->plain, st->nulled) ? 0 : 6;
+}
+
+static void split_calls_match(enum filter_layout layout, enum filter_hash hash)
+{
+	struct split_state *st = calloc(1, sizeof *st);
+	struct keybuf kb;
+	int step;
+
+	CHECK(st != NULL && make_split_keys(&kb) == 0);
+	st->plain = split_filter(layout, hash);
+	st->hashed = split_filter(layout, hash);
+	st->nulled = split_filter(layout, hash);
+	CHECK(st->plain && st->hashed && st->nulled);
+	step = split_disagrees(st, &kb);
+	if (step == 0 && filter_saturated(st->plain) != filter_saturated(st->hashed))
+		step = 7;
+	filter_free(st->plain);
+	filter_free(st->hashed);
+	filter_free(st->nulled);
+	free(st);
+	free_keys(&kb);
+	CHECKF(step == 0, "step %d differs", step);
+}
+
+static void split_blocked_13(void) { split_calls_match(FILTER_BLOCKED, FILTER_SIPHASH_1_3); }
+static void split_blocked_24(void) { split_calls_match(FILTER_BLOCKED, FILTER_SIPHASH_2_4); }
+static void split_classic_13(void) { split_calls_match(FILTER_CLASSIC, FILTER_SIPHASH_1_3); }
+static void split_classic_24(void) { split_calls_match(FILTER_CLASSIC, FILTER_SIPHASH_2_4); }
+static void split_counting_13(void) { split_calls_match(FILTER_COUNTING, FILTER_SIPHASH_1_3); }
+static void split_counting_24(void) { split_calls_match(FILTER_COUNTING, FILTER_SIPHASH_2_4); }
+
+/* filter_hash gives (h1, h2) per key, whatever batch the key comes in, and depends on the hash. */
+static void hashes_are_per_key(void)
+{
+	struct filter *f13 = split_filter(FILTER_BLOCKED, FILTER_SIPHASH_1_3);
+	struct filter *f24 = split_filter(FILTER_CLASSIC, FILTER_SIPHASH_2_4);
+	struct filter *other = split_filter(FILTER_COUNTING, FILTER_SIPHASH_1_3);
+	struct keybuf kb;
+	uint64_t all[2 * 300], one[2], again[2 * 300], h24[2];
+	int ok = 1;
+
+	CHECK(f13 && f24 && other && make_varied_keys(&kb, 300) == 0);
+	CHECK(filter_hash(f13, kb.keys, 300, all) == 0);
+	/* the hash depends on hash and key only, not on layout, m or k */
+	CHECK(filter_hash(other, kb.keys, 300, again) == 0);
+	ok = memcmp(all, again, sizeof all) == 0;
+	for (size_t i = 0; ok && i < 300; i++) {
+		ok = filter_hash(f13, &kb.keys[i], 1, one) == 0 && one[0] == all[2 * i] &&
+		     one[1] == all[2 * i + 1];
+		ok = ok && filter_hash(f24, &kb.keys[i], 1, h24) == 0 &&
+		     (h24[0] != one[0] || h24[1] != one[1]);
+	}
+	CHECK(filter_hash(f13, kb.keys, 0, one) == 0);
+	free_keys(&kb);
+	filter_free(f13);
+	filter_free(f24);
+	filter_free(other);
+	CHECK(ok);
+}
+
+/* DCSO probes are not derived from SipHash: no hashes ahead, but h = NULL works. */
+static void dcso_has_no_hashes_ahead(void)
+{
+	struct filter_params p;
+	const char *why;
+	struct filter *a, *b;
+	struct keybuf kb;
+	uint64_t h[2 * 64];
+	unsigned char pa[64], pb[64];
+
+	CHECK(dcso_params(1000, 1e-3, &p, &why) == 0);
+	a = filter_new(&p, &why);
+	b = filter_new(&p, &why);
+	CHECK(a && b && make_keys(&kb, 0, 64) == 0);
+	CHECK(filter_hash(a, kb.keys, 64, h) == -1);
+	filter_add(a, kb.keys, 32);
+	filter_add_hashed(b, kb.keys, NULL, 32);
+	CHECK(filter_test_and_add(a, kb.keys, 64, pa) ==
+	      filter_test_and_add_hashed(b, kb.keys, NULL, 64, pb));
+	CHECK(memcmp(pa, pb, 64) == 0 && same_words(a, b));
+	filter_test_hashed(b, kb.keys, NULL, 64, pb);
+	CHECK(memchr(pb, 0, 64) == NULL);
+	free_keys(&kb);
+	filter_free(a);
+	filter_free(b);
+}
+
 void suite_filter(void)
 {
 	unit_run("filter: blocked, p=1e-2: no false negatives in 1e6, rate as promised", blocked_1e2);
@@ -405,6 +606,14 @@ void suite_filter(void)
 	unit_run("filter: the memory limit refuses, names the size and counts frees", memory_limit_refuses_and_counts);
 	unit_run("filter: blocked count estimates spread as sizing_estimate_sd says", blocked_estimate_spread);
 	unit_run("filter: classic count estimates spread as sizing_estimate_sd says", classic_estimate_spread);
+	unit_run("filter: blocked, SipHash-1-3: the _hashed calls (hashes or NULL) answer and set bits as the plain ones", split_blocked_13);
+	unit_run("filter: blocked, SipHash-2-4: the _hashed calls (hashes or NULL) answer and set bits as the plain ones", split_blocked_24);
+	unit_run("filter: classic, SipHash-1-3: the _hashed calls (hashes or NULL) answer and set bits as the plain ones", split_classic_13);
+	unit_run("filter: classic, SipHash-2-4: the _hashed calls (hashes or NULL) answer and set bits as the plain ones", split_classic_24);
+	unit_run("filter: counting, SipHash-1-3: the _hashed calls (hashes or NULL) answer and count as the plain ones", split_counting_13);
+	unit_run("filter: counting, SipHash-2-4: the _hashed calls (hashes or NULL) answer and count as the plain ones", split_counting_24);
+	unit_run("filter: filter_hash is per key, independent of batch and layout, and follows the hash function", hashes_are_per_key);
+	unit_run("filter: DCSO's filter_hash is -1; its _hashed calls with NULL match the plain ones", dcso_has_no_hashes_ahead);
 	unit_run("filter: blocked bit indexes beyond 2^32 in a filter over 4 GiB", blocked_beyond_2_32);
 	unit_run("filter: classic bit indexes beyond 2^32 in a filter over 4 GiB", classic_beyond_2_32);
 }

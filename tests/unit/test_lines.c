@@ -5,6 +5,8 @@
  * Input is built in unlinked temporary files, or in pipes fed by a forked
  * child when a test needs read(2) to return short, irregular chunks. Big
  * records (3 MiB against a 1 MiB starting buffer) force refills and growth.
+ * Owned batches (lines_next_owned) are read round-robin into four live
+ * batches, as the pipeline does, and all four are checked after each call.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -523,6 +525,343 @@ static void writer_closed_descriptor_gives_ebadf(void)
 	CHECK(writer_finish(&w) == -1 && errno == EBADF);
 }
 
+/*
+ * lines_next_owned. The pipeline keeps PIPELINE_SLOTS (4) batches alive and
+ * reads into them round-robin; owned_matches does the same and, after
+ * every call, checks every record of every live batch against the input,
+ * so a batch whose bytes were moved, reused or freed by a later call on
+ * another batch is caught (and ASan sees any read of freed memory).
+ */
+#define OWNED_LIVE 4
+
+struct owned_input {
+	const char *data;
+	size_t len;
+	const struct line *want;
+	size_t n;
+};
+
+/* Record i: empty when i % 11 is 0 or 1 (so two in a row), else mixed bytes but delim. */
+static size_t owned_record(size_t i, char delim, char *out)
+{
+	size_t len = i % 11 < 2 ? 0 : 1 + (i * 7919) % 150;
+
+	for (size_t j = 0; j < len; j++) {
+		char c = (char)((i * 31 + j * 17) % 256);
+
+		out[j] = c == delim ? (char)(delim == '\0' ? '\n' : '\0') : c;
+	}
+	return len;
+}
+
+/*
+ * n small records with `big` records of 1 MiB spread among them (each
+ * spans many reads of the pipe), then "end", without its delimiter when
+ * open_end.
+ */
+static int owned_input_make(struct owned_input *in, size_t n, size_t big, char delim,
+			    int open_end)
+{
+	size_t stride = big > 0 ? n / big : 0, count = 0;
+	char *data = malloc(n * 152 + big * (MIB + 1) + 4), *p = data;
+	struct line *want = malloc((n + big + 1) * sizeof *want);
+
+	in->data = data;
+	in->want = want;
+	if (!data || !want)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = owned_record(i, delim, p);
+
+		want[count++] = (struct line){ p, len };
+		p += len;
+		*p++ = delim;
+		if (stride == 0 || i % stride != stride / 2)
+			continue;
+		memset(p, 'A' + (int)(i % 26), MIB);
+		want[count++] = (struct line){ p, MIB };
+		p += MIB;
+		*p++ = delim;
+	}
+	memcpy(p, "end", 3);
+	want[count++] = (struct line){ p, 3 };
+	p += 3;
+	if (!open_end)
+		*p++ = delim;
+	in->len = (size_t)(p - data);
+	in->n = count;
+	return 0;
+}
+
+static void owned_input_free(struct owned_input *in)
+{
+	free((char *)in->data);
+	free((struct line *)in->want);
+}
+
+/* Whether batch b still holds want[first, first + b->n). */
+static int batch_intact(const struct lines_batch *b, const struct owned_input *in, size_t first)
+{
+	if (first + b->n > in->n)
+		return 0;
+	for (size_t i = 0; i < b->n; i++)
+		if (!same(b->records[i], in->want[first + i].data, in->want[first + i].len))
+			return 0;
+	return 1;
+}
+
+/*
+ * Reads fd to the end round-robin into OWNED_LIVE batches, checking all
+ * live batches after each call. Returns 1 when every record matched, the
+ * input ended exactly after the last and further calls give 0.
+ */
+static int owned_matches(int fd, char delim, const struct owned_input *in)
+{
+	struct lines_reader *r = lines_open(fd, delim);
+	struct lines_batch b[OWNED_LIVE];
+	size_t first[OWNED_LIVE] = { 0 }, seen = 0;
+	long got = 1;
+	int ok = r != NULL;
+
+	memset(b, 0, sizeof b);
+	for (size_t call = 0; ok && got > 0; call++) {
+		struct lines_batch *cur = &b[call % OWNED_LIVE];
+
+		got = lines_next_owned(r, cur);
+		ok = got >= 0 && (size_t)got == cur->n;
+		first[call % OWNED_LIVE] = seen;
+		seen += cur->n;
+		for (size_t j = 0; ok && j < OWNED_LIVE; j++)
+			ok = batch_intact(&b[j], in, first[j]);
+	}
+	ok = ok && seen == in->n && lines_next_owned(r, &b[0]) == 0;
+	for (size_t j = 0; j < OWNED_LIVE; j++)
+		lines_batch_free(&b[j]);
+	lines_close(r);
+	return ok;
+}
+
+/* Feeds in through a pipe in pieces of each size in turn and reads it back owned. */
+static int owned_pipe_reads_as(const struct owned_input *in, char delim, const size_t *pieces,
+			       size_t npieces)
+{
+	for (size_t i = 0; i < npieces; i++) {
+		pid_t child;
+		int fd = pipe_from_child(in->data, in->len, pieces[i], &child), ok;
+
+		if (fd < 0)
+			return 0;
+		ok = owned_matches(fd, delim, in);
+		close(fd);
+		if (reap(child) < 0 || !ok)
+			return 0;
+	}
+	return 1;
+}
+
+static void owned_batches_stay_intact_over_a_pipe(char delim, int open_end)
+{
+	static const size_t small[] = { 1, 3, 17 };
+	static const size_t odd[] = { 13, 4093, 65537, 3 * MIB };
+	struct owned_input tiny, in;
+	int ok;
+
+	CHECK(owned_input_make(&tiny, 3000, 0, delim, open_end) == 0);
+	CHECK(owned_input_make(&in, 30000, 3, delim, open_end) == 0);
+	CHECK(in.n == 30004 && in.len > 3 * MIB);
+	ok = owned_pipe_reads_as(&tiny, delim, small, sizeof small / sizeof small[0]);
+	ok = ok && owned_pipe_reads_as(&in, delim, odd, sizeof odd / sizeof odd[0]);
+	owned_input_free(&tiny);
+	owned_input_free(&in);
+	CHECK(ok);
+}
+
+static void owned_newline_delimited(void) { owned_batches_stay_intact_over_a_pipe('\n', 0); }
+static void owned_newline_open_end(void) { owned_batches_stay_intact_over_a_pipe('\n', 1); }
+static void owned_nul_delimited(void) { owned_batches_stay_intact_over_a_pipe('\0', 0); }
+static void owned_nul_open_end(void) { owned_batches_stay_intact_over_a_pipe('\0', 1); }
+
+/* The same input from a regular file: reads come back full, not short. */
+static void owned_batches_stay_intact_from_a_file(void)
+{
+	struct owned_input in;
+	int fd, ok;
+
+	CHECK(owned_input_make(&in, 30000, 3, '\n', 1) == 0);
+	fd = temp_file(in.data, in.len);
+	CHECK(fd >= 0);
+	ok = owned_matches(fd, '\n', &in);
+	close(fd);
+	owned_input_free(&in);
+	CHECK(ok);
+}
+
+static void owned_small_cases(void)
+{
+	static const struct {
+		const char *data;
+		size_t len;
+		char delim;
+		struct line want[4];
+		size_t n;
+	} cases[] = {
+		{ "\n", 1, '\n', { L("") }, 1 },
+		{ "\n\n", 2, '\n', { L(""), L("") }, 2 },
+		{ "a\n\nb", 4, '\n', { L("a"), L(""), L("b") }, 3 },
+		{ "a\nb\n\n", 5, '\n', { L("a"), L("b"), L("") }, 3 },
+		{ "a\0b\n\0\nc\0", 8, '\n', { L("a\0b"), L("\0"), L("c\0") }, 3 },
+		{ "a\nb\0\0c\n", 7, '\0', { L("a\nb"), L(""), L("c\n") }, 3 },
+		{ "x", 1, '\n', { L("x") }, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct owned_input in = { cases[i].data, cases[i].len, cases[i].want, cases[i].n };
+		int fd = temp_file(cases[i].data, cases[i].len), ok;
+
+		CHECK(fd >= 0);
+		ok = owned_matches(fd, cases[i].delim, &in);
+		close(fd);
+		CHECKF(ok, "case %zu", i);
+	}
+}
+
+static void owned_empty_input_gives_zero(void)
+{
+	int fd = temp_file("", 0);
+	struct lines_reader *r = lines_open(fd, '\n');
+	struct lines_batch b;
+
+	memset(&b, 0, sizeof b);
+	CHECK(fd >= 0 && r);
+	CHECK(lines_next_owned(r, &b) == 0 && b.n == 0);
+	CHECK(lines_next_owned(r, &b) == 0 && b.n == 0);
+	CHECK(lines_bytes_read(r) == 0);
+	lines_batch_free(&b);
+	lines_close(r);
+	close(fd);
+}
+
+static void owned_read_error_gives_minus_one_and_errno(void)
+{
+	int fd = open(".", O_RDONLY | O_DIRECTORY);
+	struct lines_reader *r = lines_open(fd, '\n');
+	struct lines_batch b;
+
+	memset(&b, 0, sizeof b);
+	CHECK(fd >= 0 && r);
+	errno = 0;
+	CHECK(lines_next_owned(r, &b) == -1);
+	CHECKF(errno == EISDIR, "errno %d", errno);
+	lines_batch_free(&b);
+	lines_close(r);
+	close(fd);
+}
+
+/*
+ * 50,000 records of "x\n" (100,000 bytes, under one 128 KiB read): the
+ * first call hands out all of them, far more than the batch's first
+ * record array (4096), so no record count limits a batch.
+ */
+static void owned_batch_takes_every_buffered_record(void)
+{
+	size_t n = 50000;
+	char *data = malloc(2 * n);
+	struct lines_batch b;
+	struct lines_reader *r;
+	int fd;
+
+	CHECK(data);
+	for (size_t i = 0; i < n; i++)
+		memcpy(data + 2 * i, "x\n", 2);
+	fd = temp_file(data, 2 * n);
+	free(data);
+	r = lines_open(fd, '\n');
+	memset(&b, 0, sizeof b);
+	CHECK(fd >= 0 && r);
+	CHECK(lines_next_owned(r, &b) == (long)n && b.n == n);
+	for (size_t i = 0; i < n; i++)
+		CHECKF(same(b.records[i], "x", 1), "record %zu", i);
+	CHECK(lines_bytes_read(r) == 2 * n);
+	CHECK(lines_next_owned(r, &b) == 0);
+	lines_batch_free(&b);
+	lines_close(r);
+	close(fd);
+}
+
+/*
+ * 1 MiB of "x\n" in a file (full reads): each call reads once, at most
+ * 128 KiB, and hands out the complete records of that read, so a call
+ * returns at most 64 Ki records and every byte is accounted for.
+ */
+static void owned_reads_at_most_128_kib_a_call(void)
+{
+	size_t n = MIB / 2, seen = 0, calls = 0;
+	char *data = malloc(MIB);
+	struct lines_batch b;
+	struct lines_reader *r;
+	long got;
+	int fd;
+
+	CHECK(data);
+	for (size_t i = 0; i < n; i++)
+		memcpy(data + 2 * i, "x\n", 2);
+	fd = temp_file(data, MIB);
+	free(data);
+	r = lines_open(fd, '\n');
+	memset(&b, 0, sizeof b);
+	CHECK(fd >= 0 && r);
+	while ((got = lines_next_owned(r, &b)) > 0) {
+		CHECKF(got <= (1 << 16), "%ld records in one call", got);
+		seen += (size_t)got;
+		calls++;
+	}
+	CHECK(got == 0 && seen == n && calls >= 8);
+	CHECK(lines_bytes_read(r) == MIB);
+	lines_batch_free(&b);
+	lines_close(r);
+	close(fd);
+}
+
+/* A pipe whose writer stays open: a complete record is handed out without waiting. */
+static void owned_complete_records_come_back_without_waiting(void)
+{
+	int fds[2];
+	struct lines_reader *r;
+	struct lines_batch b[2];
+	long got;
+
+	memset(b, 0, sizeof b);
+	CHECK(pipe(fds) == 0);
+	CHECK(put_all(fds[1], "a\nb", 3) == 0);
+	r = lines_open(fds[0], '\n');
+	CHECK(r);
+	alarm(20);
+	got = lines_next_owned(r, &b[0]);
+	alarm(0);
+	CHECK(got == 1 && same(b[0].records[0], "a", 1));
+	CHECK(put_all(fds[1], "c\nd", 3) == 0);
+	close(fds[1]);
+	CHECK(lines_next_owned(r, &b[1]) == 1 && same(b[1].records[0], "bc", 2));
+	CHECK(same(b[0].records[0], "a", 1));
+	CHECK(lines_next_owned(r, &b[0]) == 1 && same(b[0].records[0], "d", 1));
+	CHECK(same(b[1].records[0], "bc", 2));
+	CHECK(lines_next_owned(r, &b[1]) == 0);
+	lines_batch_free(&b[0]);
+	lines_batch_free(&b[1]);
+	lines_close(r);
+	close(fds[0]);
+}
+
+static void batch_free_of_a_zeroed_batch_is_harmless(void)
+{
+	struct lines_batch b;
+
+	memset(&b, 0, sizeof b);
+	lines_batch_free(&b);
+	lines_batch_free(&b);
+	CHECK(b.records == NULL && b.bytes == NULL && b.n == 0 && b.bytes_cap == 0);
+}
+
 void suite_lines(void)
 {
 	unit_run("lines: empty input gives no records", empty_input_gives_no_records);
@@ -551,6 +890,24 @@ void suite_lines(void)
 		 complete_records_come_back_without_waiting);
 	unit_run("lines: 1e5 records with every byte value round-trip exactly via writer",
 		 round_trip_of_1e5_records_is_exact);
+	unit_run("lines: owned batches stay intact while 3 later calls fill other batches ('\\n', pipe, short odd writes, 1 MiB records, NULs, empties)",
+		 owned_newline_delimited);
+	unit_run("lines: owned batches stay intact ('\\n', pipe, no final delimiter)", owned_newline_open_end);
+	unit_run("lines: owned batches stay intact ('\\0' delimiter, pipe, newlines as data)", owned_nul_delimited);
+	unit_run("lines: owned batches stay intact ('\\0' delimiter, pipe, no final delimiter)", owned_nul_open_end);
+	unit_run("lines: owned batches stay intact (regular file, 1 MiB records)",
+		 owned_batches_stay_intact_from_a_file);
+	unit_run("lines: owned batches split empty records, NULs and a missing last delimiter as lines_next_batch does",
+		 owned_small_cases);
+	unit_run("lines: owned: empty input gives 0, and 0 again", owned_empty_input_gives_zero);
+	unit_run("lines: owned: a read error (a directory) gives -1 with errno EISDIR",
+		 owned_read_error_gives_minus_one_and_errno);
+	unit_run("lines: owned: a batch takes every complete record buffered, no count limit",
+		 owned_batch_takes_every_buffered_record);
+	unit_run("lines: owned: each call reads at most 128 KiB", owned_reads_at_most_128_kib_a_call);
+	unit_run("lines: owned: complete records come back without waiting for more input",
+		 owned_complete_records_come_back_without_waiting);
+	unit_run("lines: freeing a zeroed batch (twice) is harmless", batch_free_of_a_zeroed_batch_is_harmless);
 	unit_run("writer: order is kept around records larger than the buffer",
 		 writer_keeps_order_around_oversized_puts);
 	unit_run("writer: line_buffered makes each record readable at once",

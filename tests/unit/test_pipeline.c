@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_pipeline.c - the two-thread batch pipeline (lib/pipeline.c).
+ *
+ * Each contract test runs with threads = 1 and threads = 2. The batches
+ * come from a fixed-seed generator, so every run sees the same sizes. The
+ * callbacks never CHECK (they may run on the reader thread): they note the
+ * first broken promise in the context, and the test checks it afterwards.
+ *
+ * Data flows through plain (non-atomic) per-slot arrays: fill writes each
+ * unit's input, work turns it into an output, consume reads the outputs.
+ * Only the per-unit work counters are atomic, so that a unit worked twice
+ * at once is counted, not lost. So under -fsanitize=thread these tests also
+ * check the header's promise that each step's memory effects are visible to
+ * the next.
+ *
+ * The cancellation test runs the pipeline in a forked child and waits for
+ * it with a timeout, so a fill that is never cancelled fails the test
+ * instead of hanging the run.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pipeline.h"
+#include "unit.h"
+
+#define MAX_UNITS 3000
+
+/* splitmix64: a fixed-seed stream of batch sizes, replayed by the consumer. */
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* Batch sizes 0..MAX_UNITS; one batch in eight is empty, so empties are certain. */
+static size_t batch_size(uint64_t *state)
+{
+	uint64_t r = next_random(state);
+
+	if ((r >> 32) % 8 == 0)
+		return 0;
+	return (size_t)(r % (MAX_UNITS + 1));
+}
+
+/* What work makes of a unit's input: any mix that a skipped unit would not match. */
+static uint64_t work_of(uint64_t in)
+{
+	return in * UINT64_C(0x2545f4914f6cdd1d) + 1;
+}
+
+enum slot_state { SLOT_FREE, SLOT_FILLED };
+
+struct slot_data {
+	uint64_t seq;			/* which batch fill put here */
+	size_t units;
+	uint64_t in[MAX_UNITS];		/* written by fill */
+	uint64_t out[MAX_UNITS];	/* written by work */
+	atomic_uint worked[MAX_UNITS];	/* times each unit was worked */
+	atomic_int state;		/* enum slot_state */
+};
+
+struct run {
+	uint64_t batches;		/* how many batches fill makes */
+	uint64_t fill_rng;		/* fill's size stream */
+	uint64_t filled;		/* batches filled (fill's thread only) */
+	uint64_t consume_rng;		/* the same stream, replayed by consume */
+	uint64_t consumed;		/* batches consumed (calling thread only) */
+	uint64_t empty_batches;
+	uint64_t stop_at;		/* consume returns stop_value at this batch */
+	int stop_value;
+	uint64_t work_spin;		/* extra busy work per unit */
+	pthread_t caller;
+	atomic_ulong caller_chunks, other_chunks;
+	atomic_int broken;		/* set once: the first broken promise is in why */
+	const char *why;
+	uint64_t why_seq;
+	struct slot_data slots[PIPELINE_SLOTS];
+};
+
+static void note_broken(struct run *r, const char *why, uint64_t seq)
+{
+	if (atomic_exchange(&r->broken, 1) == 0) {
+		r->why = why;
+		r->why_seq = seq;
+	}
+}
+
+static struct run *run_new(uint64_t batches, uint64_t seed)
+{
+	struct run *r = calloc(1, sizeof *r);
+
+	if (!r)
+		return NULL;
+	r->batches = batches;
+	r->fill_rng = r->consume_rng = seed;
+	r->stop_at = UINT64_MAX;
+	r->caller = pthread_self();
+	for (unsigned s = 0; s < PIPELINE_SLOTS; s++)
+		atomic_init(&r->slots[s].state, SLOT_FREE);
+	return r;
+}
+
+static int test_fill(void *ctx, unsigned slot, size_t *units)
+{
+	struct run *r = ctx;
+	struct slot_data *d;
+
+	if (r->filled == r->batches)
+		return 0;
+	if (slot >= PIPELINE_SLOTS) {
+		note_broken(r, "fill was given a slot out of range", r->filled);
+		return 0;
+	}
+	d = &r->slots[slot];
+	if (atomic_load(&d->state) != SLOT_FREE)
+		note_broken(r, "fill was given a slot not yet consumed", r->filled);
+	d->seq = r->filled++;
+	d->units = batch_size(&r->fill_rng);
+	for (size_t i = 0; i < d->units; i++) {
+		d->in[i] = d->seq * MAX_UNITS + i;
+		atomic_store_explicit(&d->worked[i], 0, memory_order_relaxed);
+	}
+	atomic_store(&d->state, SLOT_FILLED);
+	*units = d->units;
+	return 1;
+}
+
+/* Busy work, a few hundred nanoseconds per unit when asked, so chunks overlap in time. */
+static void spin(uint64_t rounds)
+{
+	volatile uint64_t v = rounds;
+
+	for (uint64_t i = 0; i < rounds; i++)
+		v = v * 6364136223846793005u + 1442695040888963407u;
+}
+
+static void test_work(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	struct run *r = ctx;
+	struct slot_data *d;
+
+	if (slot >= PIPELINE_SLOTS) {
+		note_broken(r, "work was given a slot out of range", 0);
+		return;
+	}
+	d = &r->slots[slot];
+	if (atomic_load(&d->state) != SLOT_FILLED || from >= to || to > d->units) {
+		note_broken(r, "work was given a slot not filled, or a bad range", d->seq);
+		return;
+	}
+	for (size_t i = from; i < to; i++) {
+		spin(r->work_spin);
+		d->out[i] = work_of(d->in[i]);
+		atomic_fetch_add_explicit(&d->worked[i], 1, memory_order_relaxed);
+	}
+	if (pthread_equal(pthread_self(), r->caller))
+		atomic_fetch_add(&r->caller_chunks, 1);
+	else
+		atomic_fetch_add(&r->other_chunks, 1);
+}
+
+/* Whether every unit of d was worked exactly once, with the right output. */
+static int batch_complete(const struct slot_data *d)
+{
+	for (size_t i = 0; i < d->units; i++) {
+		if (atomic_load_explicit(&d->worked[i], memory_order_relaxed) != 1)
+			return 0;
+		if (d->out[i] != work_of(d->seq * MAX_UNITS + i))
+			return 0;
+	}
+	return 1;
+}
+
+static int test_consume(void *ctx, unsigned slot)
+{
+	struct run *r = ctx;
+	struct slot_data *d;
+	size_t want_units = batch_size(&r->consume_rng);
+
+	if (!pthread_equal(pthread_self(), r->caller))
+		note_broken(r, "consume ran on another thread", r->consumed);
+	if (slot >= PIPELINE_SLOTS) {
+		note_broken(r, "consume was given a slot out of range", r->consumed);
+		return -1;
+	}
+	d = &r->slots[slot];
+	if (atomic_load(&d->state) != SLOT_FILLED)
+		note_broken(r, "consume was given a slot not filled", r->consumed);
+	else if (d->seq != r->consumed || d->units != want_units)
+		note_broken(r, "batches were consumed out of order", r->consumed);
+	else if (!batch_complete(d))
+		note_broken(r, "a batch was consumed before all its work was done once", d->seq);
+	r->empty_batches += d->units == 0;
+	atomic_store(&d->state, SLOT_FREE);
+	return r->consumed++ == r->stop_at ? r->stop_value : 0;
+}
+
+static const struct pipeline_fns test_fns = { test_fill, test_work, test_consume };
+
+#define CHECK_RUN(r)                                                                       \
+	CHECKF(!atomic_load(&(r)->broken), "%s (batch %llu)", (r)->why,                   \
+	       (unsigned long long)(r)->why_seq)
+
+static void every_unit_worked_once_and_batches_consumed_in_order(int threads)
+{
+	struct run *r = run_new(10000, 42);
+	int got;
+
+	CHECK(r != NULL);
+	got = pipeline_run(&test_fns, r, threads);
+	CHECK_RUN(r);
+	CHECK(got == 0);
+	CHECKF(r->consumed == 10000, "%llu consumed", (unsigned long long)r->consumed);
+	CHECK(r->empty_batches > 0);
+	free(r);
+}
+
+static void order_1(void) { every_unit_worked_once_and_batches_consumed_in_order(1); }
+static void order_2(void) { every_unit_worked_once_and_batches_consumed_in_order(2); }
+
+/* Stopping at batch `at` of 1000: that batch is the last consumed. */
+static void consume_nonzero_stops(int threads)
+{
+	static const uint64_t stops[] = { 0, 1, 3, 4, 5, 517, 999 };
+
+	for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+		struct run *r = run_new(1000, 7 + i);
+		int got;
+
+		CHECK(r != NULL);
+		r->stop_at = stops[i];
+		r->stop_value = 40 + (int)i;
+		got = pipeline_run(&test_fns, r, threads);
+		CHECK_RUN(r);
+		CHECKF(got == 40 + (int)i, "stop at %llu returned %d", (unsigned long long)stops[i],
+		       got);
+		CHECKF(r->consumed == stops[i] + 1, "stop at %llu, %llu consumed",
+		       (unsigned long long)stops[i], (unsigned long long)r->consumed);
+		free(r);
+	}
+	/* a negative value is a value like any other */
+	{
+		struct run *r = run_new(10, 1);
+
+		CHECK(r != NULL);
+		r->stop_at = 2;
+		r->stop_value = -1;
+		CHECK(pipeline_run(&test_fns, r, threads) == -1 && r->consumed == 3);
+		free(r);
+	}
+}
+
+static void stop_1(void) { consume_nonzero_stops(1); }
+static void stop_2(void) { consume_nonzero_stops(2); }
+
+static void fill_ending_at_once(int threads)
+{
+	struct run *r = run_new(0, 1);
+
+	CHECK(r != NULL);
+	CHECK(pipeline_run(&test_fns, r, threads) == 0);
+	CHECK_RUN(r);
+	CHECK(r->consumed == 0 && r->filled == 0);
+	CHECK(atomic_load(&r->caller_chunks) + atomic_load(&r->other_chunks) == 0);
+	free(r);
+}
+
+static void empty_1(void) { fill_ending_at_once(1); }
+static void empty_2(void) { fill_ending_at_once(2); }
+
+/*
+ * Slot bookkeeping on its own: fill tags the slot it is given with the
+ * batch number, work and consume must be given a slot carrying the tag of
+ * a batch not yet consumed, consume the tag of the very next batch.
+ */
+struct tags {
+	uint64_t tag[PIPELINE_SLOTS];
+	uint64_t filled, consumed;
+	atomic_int bad;
+};
+
+static int tag_fill(void *ctx, unsigned slot, size_t *units)
+{
+	struct tags *t = ctx;
+
+	if (t->filled == 2000)
+		return 0;
+	if (slot >= PIPELINE_SLOTS) {
+		atomic_store(&t->bad, 1);
+		return 0;
+	}
+	t->tag[slot] = ++t->filled;	/* 0 means "never filled" */
+	*units = (size_t)(t->filled % 700);
+	return 1;
+}
+
+static void tag_work(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	struct tags *t = ctx;
+
+	if (slot >= PIPELINE_SLOTS || t->tag[slot] == 0 || to > t->tag[slot] % 700 || from >= to)
+		atomic_store(&t->bad, 1);
+}
+
+static int tag_consume(void *ctx, unsigned slot)
+{
+	struct tags *t = ctx;
+
+	if (slot >= PIPELINE_SLOTS || t->tag[slot] != ++t->consumed)
+		atomic_store(&t->bad, 1);
+	return 0;
+}
+
+static void slot_is_the_one_filled(int threads)
+{
+	static const struct pipeline_fns fns = { tag_fill, tag_work, tag_consume };
+	struct tags t;
+
+	memset(&t, 0, sizeof t);
+	atomic_init(&t.bad, 0);
+	CHECK(pipeline_run(&fns, &t, threads) == 0);
+	CHECK(!atomic_load(&t.bad));
+	CHECK(t.consumed == 2000);
+}
+
+static void slot_1(void) { slot_is_the_one_filled(1); }
+static void slot_2(void) { slot_is_the_one_filled(2); }
+
+/*
+ * Slow work (a spin per unit) in full batches: while the calling thread
+ * works through one slot, the reader has filled the ring and must take
+ * chunks off it. A run on a loaded machine may still go one-sided, so we
+ * allow up to 20 runs of 40 batches; a pipeline whose reader never works
+ * fails all of them.
+ */
+static void work_runs_on_both_threads(void)
+{
+	int both = 0;
+
+	for (int attempt = 0; attempt < 20 && !both; attempt++) {
+		struct run *r = run_new(40, 99);
+
+		CHECK(r != NULL);
+		r->work_spin = 200;
+		CHECK(pipeline_run(&test_fns, r, 2) == 0);
+		CHECK_RUN(r);
+		both = atomic_load(&r->caller_chunks) > 0 && atomic_load(&r->other_chunks) > 0;
+		free(r);
+	}
+	CHECK(both);
+}
+
+/* threads = 1 is all on the calling thread: no chunk may run elsewhere. */
+static void one_thread_works_on_the_caller_only(void)
+{
+	struct run *r = run_new(200, 5);
+
+	CHECK(r != NULL);
+	CHECK(pipeline_run(&test_fns, r, 1) == 0);
+	CHECK_RUN(r);
+	CHECK(atomic_load(&r->other_chunks) == 0 && atomic_load(&r->caller_chunks) > 0);
+	free(r);
+}
+
+/*
+ * The cancellation scenario (bfgrep -q on tail -f): three batches come at
+ * once, the fourth fill blocks in read(2) on a pipe whose writer stays
+ * open. consume stops at the third batch, once the fourth fill has begun.
+ */
+struct blocker {
+	int fd;
+	unsigned fills, consumed;
+	atomic_int blocking;
+	char byte;	/* read's buffer: not on fill's stack (see below) */
+};
+
+static int block_fill(void *ctx, unsigned slot, size_t *units)
+{
+	struct blocker *b = ctx;
+
+	(void)slot;
+	if (b->fills++ < 3) {
+		*units = 300;
+		return 1;
+	}
+	atomic_store(&b->blocking, 1);
+	while (read(b->fd, &b->byte, 1) < 0 && errno == EINTR)
+		;
+	return 0;	/* never reached while the writer is open */
+}
+
+static void block_work(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	(void)ctx, (void)slot, (void)from, (void)to;
+}
+
+/* Stop at the third batch, after giving the fourth fill up to 5 s to block. */
+static int block_consume(void *ctx, unsigned slot)
+{
+	struct blocker *b = ctx;
+	struct timespec tick = { 0, 1000000 };
+
+	(void)slot;
+	if (++b->consumed < 3)
+		return 0;
+	for (int i = 0; i < 5000 && !atomic_load(&b->blocking); i++)
+		nanosleep(&tick, NULL);
+	tick.tv_nsec = 20000000;	/* and time to enter read(2) */
+	nanosleep(&tick, NULL);
+	return 9;
+}
+
+/* In the child: 0 when pipeline_run came back as promised. */
+static int run_blocked_pipeline(void)
+{
+	static const struct pipeline_fns fns = { block_fill, block_work, block_consume };
+	struct blocker b;
+	int fds[2], got;
+
+	if (pipe(fds) < 0)
+		return 2;
+	memset(&b, 0, sizeof b);
+	b.fd = fds[0];
+	atomic_init(&b.blocking, 0);
+	got = pipeline_run(&fns, &b, 2);
+	if (got != 9 || b.consumed != 3 || !atomic_load(&b.blocking))
+		return 3;
+	return 0;	/* fds[1] stays open until the child exits */
+}
+
+/* Wait up to seconds for child; on timeout kill it. Its exit status, or -1. */
+static int wait_with_timeout(pid_t child, int seconds)
+{
+	struct timespec tick = { 0, 10000000 };
+	int status;
+
+	for (int i = 0; i < seconds * 100; i++) {
+		pid_t got = waitpid(child, &status, WNOHANG);
+
+		if (got == child)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		if (got < 0 && errno != EINTR)
+			return -2;
+		nanosleep(&tick, NULL);
+	}
+	kill(child, SIGKILL);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	return -1;
+}
+
+static void blocked_fill_is_cancelled_on_stop(void)
+{
+	pid_t child;
+	int status;
+
+	fflush(stdout);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0)
+		_exit(run_blocked_pipeline());
+	status = wait_with_timeout(child, 10);
+	CHECKF(status != -1, "pipeline_run still blocked after 10 s: the fill was not cancelled");
+	CHECKF(status == 0, "child ended with status %d (3: wrong result)", status);
+}
+
+/* Sets or unsets BFTOOLS_THREADS; value NULL unsets. */
+static void set_threads_env(const char *value)
+{
+	if (value)
+		setenv("BFTOOLS_THREADS", value, 1);
+	else
+		unsetenv("BFTOOLS_THREADS");
+}
+
+static void threads_follow_the_environment(void)
+{
+	const char *old = getenv("BFTOOLS_THREADS");
+	char *saved = old ? strdup(old) : NULL;
+	int one, two, unset, junk, cpus = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+
+	CHECK(old == NULL || saved != NULL);
+	set_threads_env("1");
+	one = pipeline_threads();
+	set_threads_env("2");
+	two = pipeline_threads();
+	set_threads_env(NULL);
+	unset = pipeline_threads();
+	set_threads_env("7");
+	junk = pipeline_threads();
+	set_threads_env(saved);
+	free(saved);
+	CHECK(one == 1);
+	CHECK(two == 2);
+	CHECKF(unset == cpus, "unset gives %d with %d CPU(s) online", unset, cpus);
+	CHECKF(junk == cpus, "BFTOOLS_THREADS=7 gives %d, not the CPU default %d", junk, cpus);
+}
+
+void suite_pipeline(void)
+{
+	unit_run("pipeline: 1 thread: 10,000 batches of 0..3000 units: each unit worked once, batches complete and consumed in order", order_1);
+	unit_run("pipeline: 2 threads: 10,000 batches of 0..3000 units: each unit worked once, batches complete and consumed in order", order_2);
+	unit_run("pipeline: 1 thread: consume returning nonzero stops at once and pipeline_run returns it", stop_1);
+	unit_run("pipeline: 2 threads: consume returning nonzero stops at once and pipeline_run returns it", stop_2);
+	unit_run("pipeline: 1 thread: a fill ending at once means no work, no consume, 0", empty_1);
+	unit_run("pipeline: 2 threads: a fill ending at once means no work, no consume, 0", empty_2);
+	unit_run("pipeline: 1 thread: work and consume get the slot fill filled", slot_1);
+	unit_run("pipeline: 2 threads: work and consume get the slot fill filled", slot_2);
+	unit_run("pipeline: 1 thread: all work runs on the calling thread", one_thread_works_on_the_caller_only);
+	unit_run("pipeline: 2 threads: work runs on both the calling and the reader thread", work_runs_on_both_threads);
+	unit_run("pipeline: 2 threads: a fill blocked in read(2) is cancelled when consume stops", blocked_fill_is_cancelled_on_stop);
+	unit_run("pipeline: BFTOOLS_THREADS=1/2 choose the threads; unset or other values follow the CPUs", threads_follow_the_environment);
+}
