@@ -10,13 +10,14 @@
  *   sizing.h    m and k from n and p for each layout; estimates from the fill
  *   format.h    load and save filter files (validated, atomic), streaming reads
  *   merge.h     OR/AND filters of the same shape and key
- *   siphash.h   SipHash-2-4 and -1-3, 64- and 128-bit
+ *   siphash.h   SipHash-2-4 and -1-3, 64- and 128-bit; many keys at once (SIMD)
  *   hll.h       HyperLogLog distinct counting
  *   lines.h, keys.h, writer.h   fast record input, key extraction, checked output
  *   numparse.h  counts and rates as users type them
  *   atomic.h    replace a file all at once or not at all
  *   keyfile.h   a filter's key kept in a file of its own
  *   dcso.h      DCSO bloom filter files (read and written for interop)
+ *   pipeline.h  batches over two threads: read ahead, share the hashing
  *
  * The library never prints and never exits: calls report failure by return
  * value and a static message through a const char **errstr argument.
