@@ -44,22 +44,37 @@ static const char *zlib_message(const z_stream *zs, int ret)
  * written lets the disk work while we compress. Linux only; where it is
  * missing or fails (a pipe, a tmpfs) nothing changes.
  */
-static void start_writeback(struct gzout *w)
+static void start_writeback(struct gzout_sink *s)
 {
 #if defined(SYNC_FILE_RANGE_WRITE)
 	int saved = errno;
 
-	if (w->no_writeback || w->written - w->flushed < WRITEBACK_STEP)
+	if (s->no_writeback || s->written - s->flushed < WRITEBACK_STEP)
 		return;
-	if (sync_file_range(w->fd, (off_t)w->flushed, (off_t)(w->written - w->flushed),
+	if (sync_file_range(s->fd, (off_t)s->flushed, (off_t)(s->written - s->flushed),
 			    SYNC_FILE_RANGE_WRITE) == 0)
-		w->flushed = w->written;
+		s->flushed = s->written;
 	else
-		w->no_writeback = 1;	/* not a file that can: stop asking */
+		s->no_writeback = 1;	/* not a file that can: stop asking */
 	errno = saved;
 #else
-	(void)w;
+	(void)s;
 #endif
+}
+
+void gzout_sink_init(struct gzout_sink *s, int fd)
+{
+	memset(s, 0, sizeof *s);
+	s->fd = fd;
+}
+
+int gzout_sink_write(struct gzout_sink *s, const void *data, size_t len, const char **errstr)
+{
+	if (writer_write_all(s->fd, data, len) < 0)
+		return fail(errstr, strerror(errno));
+	s->written += len;
+	start_writeback(s);
+	return 0;
 }
 
 /* Write out the compressed bytes gathered so far and reset the buffer. */
@@ -69,11 +84,7 @@ static int drain(struct gzout *w, const char **errstr)
 
 	w->zs.next_out = w->buf;
 	w->zs.avail_out = (uInt)OUT_BUFFER;
-	if (writer_write_all(w->fd, w->buf, len) < 0)
-		return fail(errstr, strerror(errno));
-	w->written += len;
-	start_writeback(w);
-	return 0;
+	return gzout_sink_write(&w->sink, w->buf, len, errstr);
 }
 
 /* Run deflate over in[0..len) with flush until it is all taken (Z_FINISH: until the end). */
@@ -103,7 +114,7 @@ int gzout_open(struct gzout *w, int fd, int level, int strategy, gz_header *head
 	int ret;
 
 	memset(w, 0, sizeof *w);
-	w->fd = fd;
+	gzout_sink_init(&w->sink, fd);
 	w->level = level;
 	if ((w->buf = malloc(OUT_BUFFER)) == NULL)
 		return fail(errstr, strerror(ENOMEM));

@@ -7,6 +7,9 @@
  * DCSO's gzipped ones both need. The caller chooses the level, strategy and
  * gzip header; this module only runs zlib and writes. No printing, no exit:
  * failures return -1 with a static message (zlib's, or strerror).
+ *
+ * The writing half, struct gzout_sink, is also used on its own by pgzip.c,
+ * which deflates pieces itself and only needs them written out in order.
  */
 #ifndef BFTOOLS_GZOUT_H
 #define BFTOOLS_GZOUT_H
@@ -22,14 +25,27 @@
 extern "C" {
 #endif
 
-struct gzout {
+/*
+ * Bytes written to a descriptor in order, the disk's writeback started
+ * every 32 MiB as they go (so the final fsync has little left to do).
+ */
+struct gzout_sink {
 	int fd;
-	int level;
-	z_stream zs;
-	unsigned char *buf;	/* compressed output waiting to be written */
 	unsigned long long written;	/* bytes written to fd so far */
 	unsigned long long flushed;	/* bytes handed to the disk's writeback */
 	int no_writeback;	/* fd cannot start writeback (a pipe): do not ask */
+};
+
+void gzout_sink_init(struct gzout_sink *s, int fd);
+
+/* Write all len bytes. Returns 0, or -1 with *errstr = strerror(errno). */
+int gzout_sink_write(struct gzout_sink *s, const void *data, size_t len, const char **errstr);
+
+struct gzout {
+	struct gzout_sink sink;
+	int level;
+	z_stream zs;
+	unsigned char *buf;	/* compressed output waiting to be written */
 };
 
 /*

@@ -29,6 +29,7 @@
 #include "cascade.h"
 #include "filter.h"
 #include "format.h"
+#include "pgzip.h"
 #include "unit.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -693,25 +694,41 @@ static void rejects_every_truncation(void)
 }
 
 /* Every byte XOR 0xff and XOR 0x01 must fail: gzip's header CRC covers the header. */
+/*
+ * Every byte XOR 0xff and XOR 0x01: the file must fail to load, or load
+ * as exactly the same filter. Loading the same filter is possible where a
+ * flip re-encodes the same bytes: deflate's fill bits, or a match inside a
+ * run of zero bytes whose distance 1 becomes 2 (it copies the same zeros,
+ * so content and CRC agree). What must never happen is another filter.
+ */
 static void flip_bytes(enum fill fill, unsigned seed)
 {
 	static const unsigned char masks[] = { 0xff, 0x01 };
+	const char *why, *path = tmp_path("flipbytes.bf");
+	struct cascade *orig, *g;
 	unsigned char *c;
-	size_t len = 0;
+	size_t len = 0, same = 0;
 
 	rng_state = seed;
 	c = small_file(fill, &len);
-	CHECK(c != NULL && load_error(c, len) == NULL);
+	CHECK(c != NULL && spew(path, c, len) == 0);
+	orig = format_load_path(path, &why);
+	CHECK(orig != NULL);
 	for (size_t i = 0; i < len; i++) {
 		for (size_t j = 0; j < sizeof masks; j++) {
-			const char *why;
-
 			c[i] ^= masks[j];
-			why = load_error(c, len);
+			g = spew(path, c, len) == 0 ? format_load_path(path, &why) : NULL;
 			c[i] ^= masks[j];
-			CHECKF(why != NULL, "byte %zu of %zu ^ 0x%02x still loads", i, len, masks[j]);
+			if (g == NULL)
+				continue;
+			same++;
+			CHECKF(same_cascade(orig, g), "byte %zu of %zu ^ 0x%02x loads as another filter",
+			       i, len, masks[j]);
+			cascade_free(g);
 		}
 	}
+	printf("# %zu of %zu byte flips load, all as the same filter\n", same, 2 * len);
+	cascade_free(orig);
 	free(c);
 }
 
@@ -727,9 +744,9 @@ static void rejects_every_byte_flipped_sparse(void)
 
 /*
  * The stronger property: whatever single bit is flipped, the file either
- * fails to load or loads as exactly the same filter. The only bits that
- * may flip silently are deflate's fill bits up to a byte boundary, which
- * inflate skips; they carry no content.
+ * fails to load or loads as exactly the same filter. Bits that may flip
+ * silently are deflate's fill bits up to a byte boundary, which inflate
+ * skips, and the few that re-encode the same bytes (see flip_bytes).
  */
 static void no_bit_flip_changes_the_filter(void)
 {
@@ -1651,6 +1668,412 @@ static void fifo_target_is_written_in_place(void)
 	CHECK(count_hidden() == 0);
 }
 
+/* ---- saving on two threads (pgzip.c) ---------------------------------- */
+
+/*
+ * A save deflates each 1 MiB chunk of bits on its own, the calling thread
+ * and a worker taking turns, and writes the pieces in order as one gzip
+ * member. What must hold: the bytes depend on the filter only (not on the
+ * thread count, not on timing), every density and size round-trips, and
+ * the member is one that any gzip reader accepts whole. There is no
+ * zero-bit payload to try: m is at least 512, so a stage holds 64 bytes or
+ * more; a 0-byte pgzip piece is tried directly instead.
+ */
+#define CHUNK_BITS (UINT64_C(8) << 20)	/* bits in one 1 MiB compression chunk */
+#define HEADERS_LEN(nstages) (64 + 64 * (uint64_t)(nstages))	/* file and stage headers */
+
+static uint64_t get_le32(const unsigned char *p)
+{
+	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+}
+
+/* About percent% of the bits set: 1, 25, 50 or 100. */
+static void fill_percent(uint64_t *w, uint64_t nwords, unsigned percent)
+{
+	if (percent == 1) {
+		fill_words(w, nwords, FILL_SPARSE);
+		return;
+	}
+	for (uint64_t i = 0; i < nwords; i++)
+		w[i] = percent == 100 ? ~UINT64_C(0) : percent == 50 ? rng() : rng() & rng();
+}
+
+static struct cascade *make_percent(uint64_t m, unsigned percent)
+{
+	struct filter *f = make_filter(FILTER_BLOCKED, m, FILL_EMPTY);
+
+	if (f != NULL)
+		fill_percent(f->words, m / 64, percent);
+	return wrap(f);
+}
+
+/* BFTOOLS_THREADS=threads for one save of c to name; the file's bytes, or NULL. */
+static unsigned char *save_on(const struct cascade *c, const char *threads, const char *name,
+			      size_t *len)
+{
+	const char *why, *path = tmp_path(name), *env = getenv("BFTOOLS_THREADS");
+	char *old = env ? strdup(env) : NULL;
+	int ret;
+
+	setenv("BFTOOLS_THREADS", threads, 1);
+	ret = format_save_path(c, path, &why);
+	if (old != NULL)
+		setenv("BFTOOLS_THREADS", old, 1);
+	else
+		unsetenv("BFTOOLS_THREADS");
+	free(old);
+	if (ret < 0) {
+		printf("#   save: %s\n", why);
+		return NULL;
+	}
+	return slurp(path, len);
+}
+
+/* c saved on one thread and on two: the same bytes, which load as c. */
+static int same_bytes_on_one_and_two_threads(const struct cascade *c)
+{
+	size_t len1 = 0, len2 = 0;
+	unsigned char *one = save_on(c, "1", "one.bf", &len1);
+	unsigned char *two = save_on(c, "2", "two.bf", &len2);
+	int same = one && two && len1 == len2 && memcmp(one, two, len1) == 0;
+	const char *why;
+	struct cascade *g = same ? format_load_path(tmp_path("two.bf"), &why) : NULL;
+
+	if (!same)
+		printf("#   one thread: %zu bytes, two: %zu bytes, differing\n", len1, len2);
+	same = g != NULL && same_cascade(c, g);
+	cascade_free(g);
+	free(one);
+	free(two);
+	return same;
+}
+
+static void one_and_two_threads_write_the_same_bytes(void)
+{
+	static const unsigned percents[] = { 1, 25, 50, 100 };
+
+	rng_state = 40;
+	for (size_t i = 0; i < sizeof percents / sizeof percents[0]; i++) {
+		struct cascade *c = make_percent(3 * CHUNK_BITS + 512, percents[i]);
+
+		CHECK(c != NULL);
+		CHECKF(same_bytes_on_one_and_two_threads(c), "%u%% full", percents[i]);
+		cascade_free(c);
+	}
+}
+
+static void two_saves_on_two_threads_are_the_same_bytes(void)
+{
+	size_t len1 = 0, len2 = 0;
+	struct cascade *c;
+	unsigned char *a, *b;
+
+	rng_state = 41;
+	c = make_percent(4 * CHUNK_BITS + 1024, 25);
+	CHECK(c != NULL);
+	a = save_on(c, "2", "first.bf", &len1);
+	b = save_on(c, "2", "second.bf", &len2);
+	CHECK(a != NULL && b != NULL);
+	CHECK(len1 == len2 && memcmp(a, b, len1) == 0);
+	free(a);
+	free(b);
+	cascade_free(c);
+}
+
+/* Every density at sizes on, just under and just over chunk boundaries. */
+static void every_density_round_trips_across_chunk_boundaries(void)
+{
+	static const unsigned percents[] = { 1, 25, 50, 100 };
+	const uint64_t sizes[] = { 512, CHUNK_BITS - 512, CHUNK_BITS, CHUNK_BITS + 512,
+				   2 * CHUNK_BITS + 3 * 512 };
+
+	rng_state = 42;
+	for (size_t i = 0; i < sizeof percents / sizeof percents[0]; i++) {
+		for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
+			struct cascade *c = make_percent(sizes[j], percents[i]);
+
+			CHECK(c != NULL);
+			CHECKF(round_trip(c, "density.bf"), "%u%% full, m = %llu", percents[i],
+			       (unsigned long long)sizes[j]);
+			cascade_free(c);
+		}
+	}
+}
+
+/* Stage i: i + 1 chunks and 512 (i + 1) bits more, its density in turn 25, 1, 100, 50%. */
+static struct cascade *make_growing_chunks(size_t n)
+{
+	static const unsigned percents[] = { 25, 1, 100, 50 };
+	struct filter *stages[CASCADE_STAGES_MAX];
+	unsigned char key[16];
+	uint64_t capacity = 1000;
+	const char *why;
+	struct cascade *c;
+
+	for (size_t i = 0; i < sizeof key; i++)
+		key[i] = (unsigned char)rng();
+	for (size_t i = 0; i < n; i++, capacity *= 2) {
+		uint64_t m = (i + 1) * (CHUNK_BITS + 512);
+
+		stages[i] = make_stage(m, key, capacity, series_rate(0.01, 1, (unsigned)i),
+				       FILL_EMPTY);
+		if (stages[i] == NULL)
+			return NULL;
+		fill_percent(stages[i]->words, m / 64, percents[i % 4]);
+	}
+	c = cascade_from_stages(stages, n, 2, 1, 1000, 0.01, &why);
+	if (c == NULL)
+		for (size_t i = 0; i < n; i++)
+			filter_free(stages[i]);
+	return c;
+}
+
+static void growing_stages_of_many_chunks_save_alike_on_one_and_two_threads(void)
+{
+	struct cascade *c;
+
+	rng_state = 43;
+	c = make_growing_chunks(4);
+	CHECK(c != NULL);
+	CHECK(same_bytes_on_one_and_two_threads(c));
+	cascade_free(c);
+}
+
+/*
+ * Inflate a whole file in gzip mode: Z_STREAM_END exactly at its end, and
+ * the trailer's CRC-32 and ISIZE those of the content, recomputed here
+ * (inflate checks them too). *content_len gets the content's length.
+ */
+static int inflates_whole(const unsigned char *data, size_t len, uint64_t *content_len)
+{
+	size_t room = (size_t)1 << 20;
+	unsigned char *out = malloc(room);
+	uLong crc = crc32(0L, Z_NULL, 0);
+	z_stream zs;
+	int ret = Z_MEM_ERROR;
+
+	memset(&zs, 0, sizeof zs);
+	*content_len = 0;
+	if (out == NULL || len < 8 || inflateInit2(&zs, 15 + 16) != Z_OK) {
+		free(out);
+		return 0;
+	}
+	zs.next_in = data;
+	zs.avail_in = (uInt)len;
+	do {
+		zs.next_out = out;
+		zs.avail_out = (uInt)room;
+		ret = inflate(&zs, Z_NO_FLUSH);
+		crc = crc32(crc, out, (uInt)(room - zs.avail_out));
+		*content_len += room - zs.avail_out;
+	} while (ret == Z_OK);
+	inflateEnd(&zs);
+	free(out);
+	return ret == Z_STREAM_END && zs.avail_in == 0
+	       && get_le32(data + len - 8) == crc
+	       && get_le32(data + len - 4) == (*content_len & 0xffffffffu);
+}
+
+static void the_file_is_one_gzip_member_with_its_crc_and_length(void)
+{
+	/* as the member has always begun: FHCRC, mtime 0, XFL 4 (fastest), OS 3 */
+	static const unsigned char head[10] = { 0x1f, 0x8b, 8, 2, 0, 0, 0, 0, 4, 3 };
+	const char *path = tmp_path("member.bf");
+	char command[600];
+	uint64_t content = 0;
+	struct cascade *c;
+	unsigned char *f;
+	size_t len = 0;
+
+	rng_state = 44;
+	c = make_growing_chunks(3);
+	CHECK(c != NULL);
+	f = save_on(c, "2", "member.bf", &len);
+	CHECK(f != NULL && len > 12);
+	CHECK(memcmp(f, head, 10) == 0);
+	CHECK(get_le32(f + 8) >> 16 == crc32(0L, head, 10) % 65536);	/* header CRC */
+	CHECK(inflates_whole(f, len, &content));
+	CHECK(content == HEADERS_LEN(c->nstages) + cascade_bytes(c));
+	snprintf(command, sizeof command, "gzip -t '%s'", path);
+	CHECK(system(command) == 0);
+	free(f);
+	cascade_free(c);
+}
+
+/* Writes fail with EFBIG past limit bytes, as a full disk would midway. */
+static int save_under_limit(const struct cascade *c, const char *path, rlim_t limit,
+			    const char **why)
+{
+	struct rlimit old, small;
+	void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
+	int ret;
+
+	getrlimit(RLIMIT_FSIZE, &old);
+	small = old;
+	small.rlim_cur = limit;
+	setrlimit(RLIMIT_FSIZE, &small);
+	ret = format_save_path(c, path, why);
+	setrlimit(RLIMIT_FSIZE, &old);
+	signal(SIGXFSZ, old_xfsz);
+	return ret;
+}
+
+/*
+ * A write failing while the worker holds a chunk, at several offsets: the
+ * error is the write's, the worker is stopped and freed (ASan and valgrind
+ * see any leak), and no temporary file is left.
+ */
+static void a_write_failing_midway_stops_both_threads_cleanly(void)
+{
+	static const rlim_t limits[] = { 10, 5000, 700000, 1500000, 2500000 };
+	const char *why = "", *path = tmp_path("limit.bf");
+	struct cascade *c;
+
+	rng_state = 45;
+	c = make_percent(4 * CHUNK_BITS, 25);	/* 4 MiB of bits, about 3.3 MB on disk */
+	CHECK(c != NULL);
+	setenv("BFTOOLS_THREADS", "2", 1);
+	for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+		int ret = save_under_limit(c, path, limits[i], &why);
+
+		CHECKF(ret == -1 && strcmp(why, strerror(EFBIG)) == 0, "limit %llu: \"%s\"",
+		       (unsigned long long)limits[i], ret == 0 ? "saved" : why);
+		CHECK(count_hidden() == 0);
+	}
+	unsetenv("BFTOOLS_THREADS");
+	cascade_free(c);
+}
+
+/* ---- pgzip on its own ----------------------------------------------------- */
+
+/* pieces (data, len, level) through pgzip on threads into path; 0, or -1 with the message printed. */
+struct pgzip_piece {
+	size_t off, len;
+	int level;
+};
+
+static int pgzip_file(const char *path, int threads, const unsigned char *data,
+		      const struct pgzip_piece *pieces, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	const char *why = "";
+	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, threads, Z_RLE, &why);
+	int ok = z != NULL;
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = pgzip_write(z, data + pieces[i].off, pieces[i].len, pieces[i].level, &why) == 0;
+	ok = ok && pgzip_finish(z, &why) == 0;
+	pgzip_close(z);
+	if (fd >= 0)
+		close(fd);
+	if (!ok)
+		printf("#   pgzip: %s\n", why);
+	return ok ? 0 : -1;
+}
+
+/* Content of runs and random bytes, so every level has something to do. */
+static unsigned char *mixed_content(size_t len)
+{
+	unsigned char *d = malloc(len);
+
+	for (size_t i = 0; d && i < len; i++)
+		d[i] = (i / 4096) % 3 == 0 ? 0 : (i / 4096) % 3 == 1 ? (unsigned char)rng() : 0xff;
+	return d;
+}
+
+/* The inflated content of the file at path equals data[0..len). */
+static int inflates_to(const char *path, const unsigned char *data, size_t len)
+{
+	size_t flen = 0, got;
+	unsigned char *f = slurp(path, &flen), *out = malloc(len + 1);
+	z_stream zs;
+	int ret = Z_MEM_ERROR;
+
+	memset(&zs, 0, sizeof zs);
+	if (f != NULL && out != NULL && inflateInit2(&zs, 15 + 16) == Z_OK) {
+		zs.next_in = f;
+		zs.avail_in = (uInt)flen;
+		zs.next_out = out;
+		zs.avail_out = (uInt)len + 1;
+		ret = inflate(&zs, Z_FINISH);
+		inflateEnd(&zs);
+	}
+	got = (len + 1) - zs.avail_out;
+	ret = ret == Z_STREAM_END && zs.avail_in == 0 && got == len && memcmp(out, data, len) == 0;
+	free(f);
+	free(out);
+	return ret;
+}
+
+static void pgzip_pieces_of_every_level_and_size_inflate_to_their_concatenation(void)
+{
+	static const size_t lens[] = { 1, 0, 65535, 65536, PGZIP_PIECE_MAX, 3, 200000,
+				       PGZIP_PIECE_MAX - 1, 70000, 65535 * 2 + 1 };
+	struct pgzip_piece pieces[sizeof lens / sizeof lens[0]];
+	size_t n = sizeof lens / sizeof lens[0], total = 0, len1 = 0, len2 = 0;
+	unsigned char *data, *one, *two;
+
+	for (size_t i = 0; i < n; i++) {
+		pieces[i].off = total;
+		pieces[i].len = lens[i];
+		pieces[i].level = (int)(i % 10);	/* 0 (stored) to 9 */
+		total += lens[i];
+	}
+	rng_state = 46;
+	data = mixed_content(total);
+	CHECK(data != NULL);
+	CHECK(pgzip_file(tmp_path("p1.gz"), 1, data, pieces, n) == 0);
+	CHECK(pgzip_file(tmp_path("p2.gz"), 2, data, pieces, n) == 0);
+	CHECK(inflates_to(tmp_path("p2.gz"), data, total));
+	one = slurp(tmp_path("p1.gz"), &len1);
+	two = slurp(tmp_path("p2.gz"), &len2);
+	CHECK(one != NULL && two != NULL && len1 == len2 && memcmp(one, two, len1) == 0);
+	free(one);
+	free(two);
+	free(data);
+}
+
+static void pgzip_refuses_a_piece_over_its_maximum(void)
+{
+	static unsigned char big[PGZIP_PIECE_MAX + 1];
+	int fd = open("/dev/null", O_WRONLY);
+	const char *why = "";
+	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, 2, Z_RLE, &why);
+
+	CHECKF(z != NULL, "%s", why);
+	CHECK(pgzip_write(z, big, sizeof big, 1, &why) == -1 && strstr(why, "PGZIP_PIECE_MAX"));
+	pgzip_close(z);
+	close(fd);
+}
+
+static void pgzip_with_no_pieces_is_an_empty_member(void)
+{
+	CHECK(pgzip_file(tmp_path("empty.gz"), 2, (const unsigned char *)"", NULL, 0) == 0);
+	CHECK(inflates_to(tmp_path("empty.gz"), (const unsigned char *)"", 0));
+}
+
+static void suite_format_threads(void)
+{
+	unit_run("format: one thread and two save the same bytes, filters 1, 25, 50, 100% full",
+		 one_and_two_threads_write_the_same_bytes);
+	unit_run("format: saving a filter twice on two threads gives the same bytes",
+		 two_saves_on_two_threads_are_the_same_bytes);
+	unit_run("format: 1, 25, 50, 100% full filters round-trip at m just under, on and over 1 MiB chunks",
+		 every_density_round_trips_across_chunk_boundaries);
+	unit_run("format: a growing cascade of multi-chunk stages saves alike on one thread and two",
+		 growing_stages_of_many_chunks_save_alike_on_one_and_two_threads);
+	unit_run("format: a saved file is one gzip member, its CRC-32 and length those of the content",
+		 the_file_is_one_gzip_member_with_its_crc_and_length);
+	unit_run("format: a write failing midway on two threads reports EFBIG and leaves no temporary",
+		 a_write_failing_midway_stops_both_threads_cleanly);
+	unit_run("pgzip: pieces of every level and of 0 bytes to 1 MiB inflate to their concatenation",
+		 pgzip_pieces_of_every_level_and_size_inflate_to_their_concatenation);
+	unit_run("pgzip: a piece larger than PGZIP_PIECE_MAX is refused",
+		 pgzip_refuses_a_piece_over_its_maximum);
+	unit_run("pgzip: a member with no pieces inflates to nothing",
+		 pgzip_with_no_pieces_is_an_empty_member);
+}
+
 /* ---- the suite -------------------------------------------------------- */
 
 static int make_tmpdir(void)
@@ -1710,9 +2133,9 @@ static void suite_format_damage(void)
 		 rejects_zlib_and_foreign_gzip);
 	unit_run("format: a file cut at every length is \"truncated\" (0: \"empty file\")",
 		 rejects_every_truncation);
-	unit_run("format: every byte of a dense file XOR 0xff or 0x01 fails to load",
+	unit_run("format: every byte of a dense file XOR 0xff or 0x01 fails to load or loads unchanged",
 		 rejects_every_byte_flipped_dense);
-	unit_run("format: every byte of a sparse file XOR 0xff or 0x01 fails to load",
+	unit_run("format: every byte of a sparse file XOR 0xff or 0x01 fails to load or loads unchanged",
 		 rejects_every_byte_flipped_sparse);
 	unit_run("format: no single-bit flip ever loads as a different filter",
 		 no_bit_flip_changes_the_filter);
@@ -1816,6 +2239,7 @@ void suite_format(void)
 	suite_format_header();
 	suite_format_growing();
 	suite_format_stream();
+	suite_format_threads();
 	suite_atomic();
 	remove_tmpdir();
 }

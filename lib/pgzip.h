@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pgzip.h - one gzip member deflated on two threads, pigz-style.
+ *
+ * The caller hands in pieces of content in order, each with its own
+ * compression level. Every piece is raw-deflated on its own (no dictionary
+ * from the piece before) and ended on a byte boundary (a sync flush), so
+ * pieces can be compressed on either thread in any order and simply be
+ * written one after the other: the bytes depend on the pieces and their
+ * levels only, never on the thread count or on timing. A level-0 piece is
+ * written as stored blocks without zlib. The member ends with an empty
+ * final block and a trailer whose CRC-32 is combined from the pieces'.
+ *
+ * The gzip header is fixed, for reproducible files: FHCRC set, mtime 0,
+ * XFL 4 (fastest), OS 3 (Unix), no name, comment or extra field.
+ *
+ * Threads: the calling thread does all the writing (write(2) errors are
+ * strerror(errno), as in gzout.c) and every other piece's deflate; a worker
+ * thread, with all signals blocked, deflates the rest. No printing, no
+ * exit: failures return -1 with a static message.
+ */
+#ifndef BFTOOLS_PGZIP_H
+#define BFTOOLS_PGZIP_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest piece pgzip_write takes (output buffers are sized for it). */
+#define PGZIP_PIECE_MAX ((size_t)1 << 20)
+
+struct pgzip;
+
+/*
+ * Write the gzip header to fd and get ready to deflate with strategy
+ * (Z_RLE, ...). threads is 1 or 2; 2 falls back to 1 if the worker thread
+ * cannot start (same bytes). NULL with *errstr on failure.
+ */
+struct pgzip *pgzip_open(int fd, int threads, int strategy, const char **errstr);
+
+/*
+ * Add len bytes (at most PGZIP_PIECE_MAX) as one piece deflated at level
+ * (0..9; 0 is stored). data must stay valid and unchanged until the next
+ * pgzip_write, pgzip_finish or pgzip_close returns: at most one piece is in
+ * flight on the worker when this returns. Returns 0, or -1 with *errstr;
+ * after a failure, only pgzip_close.
+ */
+int pgzip_write(struct pgzip *z, const void *data, size_t len, int level, const char **errstr);
+
+/* End the member: the last pieces, the final block, the trailer. 0, or -1 with *errstr. */
+int pgzip_finish(struct pgzip *z, const char **errstr);
+
+/* Stop the worker and free everything; safe after a failure, and on NULL. Does not close fd. */
+void pgzip_close(struct pgzip *z);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
