@@ -439,12 +439,17 @@ job_files() {
 	bytes=$(json_field "$dense.json" bytes_in_memory)
 	shm=/dev/shm/bftools-bench
 	mkdir -p "$shm" || die "cannot create $shm"
+	# Every writer starts from no file, and pays for removing the last
+	# round's: a save writes a new file beside the old one and renames it
+	# over at the end (never a partial file), so it needs fresh page cache
+	# for all of it, while dd truncates the old file and reuses its pages
+	# at once; on this kind of VM fresh memory costs more than the disk.
 	alternate "files: load and save $mib MiB" \
 		files.load "load: bfgrep -c -f, no input" "bfgrep -c -f $dense /dev/null" \
 		files.cat "cat (page cache)" "cat $dense >/dev/null" \
-		files.save "load + save: bfbuild -f -o" "bfbuild -f $dense -o out/save.bf </dev/null" \
-		files.dd "dd conv=fsync (disk)" "dd if=$dense of=out/dd.bf bs=1M conv=fsync 2>/dev/null" \
-		files.shm "load + save to tmpfs" "bfbuild -f $dense -o $shm/save.bf </dev/null"
+		files.save "load + save: bfbuild -f -o" "rm -f out/save.bf; bfbuild -f $dense -o out/save.bf </dev/null" \
+		files.dd "dd conv=fsync (disk)" "rm -f out/dd.bf; dd if=$dense of=out/dd.bf bs=1M conv=fsync 2>/dev/null" \
+		files.shm "load + save to tmpfs" "rm -f $shm/save.bf; bfbuild -f $dense -o $shm/save.bf </dev/null"
 	rm -rf "$shm"
 	shm=""
 	load=$(median files.load)
