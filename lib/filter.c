@@ -288,14 +288,20 @@ struct probes {
 };
 
 /*
- * A batch's probes. A blocked key is its block's first word and its bits
- * as a mask over the block's 8 words, so a test or an add is 8 word
- * operations on one cache line; they sit in dense arrays, a cache line a
- * key, apart from the 1 KB per key the other layouts need.
+ * A batch's probes. A blocked key is its block's first word, plus either
+ * its bits as a mask over the block's 8 words (to add: 8 word operations
+ * on one cache line) or, for a batch that is only tested, its SipHash
+ * halves, from which the bits are derived as they are tested: the test
+ * stops at the first bit clear, so an absent key costs one or two probes
+ * on average, not k. The other layouts need their k words and masks, 1 KB
+ * a key, kept apart.
  */
 struct batch {
 	uint64_t base[BATCH];
 	_Alignas(64) uint64_t block[BATCH][FILTER_BLOCK_BITS / 64];
+	int masked;		/* blocked: block[] holds the masks, else use h */
+	const uint64_t *h;	/* blocked: the keys' (h1, h2), 2 per key */
+	uint64_t own[2 * BATCH];	/* the hashes, when the caller brought none */
 	struct probes pr[BATCH];
 };
 
@@ -335,16 +341,27 @@ static inline uint64_t blocked_bit(const uint64_t h[2], uint32_t i)
 	return (h[1] * probe_multiplier[i]) >> 55;
 }
 
-static void blocked_probes(const struct filter *f, const uint64_t h[2], uint64_t *base,
+static void blocked_probes(const struct filter *f, const uint64_t h[2],
 			   uint64_t block[FILTER_BLOCK_BITS / 64])
 {
-	*base = blocked_base(f, h);
 	memset(block, 0, FILTER_BLOCK_BITS / 8);
 	for (uint32_t i = 0; i < f->params.k; i++) {
 		uint64_t bit = blocked_bit(h, i);
 
 		block[bit >> 6] |= UINT64_C(1) << (bit & 63);
 	}
+}
+
+/* Are all of the key's bits set in its block? Stops at the first that is not. */
+static int blocked_all_set(const struct filter *f, const uint64_t *w, const uint64_t h[2])
+{
+	for (uint32_t i = 0; i < f->params.k; i++) {
+		uint64_t bit = blocked_bit(h, i);
+
+		if (!(w[bit >> 6] & UINT64_C(1) << (bit & 63)))
+			return 0;
+	}
+	return 1;
 }
 
 /* Position x as probe i: bit x, or for counting the nibble of counter x. */
@@ -431,19 +448,22 @@ void filter_positions(const struct filter *f, struct line key, uint64_t *positio
 /*
  * Hash keys[0..n) (n <= BATCH; all at once, unless h brings the hashes)
  * into b, and prefetch every line they touch, so the probing that follows
- * finds them in cache.
+ * finds them in cache. masks: blocked keys get their masks, to be added
+ * (a batch that is only tested is faster without: see struct batch).
  */
 static void prepare_batch(const struct filter *f, const struct line *keys, const uint64_t *h,
-			  size_t n, struct batch *b)
+			  size_t n, int masks, struct batch *b)
 {
-	uint64_t own[2 * BATCH];
-
-	if (h == NULL && filter_hash(f, keys, n, own) == 0)
-		h = own;
+	if (h == NULL && filter_hash(f, keys, n, b->own) == 0)
+		h = b->own;
 	if (f->params.layout == FILTER_BLOCKED) {
+		b->h = h;
+		b->masked = masks;
 		for (size_t i = 0; i < n; i++) {
-			blocked_probes(f, h + 2 * i, &b->base[i], b->block[i]);
+			b->base[i] = blocked_base(f, h + 2 * i);
 			__builtin_prefetch(&f->words[b->base[i]], 1, 0);
+			if (masks)
+				blocked_probes(f, h + 2 * i, b->block[i]);
 		}
 		return;
 	}
@@ -458,6 +478,8 @@ static int probes_all_set(const struct filter *f, const struct batch *b, size_t 
 {
 	const struct probes *pr = &b->pr[i];
 
+	if (f->params.layout == FILTER_BLOCKED && !b->masked)
+		return blocked_all_set(f, f->words + b->base[i], b->h + 2 * i);
 	if (f->params.layout == FILTER_BLOCKED) {
 		const uint64_t *w = f->words + b->base[i];
 		uint64_t missing = 0;
@@ -472,6 +494,7 @@ static int probes_all_set(const struct filter *f, const struct batch *b, size_t 
 	return 1;
 }
 
+/* Blocked keys need their masks (prepare_batch with masks). */
 static void probes_set(struct filter *f, const struct batch *b, size_t i)
 {
 	const struct probes *pr = &b->pr[i];
@@ -522,7 +545,7 @@ void filter_add_hashed(struct filter *f, const struct line *keys, const uint64_t
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, &b);
+		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, 1, &b);
 		for (size_t i = 0; i < len; i++)
 			probes_add(f, &b, i);
 	}
@@ -575,7 +598,7 @@ size_t filter_remove(struct filter *f, const struct line *keys, size_t n)
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, NULL, len, &b);
+		prepare_batch(f, keys + done, NULL, len, 1, &b);
 		for (size_t i = 0; i < len; i++)
 			absent += (size_t)!counters_decrement(f, &b.pr[i]);
 	}
@@ -597,7 +620,7 @@ void filter_test_hashed(const struct filter *f, const struct line *keys, const u
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, &b);
+		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, 0, &b);
 		for (size_t i = 0; i < len; i++)
 			present[done + i] = (unsigned char)probes_all_set(f, &b, i);
 	}
@@ -632,7 +655,7 @@ size_t filter_test_and_add_hashed(struct filter *f, const struct line *keys, con
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, &b);
+		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, 1, &b);
 		/* in order, so a repeat later in the batch sees the earlier key */
 		for (size_t i = 0; i < len; i++) {
 			int seen = probes_all_set(f, &b, i);
