@@ -47,75 +47,13 @@
  * compile-time constants in each public function, so the static inline
  * worker is specialised and its loops unrolled.
  *
- * Deliberately absent: incremental (streaming) hashing, and any hashing of
- * more than one message per call.
+ * Deliberately absent: incremental (streaming) hashing; many messages at
+ * once are siphash_many.c's (the scalar core both use is sip_core.h).
  */
 #include <string.h>
 
+#include "sip_core.h"
 #include "siphash.h"
-
-/*
- * Plain "static inline" is only a hint: gcc 12 and clang 14 both kept one
- * generic worker with run-time round counts (3-8% slower). Forcing inlining
- * gives each public function its own copy with constant, unrolled counts.
- */
-#if defined(__GNUC__)
-#define SIP_INLINE static inline __attribute__((always_inline))
-#else
-#define SIP_INLINE static inline
-#endif
-
-struct sip_state {
-	uint64_t v0, v1, v2, v3;
-};
-
-static inline uint64_t rotl64(uint64_t x, unsigned r)
-{
-	return (x << r) | (x >> (64 - r));
-}
-
-/* Build a uint64_t from 8 little-endian bytes without depending on the host. */
-static inline uint64_t load_le64(const unsigned char *p)
-{
-	uint64_t w;
-
-	memcpy(&w, p, sizeof w);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
-	return w;
-}
-
-static inline void sip_round(struct sip_state *s)
-{
-	s->v0 += s->v1;
-	s->v1 = rotl64(s->v1, 13);
-	s->v1 ^= s->v0;
-	s->v0 = rotl64(s->v0, 32);
-	s->v2 += s->v3;
-	s->v3 = rotl64(s->v3, 16);
-	s->v3 ^= s->v2;
-	s->v0 += s->v3;
-	s->v3 = rotl64(s->v3, 21);
-	s->v3 ^= s->v0;
-	s->v2 += s->v1;
-	s->v1 = rotl64(s->v1, 17);
-	s->v1 ^= s->v2;
-	s->v2 = rotl64(s->v2, 32);
-}
-
-static inline void sip_rounds(struct sip_state *s, int n)
-{
-	for (int i = 0; i < n; i++)
-		sip_round(s);
-}
-
-static inline void sip_absorb(struct sip_state *s, uint64_t m, int c)
-{
-	s->v3 ^= m;
-	sip_rounds(s, c);
-	s->v0 ^= m;
-}
 
 /*
  * The final word: the 0..7 leftover bytes, then len mod 256 in the top byte.

@@ -60,6 +60,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sip_core.h"
 #include "siphash.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -68,11 +69,6 @@
 #endif
 
 /* As in siphash.c: each variant gets its own copy with constant rounds. */
-#if defined(__GNUC__)
-#define SIP_INLINE static inline __attribute__((always_inline))
-#else
-#define SIP_INLINE static inline
-#endif
 
 #define CHUNK 512		/* messages planned at a time: the plan fits in L1 */
 #define GROUP 16		/* messages per kernel call; the plan is padded to it */
@@ -98,26 +94,6 @@ static const uint64_t sip_iv[4] = {
 };
 
 /* ---- portable pieces, also used by the x86 kernels -------------------- */
-
-struct sip_state {
-	uint64_t v0, v1, v2, v3;
-};
-
-static inline uint64_t rotl64(uint64_t x, unsigned r)
-{
-	return (x << r) | (x >> (64 - r));
-}
-
-static inline uint64_t load_le64(const unsigned char *p)
-{
-	uint64_t w;
-
-	memcpy(&w, p, sizeof w);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
-	return w;
-}
 
 /*
  * The leftover bytes of a message (len mod 8 of them) as a little-endian
@@ -154,32 +130,6 @@ static inline uint64_t tail_bytes(const unsigned char *p, size_t len)
 static inline uint64_t last_word(const unsigned char *p, size_t len)
 {
 	return tail_bytes(p, len) | (uint64_t)(len & 0xff) << 56;
-}
-
-static inline void sip_round(struct sip_state *s)
-{
-	s->v0 += s->v1;
-	s->v1 = rotl64(s->v1, 13);
-	s->v1 ^= s->v0;
-	s->v0 = rotl64(s->v0, 32);
-	s->v2 += s->v3;
-	s->v3 = rotl64(s->v3, 16);
-	s->v3 ^= s->v2;
-	s->v0 += s->v3;
-	s->v3 = rotl64(s->v3, 21);
-	s->v3 ^= s->v0;
-	s->v2 += s->v1;
-	s->v1 = rotl64(s->v1, 17);
-	s->v1 ^= s->v2;
-	s->v2 = rotl64(s->v2, 32);
-}
-
-SIP_INLINE void sip_absorb(struct sip_state *s, uint64_t m, int c)
-{
-	s->v3 ^= m;
-	for (int i = 0; i < c; i++)
-		sip_round(s);
-	s->v0 ^= m;
 }
 
 SIP_INLINE void sip_init(struct sip_state *s, const struct siphash_key *key)
