@@ -4,10 +4,7 @@
  *
  * deflate is run until it has taken all the input; whenever the output
  * buffer is full it is written out. Z_BUF_ERROR only means "no progress
- * possible now" and is not an error. A level change first flushes to a
- * block boundary (Z_BLOCK, until output room is left over: zlib's sign the
- * flush is complete); deflateParams may then still ask for more output
- * room (Z_BUF_ERROR), which draining the buffer provides.
+ * possible now" and is not an error.
  */
 #define _GNU_SOURCE	/* sync_file_range on Linux */
 #include "gzout.h"
@@ -30,7 +27,7 @@ static int fail(const char **errstr, const char *msg)
 	return -1;
 }
 
-static const char *zlib_message(const z_stream *zs, int ret)
+const char *gzout_zlib_message(const z_stream *zs, int ret)
 {
 	if (ret == Z_MEM_ERROR)
 		return "out of memory";
@@ -102,7 +99,7 @@ static int deflate_all(struct gzout *w, const void *in, size_t len, int flush,
 		if (ret == Z_STREAM_END)
 			return 0;
 		if (ret != Z_OK && ret != Z_BUF_ERROR)
-			return fail(errstr, zlib_message(&w->zs, ret));
+			return fail(errstr, gzout_zlib_message(&w->zs, ret));
 		if (flush != Z_FINISH && w->zs.avail_in == 0 && w->zs.avail_out != 0)
 			return 0;
 	}
@@ -115,14 +112,13 @@ int gzout_open(struct gzout *w, int fd, int level, int strategy, gz_header *head
 
 	memset(w, 0, sizeof *w);
 	gzout_sink_init(&w->sink, fd);
-	w->level = level;
 	if ((w->buf = malloc(OUT_BUFFER)) == NULL)
 		return fail(errstr, strerror(ENOMEM));
 	ret = deflateInit2(&w->zs, level, Z_DEFLATED, GZIP_WINDOW, 8, strategy);
 	if (ret != Z_OK) {
 		free(w->buf);
 		w->buf = NULL;
-		return fail(errstr, zlib_message(&w->zs, ret));
+		return fail(errstr, gzout_zlib_message(&w->zs, ret));
 	}
 	w->zs.next_out = w->buf;
 	w->zs.avail_out = (uInt)OUT_BUFFER;
@@ -136,26 +132,6 @@ int gzout_open(struct gzout *w, int fd, int level, int strategy, gz_header *head
 int gzout_write(struct gzout *w, const void *data, size_t len, const char **errstr)
 {
 	return deflate_all(w, data, len, Z_NO_FLUSH, errstr);
-}
-
-int gzout_set_level(struct gzout *w, int level, int strategy, const char **errstr)
-{
-	int ret;
-
-	if (level == w->level)
-		return 0;
-	if (deflate_all(w, NULL, 0, Z_BLOCK, errstr) < 0)
-		return -1;
-	while ((ret = deflateParams(&w->zs, level, strategy)) == Z_BUF_ERROR) {
-		if (w->zs.avail_out == OUT_BUFFER)
-			return fail(errstr, "zlib: cannot change compression level");
-		if (drain(w, errstr) < 0)
-			return -1;
-	}
-	if (ret != Z_OK)
-		return fail(errstr, zlib_message(&w->zs, ret));
-	w->level = level;
-	return 0;
 }
 
 int gzout_finish(struct gzout *w, const char **errstr)

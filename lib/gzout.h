@@ -2,11 +2,11 @@
 /*
  * gzout.h - a gzip (deflate) stream written to a descriptor.
  *
- * One output buffer, a deflate loop that drains it as it fills, level
- * changes between chunks, and a checked finish: what our filter files and
- * DCSO's gzipped ones both need. The caller chooses the level, strategy and
- * gzip header; this module only runs zlib and writes. No printing, no exit:
- * failures return -1 with a static message (zlib's, or strerror).
+ * One output buffer, a deflate loop that drains it as it fills, and a
+ * checked finish: what DCSO's gzipped files need (ours are written by
+ * pgzip.c). The caller chooses the level, strategy and gzip header; this
+ * module only runs zlib and writes. No printing, no exit: failures return
+ * -1 with a static message (zlib's, or strerror).
  *
  * The writing half, struct gzout_sink, is also used on its own by pgzip.c,
  * which deflates pieces itself and only needs them written out in order.
@@ -43,7 +43,6 @@ int gzout_sink_write(struct gzout_sink *s, const void *data, size_t len, const c
 
 struct gzout {
 	struct gzout_sink sink;
-	int level;
 	z_stream zs;
 	unsigned char *buf;	/* compressed output waiting to be written */
 };
@@ -59,8 +58,8 @@ int gzout_open(struct gzout *w, int fd, int level, int strategy, gz_header *head
 /* Compress len bytes. Returns 0, or -1 with *errstr. */
 int gzout_write(struct gzout *w, const void *data, size_t len, const char **errstr);
 
-/* Change level (and strategy) for what follows, at a block boundary. */
-int gzout_set_level(struct gzout *w, int level, int strategy, const char **errstr);
+/* A zlib error's message: zlib's own, or ours where it gives none. */
+const char *gzout_zlib_message(const z_stream *zs, int ret);
 
 /* End the member (trailer included) and write everything out. */
 int gzout_finish(struct gzout *w, const char **errstr);

@@ -90,13 +90,6 @@ static int fail(const char **errstr, const char *msg)
 	return -1;
 }
 
-static const char *zlib_message(const z_stream *zs, int ret)
-{
-	if (ret == Z_MEM_ERROR)
-		return "out of memory";
-	return zs->msg ? zs->msg : "zlib: internal error";
-}
-
 static void put_le32(unsigned char *p, uLong v)
 {
 	for (unsigned i = 0; i < 4; i++)
@@ -129,7 +122,7 @@ static int fresh_stream(struct piece *pc, int strategy)
 
 	if (pc->zs_level == pc->level) {
 		ret = deflateReset(&pc->zs);
-		return ret == Z_OK ? 0 : fail(&pc->err, zlib_message(&pc->zs, ret));
+		return ret == Z_OK ? 0 : fail(&pc->err, gzout_zlib_message(&pc->zs, ret));
 	}
 	if (pc->zs_level != 0)
 		deflateEnd(&pc->zs);
@@ -137,7 +130,7 @@ static int fresh_stream(struct piece *pc, int strategy)
 	memset(&pc->zs, 0, sizeof pc->zs);
 	ret = deflateInit2(&pc->zs, pc->level, Z_DEFLATED, RAW_WINDOW, MEM_LEVEL, strategy);
 	if (ret != Z_OK)
-		return fail(&pc->err, zlib_message(&pc->zs, ret));
+		return fail(&pc->err, gzout_zlib_message(&pc->zs, ret));
 	pc->zs_level = pc->level;
 	return 0;
 }
@@ -154,7 +147,7 @@ static void deflate_piece(struct piece *pc, int strategy)
 	pc->zs.avail_out = (uInt)OUT_CAP;
 	ret = deflate(&pc->zs, Z_SYNC_FLUSH);
 	if (ret != Z_OK) {
-		pc->err = zlib_message(&pc->zs, ret);
+		pc->err = gzout_zlib_message(&pc->zs, ret);
 		return;
 	}
 	/* output room left over is zlib's sign that the flush is complete */
