@@ -53,6 +53,8 @@
  */
 #include "filter.h"
 
+#include "blocked_simd.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -621,6 +623,10 @@ void filter_test_hashed(const struct filter *f, const struct line *keys, const u
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
 		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, 0, &b);
+		if (f->params.layout == FILTER_BLOCKED &&
+		    blocked_test_many(f->words, b.base, b.h, len, f->params.k, probe_multiplier,
+				      present + done) == 0)
+			continue;
 		for (size_t i = 0; i < len; i++)
 			present[done + i] = (unsigned char)probes_all_set(f, &b, i);
 	}

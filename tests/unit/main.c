@@ -47,6 +47,7 @@ static const struct {
 	{ "numparse", suite_numparse },
 	{ "format", suite_format },
 	{ "filter", suite_filter },
+	{ "blocked_simd", suite_blocked_simd },
 	{ "sizing", suite_sizing },
 	{ "lines", suite_lines },
 	{ "keys", suite_keys },

@@ -45,6 +45,7 @@ const char *unit_testdata_dir(void);
 
 void suite_siphash(void);
 void suite_siphash_many(void);
+void suite_blocked_simd(void);
 void suite_pipeline(void);
 void suite_numparse(void);
 void suite_format(void);
