@@ -166,6 +166,12 @@ static const unsigned char magic[MAGIC_LEN] = { 0x89, 'B', 'F', 'T', '\r', '\n',
 
 #define IO_CHUNK ((size_t)1 << 20)	/* read size, output buffer, compression chunk */
 #define INFLATE_MAX ((size_t)1 << 30)	/* avail_out is a 32-bit uInt: feed it in pieces */
+/*
+ * Filters from this size on are saved around the page cache (gzout.c says
+ * why); smaller ones through it, where a program that loads the file next
+ * finds it cached.
+ */
+#define SAVE_DIRECT_MIN ((uint64_t)64 << 20)
 #define GZIP_WINDOW (15 + 16)		/* 32 KiB window, gzip wrapper only */
 #define RATE_TOLERANCE 1e-9		/* relative, for growing stages' rates */
 
@@ -629,7 +635,7 @@ static void gz_out_close(struct gz_out *w)
  * mtime 0, for reproducible output, and a CRC over the header itself, so
  * that every byte of the file is covered by a check.
  */
-static int gz_out_open(struct gz_out *w, int fd, const char **errstr)
+static int gz_out_open(struct gz_out *w, int fd, int direct, const char **errstr)
 {
 	memset(w, 0, sizeof *w);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -638,7 +644,7 @@ static int gz_out_open(struct gz_out *w, int fd, const char **errstr)
 		return bad(errstr, strerror(ENOMEM));
 	}
 #endif
-	w->pz = pgzip_open(fd, pipeline_threads(), Z_RLE, errstr);
+	w->pz = pgzip_open(fd, pipeline_threads(), Z_RLE, direct, errstr);
 	if (w->pz == NULL) {
 		gz_out_close(w);
 		return -1;
@@ -646,14 +652,15 @@ static int gz_out_open(struct gz_out *w, int fd, const char **errstr)
 	return 0;
 }
 
-int format_save(const struct cascade *c, int fd, const char **errstr)
+/* direct: fd is our own new file, which may be written around the page cache. */
+static int save(const struct cascade *c, int fd, int direct, const char **errstr)
 {
 	unsigned char head[HEADERS_MAX];
 	struct gz_out w;
 	size_t head_len;
 	int ok;
 
-	if (encode_checked(c, head, &head_len, errstr) < 0 || gz_out_open(&w, fd, errstr) < 0)
+	if (encode_checked(c, head, &head_len, errstr) < 0 || gz_out_open(&w, fd, direct, errstr) < 0)
 		return -1;
 	ok = pgzip_write(w.pz, head, head_len, 1, errstr) == 0;
 	progress_start(cascade_bytes(c));
@@ -662,6 +669,12 @@ int format_save(const struct cascade *c, int fd, const char **errstr)
 	ok = ok && pgzip_finish(w.pz, errstr) == 0;
 	gz_out_close(&w);
 	return ok ? 0 : -1;
+}
+
+int format_save(const struct cascade *c, int fd, const char **errstr)
+{
+	/* fd is the caller's (stdout, say): its open file's flags are not ours to change */
+	return save(c, fd, 0, errstr);
 }
 
 int format_save_path(const struct cascade *c, const char *path, const char **errstr)
@@ -675,7 +688,7 @@ int format_save_path(const struct cascade *c, const char *path, const char **err
 		return -1;
 	if (atomic_open(&af, path, errstr) < 0)
 		return -1;
-	if (format_save(c, af.fd, errstr) < 0) {
+	if (save(c, af.fd, cascade_bytes(c) >= SAVE_DIRECT_MIN, errstr) < 0) {
 		atomic_abort(&af);
 		return -1;
 	}

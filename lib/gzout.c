@@ -13,13 +13,20 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "writer.h"
 
 #define OUT_BUFFER ((size_t)1 << 20)
 #define GZIP_WINDOW (15 + 16)	/* 32 KiB window, gzip wrapper */
 /* Start the disk writing every this many bytes (see start_writeback). */
 #define WRITEBACK_STEP ((unsigned long long)32 << 20)
+/* Direct writes: buffer, offsets and lengths aligned to this (any device's block). */
+#define DIRECT_ALIGN ((size_t)4096)
+/* One direct write: big enough for the device to stream. */
+#define DIRECT_STAGE ((size_t)4 << 20)
+/* One write(2) never asks for more than this. */
+#define WRITE_MAX ((size_t)1 << 30)
 
 static int fail(const char **errstr, const char *msg)
 {
@@ -46,7 +53,7 @@ static void start_writeback(struct gzout_sink *s)
 #if defined(SYNC_FILE_RANGE_WRITE)
 	int saved = errno;
 
-	if (s->no_writeback || s->written - s->flushed < WRITEBACK_STEP)
+	if (s->direct || s->no_writeback || s->written - s->flushed < WRITEBACK_STEP)
 		return;
 	if (sync_file_range(s->fd, (off_t)s->flushed, (off_t)(s->written - s->flushed),
 			    SYNC_FILE_RANGE_WRITE) == 0)
@@ -65,13 +72,122 @@ void gzout_sink_init(struct gzout_sink *s, int fd)
 	s->fd = fd;
 }
 
-int gzout_sink_write(struct gzout_sink *s, const void *data, size_t len, const char **errstr)
+/*
+ * Why direct: a saved filter of gigabytes written through the page cache
+ * needs as much fresh page cache first, and on a virtual machine whose
+ * host backs memory lazily that costs more than the disk (a 1 GiB save
+ * took 0.5 to 4.5 s, varying with what the host had; direct, 0.4 s every
+ * time). It also leaves the cache to the data the user is working on.
+ */
+int gzout_sink_direct(struct gzout_sink *s)
 {
-	if (writer_write_all(s->fd, data, len) < 0)
-		return fail(errstr, strerror(errno));
-	s->written += len;
+#ifdef O_DIRECT
+	struct stat st;
+	void *stage;
+	int flags;
+
+	if (s->direct || s->written != 0 || fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    lseek(s->fd, 0, SEEK_CUR) != 0)
+		return -1;
+	if (posix_memalign(&stage, DIRECT_ALIGN, DIRECT_STAGE) != 0)
+		return -1;
+	flags = fcntl(s->fd, F_GETFL);
+	if (flags < 0 || fcntl(s->fd, F_SETFL, flags | O_DIRECT) < 0) {
+		free(stage);
+		return -1;
+	}
+	s->stage = stage;
+	s->direct = 1;
+	return 0;
+#else
+	(void)s;
+	return -1;
+#endif
+}
+
+/* Back to writing through the page cache (the file system refused a direct write). */
+static int drop_direct(struct gzout_sink *s)
+{
+#ifdef O_DIRECT
+	int flags = fcntl(s->fd, F_GETFL);
+
+	if (flags < 0 || fcntl(s->fd, F_SETFL, flags & ~O_DIRECT) < 0)
+		return -1;
+#endif
+	s->direct = 0;
+	return 0;
+}
+
+/*
+ * All of p[0..n) to fd. A direct write the file system refuses (EINVAL:
+ * say, after a short write left the offset unaligned) is retried through
+ * the page cache, from exactly where the last one stopped.
+ */
+static int put(struct gzout_sink *s, const unsigned char *p, size_t n, const char **errstr)
+{
+	while (n > 0) {
+		ssize_t done = write(s->fd, p, n < WRITE_MAX ? n : WRITE_MAX);
+
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done < 0 && errno == EINVAL && s->direct && drop_direct(s) == 0)
+			continue;
+		if (done <= 0)
+			return fail(errstr, strerror(done < 0 ? errno : EIO));
+		p += done;
+		n -= (size_t)done;
+		s->written += (unsigned long long)done;
+	}
 	start_writeback(s);
 	return 0;
+}
+
+static int stage_bytes(struct gzout_sink *s, const unsigned char *p, size_t len, const char **errstr)
+{
+	while (len > 0) {
+		size_t take = DIRECT_STAGE - s->staged < len ? DIRECT_STAGE - s->staged : len;
+
+		memcpy(s->stage + s->staged, p, take);
+		s->staged += take;
+		p += take;
+		len -= take;
+		if (s->staged == DIRECT_STAGE) {
+			s->staged = 0;
+			if (put(s, s->stage, DIRECT_STAGE, errstr) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int gzout_sink_write(struct gzout_sink *s, const void *data, size_t len, const char **errstr)
+{
+	if (s->stage)
+		return stage_bytes(s, data, len, errstr);
+	return put(s, data, len, errstr);
+}
+
+int gzout_sink_flush(struct gzout_sink *s, const char **errstr)
+{
+	size_t whole = s->staged / DIRECT_ALIGN * DIRECT_ALIGN;
+	size_t tail = s->staged - whole;
+
+	if (s->stage == NULL || s->staged == 0)
+		return 0;
+	s->staged = 0;
+	if (put(s, s->stage, whole, errstr) < 0)
+		return -1;
+	/* an unaligned length cannot go direct */
+	if (tail > 0 && s->direct && drop_direct(s) < 0)
+		return fail(errstr, strerror(errno));
+	return put(s, s->stage + whole, tail, errstr);
+}
+
+void gzout_sink_close(struct gzout_sink *s)
+{
+	free(s->stage);
+	s->stage = NULL;
+	s->staged = 0;
 }
 
 /* Write out the compressed bytes gathered so far and reset the buffer. */
@@ -136,9 +252,9 @@ int gzout_write(struct gzout *w, const void *data, size_t len, const char **errs
 
 int gzout_finish(struct gzout *w, const char **errstr)
 {
-	if (deflate_all(w, NULL, 0, Z_FINISH, errstr) < 0)
+	if (deflate_all(w, NULL, 0, Z_FINISH, errstr) < 0 || drain(w, errstr) < 0)
 		return -1;
-	return drain(w, errstr);
+	return gzout_sink_flush(&w->sink, errstr);
 }
 
 void gzout_close(struct gzout *w)
@@ -146,6 +262,7 @@ void gzout_close(struct gzout *w)
 	if (w->buf == NULL)
 		return;
 	deflateEnd(&w->zs);	/* Z_DATA_ERROR after a failed write is expected */
+	gzout_sink_close(&w->sink);
 	free(w->buf);
 	w->buf = NULL;
 }

@@ -27,19 +27,39 @@ extern "C" {
 
 /*
  * Bytes written to a descriptor in order, the disk's writeback started
- * every 32 MiB as they go (so the final fsync has little left to do).
+ * every 32 MiB as they go (so the final fsync has little left to do). Or,
+ * once gzout_sink_direct has said yes, around the page cache (O_DIRECT):
+ * the bytes are staged in an aligned buffer and written in big aligned
+ * pieces, the unaligned end by gzout_sink_flush.
  */
 struct gzout_sink {
 	int fd;
 	unsigned long long written;	/* bytes written to fd so far */
 	unsigned long long flushed;	/* bytes handed to the disk's writeback */
 	int no_writeback;	/* fd cannot start writeback (a pipe): do not ask */
+	int direct;		/* fd has O_DIRECT set */
+	unsigned char *stage;	/* direct: bytes not yet written, aligned; else NULL */
+	size_t staged;
 };
 
 void gzout_sink_init(struct gzout_sink *s, int fd);
 
-/* Write all len bytes. Returns 0, or -1 with *errstr = strerror(errno). */
+/*
+ * Write around the page cache from now on, if fd is a regular file at
+ * offset 0 with nothing written yet, and the system and file system allow
+ * it. Returns 0 if so, -1 if the sink stays as it was (never an error).
+ * Only for a descriptor the caller owns: O_DIRECT is set on its open file.
+ */
+int gzout_sink_direct(struct gzout_sink *s);
+
+/* Write all len bytes (direct: stage them). Returns 0, or -1 with *errstr = strerror(errno). */
 int gzout_sink_write(struct gzout_sink *s, const void *data, size_t len, const char **errstr);
+
+/* Write what is staged (the end of the data). Returns 0, or -1 with *errstr. */
+int gzout_sink_flush(struct gzout_sink *s, const char **errstr);
+
+/* Free the stage; does not close fd. */
+void gzout_sink_close(struct gzout_sink *s);
 
 struct gzout {
 	struct gzout_sink sink;

@@ -284,7 +284,7 @@ static int write_header(struct pgzip *z, const char **errstr)
 	return gzout_sink_write(&z->sink, h, sizeof h, errstr);
 }
 
-struct pgzip *pgzip_open(int fd, int threads, int strategy, const char **errstr)
+struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, const char **errstr)
 {
 	struct pgzip *z = calloc(1, sizeof *z);
 
@@ -294,6 +294,8 @@ struct pgzip *pgzip_open(int fd, int threads, int strategy, const char **errstr)
 		return NULL;
 	}
 	gzout_sink_init(&z->sink, fd);
+	if (direct)
+		(void)gzout_sink_direct(&z->sink);	/* else through the page cache */
 	z->strategy = strategy;
 	z->crc = crc32(0L, NULL, 0);
 	if (write_header(z, errstr) < 0) {
@@ -332,7 +334,9 @@ int pgzip_finish(struct pgzip *z, const char **errstr)
 		return -1;
 	put_le32(tail + 2, z->crc);
 	put_le32(tail + 6, (uLong)(z->total & 0xffffffffu));	/* ISIZE: length mod 2^32 */
-	return gzout_sink_write(&z->sink, tail, sizeof tail, errstr);
+	if (gzout_sink_write(&z->sink, tail, sizeof tail, errstr) < 0)
+		return -1;
+	return gzout_sink_flush(&z->sink, errstr);
 }
 
 void pgzip_close(struct pgzip *z)
@@ -343,5 +347,6 @@ void pgzip_close(struct pgzip *z)
 		stop_worker(z);
 	end_piece(&z->mine);
 	end_piece(&z->theirs);
+	gzout_sink_close(&z->sink);
 	free(z);
 }

@@ -36,9 +36,12 @@ struct pgzip;
 /*
  * Write the gzip header to fd and get ready to deflate with strategy
  * (Z_RLE, ...). threads is 1 or 2; 2 falls back to 1 if the worker thread
- * cannot start (same bytes). NULL with *errstr on failure.
+ * cannot start (same bytes). direct: write around the page cache where
+ * the file allows (gzout_sink_direct: fd must be the caller's own new
+ * regular file); the bytes are the same either way. NULL with *errstr on
+ * failure.
  */
-struct pgzip *pgzip_open(int fd, int threads, int strategy, const char **errstr);
+struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, const char **errstr);
 
 /*
  * Add len bytes (at most PGZIP_PIECE_MAX) as one piece deflated at level

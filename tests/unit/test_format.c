@@ -10,6 +10,7 @@
  * one field only (craft_loads_when_untouched proves the baseline loads).
  * Everything is seeded: every run sees the same bits.
  */
+#define _GNU_SOURCE	/* O_DIRECT, to see what the direct saves did */
 #define ZLIB_CONST
 #include <zlib.h>
 
@@ -29,6 +30,7 @@
 #include "cascade.h"
 #include "filter.h"
 #include "format.h"
+#include "gzout.h"
 #include "pgzip.h"
 #include "unit.h"
 
@@ -1952,12 +1954,12 @@ struct pgzip_piece {
 	int level;
 };
 
-static int pgzip_file(const char *path, int threads, const unsigned char *data,
+static int pgzip_file(const char *path, int threads, int direct, const unsigned char *data,
 		      const struct pgzip_piece *pieces, size_t n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	const char *why = "";
-	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, threads, Z_RLE, &why);
+	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, threads, Z_RLE, direct, &why);
 	int ok = z != NULL;
 
 	for (size_t i = 0; ok && i < n; i++)
@@ -2022,8 +2024,8 @@ static void pgzip_pieces_of_every_level_and_size_inflate_to_their_concatenation(
 	rng_state = 46;
 	data = mixed_content(total);
 	CHECK(data != NULL);
-	CHECK(pgzip_file(tmp_path("p1.gz"), 1, data, pieces, n) == 0);
-	CHECK(pgzip_file(tmp_path("p2.gz"), 2, data, pieces, n) == 0);
+	CHECK(pgzip_file(tmp_path("p1.gz"), 1, 0, data, pieces, n) == 0);
+	CHECK(pgzip_file(tmp_path("p2.gz"), 2, 0, data, pieces, n) == 0);
 	CHECK(inflates_to(tmp_path("p2.gz"), data, total));
 	one = slurp(tmp_path("p1.gz"), &len1);
 	two = slurp(tmp_path("p2.gz"), &len2);
@@ -2038,7 +2040,7 @@ static void pgzip_refuses_a_piece_over_its_maximum(void)
 	static unsigned char big[PGZIP_PIECE_MAX + 1];
 	int fd = open("/dev/null", O_WRONLY);
 	const char *why = "";
-	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, 2, Z_RLE, &why);
+	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, 2, Z_RLE, 0, &why);
 
 	CHECKF(z != NULL, "%s", why);
 	CHECK(pgzip_write(z, big, sizeof big, 1, &why) == -1 && strstr(why, "PGZIP_PIECE_MAX"));
@@ -2048,8 +2050,166 @@ static void pgzip_refuses_a_piece_over_its_maximum(void)
 
 static void pgzip_with_no_pieces_is_an_empty_member(void)
 {
-	CHECK(pgzip_file(tmp_path("empty.gz"), 2, (const unsigned char *)"", NULL, 0) == 0);
+	CHECK(pgzip_file(tmp_path("empty.gz"), 2, 0, (const unsigned char *)"", NULL, 0) == 0);
 	CHECK(inflates_to(tmp_path("empty.gz"), (const unsigned char *)"", 0));
+}
+
+/* ---- writing around the page cache ----------------------------------------- */
+
+/* Does the file system of tmpdir take O_DIRECT? (tmpfs long did not.) */
+static int tmpdir_takes_direct(void)
+{
+#ifdef O_DIRECT
+	int fd = open(tmp_path("probe-direct"), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/* Pieces whose lengths leave every staging boundary unaligned, 9 MiB and a bit in all. */
+static void odd_pieces(struct pgzip_piece *pieces, size_t n, size_t *total)
+{
+	static const size_t lens[] = { 4095, 1, PGZIP_PIECE_MAX, 3 * 65536 + 7, PGZIP_PIECE_MAX,
+				       PGZIP_PIECE_MAX, 12345, PGZIP_PIECE_MAX, PGZIP_PIECE_MAX,
+				       PGZIP_PIECE_MAX, PGZIP_PIECE_MAX, PGZIP_PIECE_MAX, 100 };
+
+	*total = 0;
+	for (size_t i = 0; i < n; i++) {
+		pieces[i].off = *total;
+		pieces[i].len = lens[i % (sizeof lens / sizeof lens[0])];
+		pieces[i].level = i == 3 ? 1 : 0;	/* stored but one: the file stays big */
+		*total += pieces[i].len;
+	}
+}
+
+static void pgzip_direct_writes_the_same_bytes(void)
+{
+	struct pgzip_piece pieces[13];
+	size_t total, len0 = 0, len1 = 0, len2 = 0;
+	unsigned char *data, *plain, *one, *two;
+
+	odd_pieces(pieces, 13, &total);
+	rng_state = 47;
+	data = mixed_content(total);
+	CHECK(data != NULL);
+	CHECK(pgzip_file(tmp_path("d0.gz"), 2, 0, data, pieces, 13) == 0);
+	CHECK(pgzip_file(tmp_path("d1.gz"), 1, 1, data, pieces, 13) == 0);
+	CHECK(pgzip_file(tmp_path("d2.gz"), 2, 1, data, pieces, 13) == 0);
+	CHECK(inflates_to(tmp_path("d2.gz"), data, total));
+	plain = slurp(tmp_path("d0.gz"), &len0);
+	one = slurp(tmp_path("d1.gz"), &len1);
+	two = slurp(tmp_path("d2.gz"), &len2);
+	CHECK(plain != NULL && one != NULL && two != NULL);
+	CHECKF(len0 > ((size_t)8 << 20) && len0 % 4096 != 0, "%zu bytes: want several stages and a tail",
+	       len0);
+	CHECK(len1 == len0 && memcmp(one, plain, len0) == 0);
+	CHECK(len2 == len0 && memcmp(two, plain, len0) == 0);
+	free(plain);
+	free(one);
+	free(two);
+	free(data);
+}
+
+static void sink_goes_direct_only_on_a_new_regular_file(void)
+{
+	struct gzout_sink s;
+	int fds[2], fd;
+	const char *why = "";
+
+	CHECK(pipe(fds) == 0);
+	gzout_sink_init(&s, fds[1]);
+	CHECK(gzout_sink_direct(&s) == -1 && !s.direct);	/* O_DIRECT would make a packet pipe */
+	gzout_sink_close(&s);
+	close(fds[0]);
+	close(fds[1]);
+	fd = open(tmp_path("sink.bin"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	gzout_sink_init(&s, fd);
+	CHECK(gzout_sink_write(&s, "x", 1, &why) == 0);
+	CHECK(gzout_sink_direct(&s) == -1 && !s.direct);	/* something already written */
+	gzout_sink_close(&s);
+	close(fd);
+	if (!tmpdir_takes_direct()) {
+		printf("# %s cannot open files O_DIRECT: the direct case is not exercised\n", tmpdir);
+		return;
+	}
+	fd = open(tmp_path("sink.bin"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	gzout_sink_init(&s, fd);
+	CHECK(gzout_sink_direct(&s) == 0 && s.direct);
+	CHECK(fcntl(fd, F_GETFL) & O_DIRECT);
+	gzout_sink_close(&s);
+	close(fd);
+}
+
+/*
+ * A direct write the file system refuses goes through the page cache from
+ * exactly where the last write stopped: here the offset is made unaligned
+ * behind the sink's back, so its first 4 MiB write is refused (EINVAL).
+ */
+static void a_refused_direct_write_is_retried_through_the_cache(void)
+{
+	const size_t len = ((size_t)5 << 20) + 17;
+	unsigned char *data = mixed_content(len), *back;
+	struct gzout_sink s;
+	size_t got = 0;
+	const char *why = "";
+	int fd;
+
+	CHECK(data != NULL);
+	if (!tmpdir_takes_direct()) {
+		printf("# %s cannot open files O_DIRECT: the direct case is not exercised\n", tmpdir);
+		free(data);
+		return;
+	}
+	fd = open(tmp_path("refused.bin"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	gzout_sink_init(&s, fd);
+	CHECK(gzout_sink_direct(&s) == 0);
+	CHECK(lseek(fd, 1, SEEK_SET) == 1);
+	CHECK(gzout_sink_write(&s, data, len, &why) == 0);
+	CHECK(!s.direct);	/* it gave up on direct writes */
+	CHECK(gzout_sink_flush(&s, &why) == 0);
+	gzout_sink_close(&s);
+	close(fd);
+	back = slurp(tmp_path("refused.bin"), &got);
+	CHECKF(back != NULL && got == len + 1 && back[0] == 0 && memcmp(back + 1, data, len) == 0,
+	       "read back %zu bytes of %zu", got, len + 1);
+	free(back);
+	free(data);
+}
+
+/* A filter big enough to be saved direct: the same bytes as through the cache, and it loads. */
+static void a_big_filter_saves_direct_as_it_does_through_the_cache(void)
+{
+	const uint64_t m = UINT64_C(64) << 23;	/* 64 MiB of bits: SAVE_DIRECT_MIN */
+	struct cascade *c, *g;
+	size_t len1 = 0, len2 = 0;
+	unsigned char *direct, *cached;
+	const char *why;
+	int fd;
+
+	rng_state = 48;
+	c = make_percent(m, 25);
+	CHECK(c != NULL);
+	direct = save_on(c, "2", "big.bf", &len1);
+	fd = open(tmp_path("big-cached.bf"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && format_save(c, fd, &why) == 0);	/* a caller's descriptor: never direct */
+	close(fd);
+	cached = slurp(tmp_path("big-cached.bf"), &len2);
+	CHECK(direct != NULL && cached != NULL);
+	CHECK(len1 == len2 && memcmp(direct, cached, len1) == 0);
+	g = format_load_path(tmp_path("big.bf"), &why);
+	CHECKF(g != NULL && same_cascade(c, g), "%s", g ? "loads as another filter" : why);
+	cascade_free(g);
+	cascade_free(c);
+	free(direct);
+	free(cached);
 }
 
 static void suite_format_threads(void)
@@ -2072,6 +2232,14 @@ static void suite_format_threads(void)
 		 pgzip_refuses_a_piece_over_its_maximum);
 	unit_run("pgzip: a member with no pieces inflates to nothing",
 		 pgzip_with_no_pieces_is_an_empty_member);
+	unit_run("pgzip: written around the page cache, on one thread or two, the bytes are the same",
+		 pgzip_direct_writes_the_same_bytes);
+	unit_run("gzout: a sink goes direct only on a regular file with nothing written yet",
+		 sink_goes_direct_only_on_a_new_regular_file);
+	unit_run("gzout: a refused direct write is retried through the page cache, nothing lost",
+		 a_refused_direct_write_is_retried_through_the_cache);
+	unit_run("format: a 64 MiB filter saved direct has the bytes of a cached save and loads back",
+		 a_big_filter_saves_direct_as_it_does_through_the_cache);
 }
 
 /* ---- the suite -------------------------------------------------------- */
