@@ -798,8 +798,10 @@ int cli_keys_prepare(struct cli_keys *k, const struct key_spec *spec,
 
 void cli_keys_hash(struct cli_keys *k, const struct filter *hasher, size_t from, size_t to)
 {
-	if (hasher != NULL)
-		filter_hash(hasher, k->set.keys + from, to - from, k->hashes + 2 * from);
+	if (hasher == NULL)
+		return;
+	filter_hash(hasher, k->set.keys + from, to - from, k->hashes + 2 * from);
+	filter_back_hashed(hasher, k->hashes + 2 * from, to - from);
 }
 
 void cli_keys_free(struct cli_keys *k)

@@ -180,6 +180,19 @@ static int key_is_unknown(const unsigned char key[16])
 	return memcmp(key, none, sizeof none) == 0;
 }
 
+/* The backed-pages bitmap of a filter that filter_back_hashed serves, else NULL. */
+static uint64_t *new_backed_map(const struct filter_params *p, uint64_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+	uint64_t spans = (bytes + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
+
+	if (p->layout == FILTER_BLOCKED && bytes >= FILTER_BACK_MIN)
+		return calloc((size_t)((spans + 63) / 64), sizeof(uint64_t));	/* NULL: not served */
+#endif
+	(void)p, (void)bytes;
+	return NULL;
+}
+
 struct filter *filter_new(const struct filter_params *p, const char **errstr)
 {
 	struct filter *f;
@@ -221,6 +234,7 @@ struct filter *filter_new(const struct filter_params *p, const char **errstr)
 		f->params.fingerprint = filter_key_fingerprint(p->key);
 	f->words = bits;
 	siphash_key_from_bytes(&f->sipkey, p->key);
+	f->backed = new_backed_map(p, bytes);
 	return f;
 }
 
@@ -232,6 +246,7 @@ void filter_free(struct filter *f)
 		munmap(f->words, filter_bytes(f));
 		memory_in_use -= filter_bytes(f);
 	}
+	free(f->backed);
 	free(f);
 }
 
@@ -636,6 +651,38 @@ size_t filter_test_and_add(struct filter *f, const struct line *keys, size_t n,
 			   unsigned char *present)
 {
 	return filter_test_and_add_hashed(f, keys, NULL, n, present);
+}
+
+/* Set once a kernel refuses MADV_POPULATE_WRITE (before 5.14): stop asking. */
+static int populate_refused;
+
+void filter_back_hashed(const struct filter *f, const uint64_t *h, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+	uint64_t bytes = filter_array_bytes(&f->params);
+
+	if (f->backed == NULL || f->words == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t span = blocked_base(f, h + 2 * i) * 8 / FILTER_BACK_SPAN;
+		uint64_t *word = &f->backed[span / 64], bit = UINT64_C(1) << (span % 64);
+		uint64_t start = span * FILTER_BACK_SPAN;
+		uint64_t len = bytes - start < FILTER_BACK_SPAN ? bytes - start : FILTER_BACK_SPAN;
+
+		if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit)
+			continue;
+		/* both threads may ask for the same span at once: the kernel serves it once */
+		if (madvise((char *)f->words + start, (size_t)len, MADV_POPULATE_WRITE) != 0 &&
+		    errno == EINVAL) {
+			__atomic_store_n(&populate_refused, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		/* ENOMEM and the like: the add will fault it in itself, as without this */
+		__atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
+	}
+#else
+	(void)f, (void)h, (void)n;
+#endif
 }
 
 int filter_hash(const struct filter *f, const struct line *keys, size_t n, uint64_t *h)

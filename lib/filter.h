@@ -115,6 +115,8 @@ struct filter {
 	uint64_t removals;	/* counting: keys removed (not those found absent) */
 	uint64_t *words;	/* filter_array_bytes / 8 words */
 	struct siphash_key sipkey;
+	/* blocked and big: a bit per FILTER_BACK_SPAN of words known backed by memory, else NULL */
+	uint64_t *backed;
 };
 
 /*
@@ -199,6 +201,22 @@ void filter_test_hashed(const struct filter *f, const struct line *keys, const u
 			size_t n, unsigned char *present);
 size_t filter_test_and_add_hashed(struct filter *f, const struct line *keys, const uint64_t *h,
 				  size_t n, unsigned char *present);
+
+/*
+ * Have the memory these keys' blocks lie in backed now (hashes from
+ * filter_hash), so that the adds to come find it ready. A big blocked
+ * filter (FILTER_BACK_MIN bytes or more) is mapped untouched, and its
+ * first adds each wait for the kernel to clear a fresh 2 MiB page: about
+ * all of them at once, as a few thousand random keys reach every page.
+ * Called on another thread than the adds (while it hashes ahead), it
+ * clears pages beside them instead of before them. It asks the kernel
+ * only for pages a key lands in, each once (MADV_POPULATE_WRITE), and
+ * changes no bit, so it may run while another thread adds; a filter of
+ * another layout or size, or a system without it, is left alone.
+ */
+#define FILTER_BACK_MIN (UINT64_C(64) << 20)
+#define FILTER_BACK_SPAN (UINT64_C(2) << 20)
+void filter_back_hashed(const struct filter *f, const uint64_t *h, size_t n);
 
 /*
  * Remove n keys from a counting filter: each key's k counters are

@@ -13,6 +13,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "dcso.h"
 #include "filter.h"
@@ -585,6 +587,109 @@ static void dcso_has_no_hashes_ahead(void)
 	filter_free(b);
 }
 
+/* ---- backing ahead (filter_back_hashed) ---------------------------------- */
+
+static struct filter *shaped_filter(enum filter_layout layout, uint64_t bytes)
+{
+	struct filter_params params = { 0 };
+	const char *why;
+
+	params.layout = layout;
+	params.hash = FILTER_SIPHASH_1_3;
+	params.k = 7;
+	params.m = (layout == FILTER_COUNTING ? bytes * 2 : bytes * 8);
+	params.capacity = 1000;
+	params.target_p = 0.01;
+	memcpy(params.key, fixed_key, sizeof fixed_key);
+	return filter_new(&params, &why);
+}
+
+/* 4 KiB pages of [p, p + len) in memory now (mincore), or -1. */
+static long resident_pages(const void *p, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t n = (len + (size_t)page - 1) / (size_t)page;
+	unsigned char *vec = malloc(n);
+	long count = 0;
+
+	if (vec == NULL || mincore((void *)p, len, vec) != 0) {
+		free(vec);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		count += vec[i] & 1;
+	free(vec);
+	return count * page / 4096;
+}
+
+static uint64_t set_bits(const struct filter *f)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < filter_bytes(f) / 8; i++)
+		total += (uint64_t)__builtin_popcountll(f->words[i]);
+	return total;
+}
+
+/*
+ * Three keys backed in a 256 MiB blocked filter: their three 2 MiB spans
+ * become resident (give or take the huge page a span straddles) and are
+ * marked, no bit changes, and asking again changes nothing. The adds
+ * after it set exactly the bits they set without it.
+ */
+static void backing_ahead_backs_only_the_keys_spans(void)
+{
+	const uint64_t bytes = UINT64_C(256) << 20;
+	struct filter *f = shaped_filter(FILTER_BLOCKED, bytes), *g = shaped_filter(FILTER_BLOCKED, bytes);
+	struct keybuf kb;
+	uint64_t h[6], marked = 0, spans = bytes / FILTER_BACK_SPAN;
+	long before, after, again;
+
+	CHECK(f != NULL && g != NULL && f->backed != NULL);
+	CHECK(make_keys(&kb, 0, 3) == 0);
+	CHECK(filter_hash(f, kb.keys, 3, h) == 0);
+	before = resident_pages(f->words, bytes);
+	filter_back_hashed(f, h, 3);
+	after = resident_pages(f->words, bytes);
+	filter_back_hashed(f, h, 3);
+	again = resident_pages(f->words, bytes);
+	for (uint64_t i = 0; i < (spans + 63) / 64; i++)
+		marked += (uint64_t)__builtin_popcountll(f->backed[i]);
+	CHECKF(before == 0, "%ld pages resident before", before);
+	CHECKF(marked >= 1 && marked <= 3, "%llu spans marked", (unsigned long long)marked);
+	CHECKF(after >= (long)(marked * 512) && after <= (long)(marked * 2 * 512),
+	       "%ld pages resident for %llu spans", after, (unsigned long long)marked);
+	CHECK(again == after);
+	CHECK(set_bits(f) == 0);
+	filter_add_hashed(f, kb.keys, h, 3);
+	filter_add(g, kb.keys, 3);
+	CHECK(memcmp(f->words, g->words, (size_t)bytes) == 0 && set_bits(f) > 0);
+	free_keys(&kb);
+	filter_free(f);
+	filter_free(g);
+}
+
+/* Small filters and other layouts are never backed ahead: they touch little, or everywhere. */
+static void backing_ahead_serves_only_big_blocked_filters(void)
+{
+	struct filter *small = shaped_filter(FILTER_BLOCKED, FILTER_BACK_MIN - 4096);
+	struct filter *classic = shaped_filter(FILTER_CLASSIC, FILTER_BACK_MIN);
+	struct filter *counting = shaped_filter(FILTER_COUNTING, FILTER_BACK_MIN);
+	struct keybuf kb;
+	uint64_t h[2 * 100];
+
+	CHECK(small != NULL && classic != NULL && counting != NULL);
+	CHECK(small->backed == NULL && classic->backed == NULL && counting->backed == NULL);
+	CHECK(make_keys(&kb, 0, 100) == 0);
+	CHECK(filter_hash(small, kb.keys, 100, h) == 0);
+	filter_back_hashed(small, h, 100);
+	CHECK(resident_pages(small->words, filter_bytes(small)) == 0);
+	free_keys(&kb);
+	filter_free(small);
+	filter_free(classic);
+	filter_free(counting);
+}
+
 void suite_filter(void)
 {
 	unit_run("filter: blocked, p=1e-2: no false negatives in 1e6, rate as promised", blocked_1e2);
@@ -616,4 +721,8 @@ void suite_filter(void)
 	unit_run("filter: DCSO's filter_hash is -1; its _hashed calls with NULL match the plain ones", dcso_has_no_hashes_ahead);
 	unit_run("filter: blocked bit indexes beyond 2^32 in a filter over 4 GiB", blocked_beyond_2_32);
 	unit_run("filter: classic bit indexes beyond 2^32 in a filter over 4 GiB", classic_beyond_2_32);
+	unit_run("filter: backing ahead makes only the keys' 2 MiB spans resident and sets no bit",
+		 backing_ahead_backs_only_the_keys_spans);
+	unit_run("filter: backing ahead leaves small filters and other layouts alone",
+		 backing_ahead_serves_only_big_blocked_filters);
 }
