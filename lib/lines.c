@@ -48,11 +48,19 @@
 /* What we ask a pipe to hold: the default 64 KiB means 16x more wakeups. */
 #define LINES_PIPE_SIZE (1 << 20)
 /*
- * One read(2) for an owned batch asks for at most this: about 2,000 records
- * of 60 bytes, enough to make the per-batch costs vanish, few enough that a
- * batch of 1-byte records (128 Ki of them, 2 MiB of spans) stays modest.
+ * One read(2) for an owned batch asks for enough bytes for about
+ * LINES_BATCH_TARGET records of the length seen so far, within
+ * [LINES_OWNED_MIN, LINES_OWNED_MAX], and LINES_OWNED_FIRST before any
+ * record is seen. Each batch is handed between two threads, so bigger
+ * batches cost less a line: 60-byte records in 512 KiB reads instead of
+ * 128 KiB took bfgrep from 0.194 to 0.171 s a 10M-line file. Counting in
+ * records keeps short lines modest: 7-byte records get 64 KiB reads, and
+ * the memory of a batch (its spans, keys and hashes) follows its records.
  */
-#define LINES_OWNED_READ ((size_t)1 << 17)
+#define LINES_BATCH_TARGET 8192
+#define LINES_OWNED_MIN ((size_t)1 << 16)
+#define LINES_OWNED_FIRST ((size_t)1 << 17)
+#define LINES_OWNED_MAX ((size_t)1 << 19)
 /* The first size of an owned batch's record array; it doubles as needed. */
 #define LINES_BATCH_RECORDS 4096
 /* One read(2) never asks for more than this (SSIZE_MAX limits; 1 GiB is plenty). */
@@ -65,6 +73,7 @@ struct lines_reader {
 	size_t scanned;		/* [start, scanned) holds no delimiter */
 	size_t end;		/* one past the last byte read */
 	unsigned long long consumed;
+	unsigned long long records;	/* handed out so far */
 	int fd;
 	int eof;		/* read(2) returned 0: never read again */
 	unsigned char delim;
@@ -137,6 +146,7 @@ static size_t take_records(struct lines_reader *r, struct line *out, size_t max)
 		scan = p;
 	}
 	r->consumed += (unsigned long long)(p - (r->buf + r->start));
+	r->records += count;
 	r->start = (size_t)(p - r->buf);
 	r->scanned = (size_t)(scan - r->buf);
 	return count;
@@ -150,6 +160,7 @@ static long take_last(struct lines_reader *r, struct line *out)
 	out[0].data = r->buf + r->start;
 	out[0].len = r->end - r->start;
 	r->consumed += out[0].len;
+	r->records++;
 	r->start = r->scanned = r->end;
 	return 1;
 }
@@ -287,6 +298,19 @@ static int swap_buffers(struct lines_reader *r, struct lines_batch *b)
 	return 0;
 }
 
+/* How much one read for an owned batch asks for (see LINES_BATCH_TARGET). */
+static size_t owned_read(const struct lines_reader *r)
+{
+	unsigned long long want;
+
+	if (r->records == 0)
+		return LINES_OWNED_FIRST;
+	want = r->consumed / r->records * LINES_BATCH_TARGET;
+	if (want < LINES_OWNED_MIN)
+		return LINES_OWNED_MIN;
+	return want > LINES_OWNED_MAX ? LINES_OWNED_MAX : (size_t)want;
+}
+
 long lines_next_owned(struct lines_reader *r, struct lines_batch *b)
 {
 	b->n = 0;
@@ -300,7 +324,7 @@ long lines_next_owned(struct lines_reader *r, struct lines_batch *b)
 		}
 		if (b->n > 0 || r->eof)
 			break;
-		if (refill(r, LINES_OWNED_READ) < 0)
+		if (refill(r, owned_read(r)) < 0)
 			return -1;
 	}
 	if (b->n > LONG_MAX) {

@@ -47,8 +47,9 @@ struct lines_batch {
 
 /*
  * Replace b's contents with the next records: every complete record the
- * reader has buffered, reading (once, up to 128 KiB) only when it has
- * none, so on a pipe a record is passed on as soon as it is complete.
+ * reader has buffered, reading (once: 64 to 512 KiB, about 8,192 records
+ * of the length seen so far) only when it has none, so on a pipe a record
+ * is passed on as soon as it is complete.
  * Costs no copy of the records: b takes over the reader's buffer, and
  * the reader continues in b's old one. Returns the count (> 0), 0 at end
  * of input, or -1 on a read error or out of memory (errno set; then the
