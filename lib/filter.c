@@ -49,7 +49,10 @@
  *
  * Memory comes from an anonymous mmap: untouched pages are never backed, so
  * a filter sized for 1e9 keys costs only what the data actually touches, and
- * big filters ask for transparent huge pages (fewer TLB misses).
+ * big filters ask for transparent huge pages (fewer TLB misses). A big
+ * blocked filter can have the pages its next keys land in backed ahead,
+ * from the thread that hashed them (filter_back_hashed), and its tests
+ * run eight probes at a time where the CPU has AVX-512 (blocked_simd.c).
  */
 #include "filter.h"
 
