@@ -30,6 +30,15 @@ void unit_run(const char *name, void (*fn)(void))
 	fflush(stdout);
 }
 
+uint64_t unit_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
 const char *unit_testdata_dir(void)
 {
 	const char *dir = getenv("BFTOOLS_TESTDATA");

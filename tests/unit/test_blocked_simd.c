@@ -25,15 +25,6 @@
 #define BLOCKS 64
 #define KEYS 2000
 
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 /* A word whose bits are each set with probability about ones / 64. */
 static uint64_t random_word(uint64_t *state, unsigned ones)
 {
@@ -42,7 +33,7 @@ static uint64_t random_word(uint64_t *state, unsigned ones)
 	if (ones >= 64)
 		return ~UINT64_C(0);
 	for (unsigned b = 0; b < 64; b++)
-		if (splitmix64(state) % 64 < ones)
+		if (unit_splitmix64(state) % 64 < ones)
 			w |= UINT64_C(1) << b;
 	return w;
 }
@@ -81,11 +72,11 @@ static void fixture_fill(struct fixture *fx, uint64_t *state, unsigned ones)
 	for (size_t i = 0; i < sizeof fx->words / sizeof fx->words[0]; i++)
 		fx->words[i] = random_word(state, ones);
 	for (uint32_t i = 0; i < FILTER_K_MAX; i++)
-		fx->c[i] = splitmix64(state) | 1;
+		fx->c[i] = unit_splitmix64(state) | 1;
 	for (size_t i = 0; i < KEYS; i++) {
-		fx->base[i] = splitmix64(state) % (BLOCKS * 8 + 1);
-		fx->h[2 * i] = splitmix64(state);
-		fx->h[2 * i + 1] = splitmix64(state);
+		fx->base[i] = unit_splitmix64(state) % (BLOCKS * 8 + 1);
+		fx->h[2 * i] = unit_splitmix64(state);
+		fx->h[2 * i + 1] = unit_splitmix64(state);
 	}
 }
 

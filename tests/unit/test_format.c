@@ -43,13 +43,9 @@ static char pathbuf[512];
 
 static uint64_t rng_state;
 
-static uint64_t rng(void)	/* splitmix64 */
+static uint64_t rng(void)
 {
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return unit_splitmix64(&rng_state);
 }
 
 static const char *tmp_path(const char *name)

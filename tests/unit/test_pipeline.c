@@ -34,20 +34,10 @@
 
 #define MAX_UNITS 3000
 
-/* splitmix64: a fixed-seed stream of batch sizes, replayed by the consumer. */
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 /* Batch sizes 0..MAX_UNITS; one batch in eight is empty, so empties are certain. */
 static size_t batch_size(uint64_t *state)
 {
-	uint64_t r = next_random(state);
+	uint64_t r = unit_splitmix64(state);
 
 	if ((r >> 32) % 8 == 0)
 		return 0;

@@ -13,6 +13,7 @@
 #ifndef BFTOOLS_UNIT_H
 #define BFTOOLS_UNIT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 extern int unit_failed_check;
@@ -39,6 +40,9 @@ void unit_fail(const char *file, int line, const char *expr);
 			return;                                   \
 		}                                                 \
 	} while (0)
+
+/* The next number of a splitmix64 stream: fixed-seed data, the same every run. */
+uint64_t unit_splitmix64(uint64_t *state);
 
 /* Directory holding shared test data (../shared/testdata by default). */
 const char *unit_testdata_dir(void);
