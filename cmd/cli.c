@@ -801,7 +801,7 @@ void cli_keys_hash(struct cli_keys *k, const struct filter *hasher, size_t from,
 	if (hasher == NULL)
 		return;
 	filter_hash(hasher, k->set.keys + from, to - from, k->hashes + 2 * from);
-	filter_back_hashed(hasher, k->hashes + 2 * from, to - from);
+	filter_ready_hashed(hasher, k->hashes + 2 * from, to - from);
 }
 
 void cli_keys_free(struct cli_keys *k)

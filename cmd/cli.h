@@ -195,8 +195,9 @@ int cli_keys_prepare(struct cli_keys *k, const struct key_spec *spec,
 		     const struct filter *hasher, const struct line *records, size_t n);
 /*
  * Either thread: hash keys [from, to) with hasher (nothing when it is
- * NULL), and have the memory of their blocks in it backed ahead of the
- * adds (filter_back_hashed): for programs that add to hasher's cascade.
+ * NULL), and get their blocks in it ready for the adds to come (backed,
+ * and in cache: filter_ready_hashed): for programs that add to hasher's
+ * cascade.
  */
 void cli_keys_hash(struct cli_keys *k, const struct filter *hasher, size_t from, size_t to);
 void cli_keys_free(struct cli_keys *k);

@@ -50,9 +50,10 @@
  * Memory comes from an anonymous mmap: untouched pages are never backed, so
  * a filter sized for 1e9 keys costs only what the data actually touches, and
  * big filters ask for transparent huge pages (fewer TLB misses). A big
- * blocked filter can have the pages its next keys land in backed ahead,
- * from the thread that hashed them (filter_back_hashed), and its tests
- * run eight probes at a time where the CPU has AVX-512 (blocked_simd.c).
+ * blocked filter can have the pages its next keys land in backed, and
+ * their blocks loaded into cache, by the thread that hashed them
+ * (filter_ready_hashed), and its tests run eight probes at a time where
+ * the CPU has AVX-512 (blocked_simd.c).
  */
 #include "filter.h"
 
@@ -183,13 +184,13 @@ static int key_is_unknown(const unsigned char key[16])
 	return memcmp(key, none, sizeof none) == 0;
 }
 
-/* The backed-pages bitmap of a filter that filter_back_hashed serves, else NULL. */
+/* The backed-pages bitmap of a filter that filter_ready_hashed backs, else NULL. */
 static uint64_t *new_backed_map(const struct filter_params *p, uint64_t bytes)
 {
 #ifdef MADV_POPULATE_WRITE
 	uint64_t spans = (bytes + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
 
-	if (p->layout == FILTER_BLOCKED && bytes >= FILTER_BACK_MIN)
+	if (p->layout == FILTER_BLOCKED && bytes >= FILTER_READY_MIN)
 		return calloc((size_t)((spans + 63) / 64), sizeof(uint64_t));	/* NULL: not served */
 #endif
 	(void)p, (void)bytes;
@@ -659,12 +660,13 @@ size_t filter_test_and_add(struct filter *f, const struct line *keys, size_t n,
 /* Set once a kernel refuses MADV_POPULATE_WRITE (before 5.14): stop asking. */
 static int populate_refused;
 
-void filter_back_hashed(const struct filter *f, const uint64_t *h, size_t n)
+/* Have the 2 MiB spans the keys' blocks lie in backed, each span once. */
+static void back_spans(const struct filter *f, const uint64_t *h, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
 	uint64_t bytes = filter_array_bytes(&f->params);
 
-	if (f->backed == NULL || f->words == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
+	if (f->backed == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t span = blocked_base(f, h + 2 * i) * 8 / FILTER_BACK_SPAN;
@@ -686,6 +688,45 @@ void filter_back_hashed(const struct filter *f, const uint64_t *h, size_t n)
 #else
 	(void)f, (void)h, (void)n;
 #endif
+}
+
+/*
+ * Load the cache line of each key's block, BATCH at a time: prefetch them
+ * all, then read one word of each, so the misses overlap. Only loads: what
+ * this thread takes in is the line (into its caches and the shared L3) and
+ * the address translation walk, both of which the adding thread would
+ * otherwise wait for. Prefetches alone proved not enough (they may be
+ * dropped on a TLB miss); real loads are kept by reading into a volatile.
+ * The loads are relaxed atomics because another thread may be adding to
+ * these words; the values read are thrown away.
+ */
+static void load_blocks(const struct filter *f, const uint64_t *h, size_t n)
+{
+	volatile uint64_t sink;
+	uint64_t acc = 0;
+
+	for (size_t done = 0; done < n; done += BATCH) {
+		size_t len = n - done < BATCH ? n - done : BATCH;
+		uint64_t base[BATCH];
+
+		for (size_t i = 0; i < len; i++) {
+			base[i] = blocked_base(f, h + 2 * (done + i));
+			__builtin_prefetch(&f->words[base[i]], 0, 3);
+		}
+		for (size_t i = 0; i < len; i++)
+			acc ^= __atomic_load_n(&f->words[base[i]], __ATOMIC_RELAXED);
+	}
+	sink = acc;
+	(void)sink;
+}
+
+void filter_ready_hashed(const struct filter *f, const uint64_t *h, size_t n)
+{
+	if (f->words == NULL || f->params.layout != FILTER_BLOCKED ||
+	    filter_array_bytes(&f->params) < FILTER_READY_MIN)
+		return;
+	back_spans(f, h, n);
+	load_blocks(f, h, n);
 }
 
 int filter_hash(const struct filter *f, const struct line *keys, size_t n, uint64_t *h)

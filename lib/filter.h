@@ -203,20 +203,24 @@ size_t filter_test_and_add_hashed(struct filter *f, const struct line *keys, con
 				  size_t n, unsigned char *present);
 
 /*
- * Have the memory these keys' blocks lie in backed now (hashes from
- * filter_hash), so that the adds to come find it ready. A big blocked
- * filter (FILTER_BACK_MIN bytes or more) is mapped untouched, and its
- * first adds each wait for the kernel to clear a fresh 2 MiB page: about
- * all of them at once, as a few thousand random keys reach every page.
- * Called on another thread than the adds (while it hashes ahead), it
- * clears pages beside them instead of before them. It asks the kernel
- * only for pages a key lands in, each once (MADV_POPULATE_WRITE), and
- * changes no bit, so it may run while another thread adds; a filter of
- * another layout or size, or a system without it, is left alone.
+ * Get a big blocked filter (FILTER_READY_MIN bytes or more) ready for the
+ * adds of these keys (hashes from filter_hash), from another thread than
+ * the one adding, while it hashes ahead. Two things a random add into
+ * gigabytes would otherwise wait for, one after another:
+ *  - memory: such a filter is mapped untouched, and its first adds each
+ *    wait for the kernel to clear a fresh 2 MiB page (a few thousand
+ *    random keys reach every page). The pages a key lands in are asked
+ *    for here, each 2 MiB span once (MADV_POPULATE_WRITE), where the
+ *    system has it;
+ *  - the miss: each key's block is loaded here, so the adding thread finds
+ *    its cache line in the shared cache instead of in memory, behind an
+ *    address translation that misses the TLB.
+ * It changes no bit, so it may run while another thread adds; a filter of
+ * another layout or size is left alone.
  */
-#define FILTER_BACK_MIN (UINT64_C(64) << 20)
+#define FILTER_READY_MIN (UINT64_C(64) << 20)
 #define FILTER_BACK_SPAN (UINT64_C(2) << 20)
-void filter_back_hashed(const struct filter *f, const uint64_t *h, size_t n);
+void filter_ready_hashed(const struct filter *f, const uint64_t *h, size_t n);
 
 /*
  * Remove n keys from a counting filter: each key's k counters are

@@ -11,6 +11,7 @@
  * give the plain calls' answers and bits exactly, word for word.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -587,7 +588,7 @@ static void dcso_has_no_hashes_ahead(void)
 	filter_free(b);
 }
 
-/* ---- backing ahead (filter_back_hashed) ---------------------------------- */
+/* ---- getting ready ahead (filter_ready_hashed) ----------------------------- */
 
 static struct filter *shaped_filter(enum filter_layout layout, uint64_t bytes)
 {
@@ -649,9 +650,9 @@ static void backing_ahead_backs_only_the_keys_spans(void)
 	CHECK(make_keys(&kb, 0, 3) == 0);
 	CHECK(filter_hash(f, kb.keys, 3, h) == 0);
 	before = resident_pages(f->words, bytes);
-	filter_back_hashed(f, h, 3);
+	filter_ready_hashed(f, h, 3);
 	after = resident_pages(f->words, bytes);
-	filter_back_hashed(f, h, 3);
+	filter_ready_hashed(f, h, 3);
 	again = resident_pages(f->words, bytes);
 	for (uint64_t i = 0; i < (spans + 63) / 64; i++)
 		marked += (uint64_t)__builtin_popcountll(f->backed[i]);
@@ -669,12 +670,69 @@ static void backing_ahead_backs_only_the_keys_spans(void)
 	filter_free(g);
 }
 
-/* Small filters and other layouts are never backed ahead: they touch little, or everywhere. */
+struct ready_job {
+	const struct filter *f;
+	const uint64_t *h;
+	size_t n;
+};
+
+static void *ready_all(void *arg)
+{
+	const struct ready_job *job = arg;
+
+	for (size_t done = 0; done < job->n; done += 256)
+		filter_ready_hashed(job->f, job->h + 2 * done, job->n - done < 256 ? job->n - done : 256);
+	return NULL;
+}
+
+/*
+ * The way bfuniq uses it: one thread gets 200,000 keys ready while another
+ * tests and adds them in order. Every answer and every bit must be what
+ * the adds alone give on a filter nobody else touched.
+ */
+static void getting_ready_beside_the_adds_changes_nothing(void)
+{
+	const uint64_t bytes = UINT64_C(128) << 20;
+	const size_t n = 200000;
+	struct filter *f = shaped_filter(FILTER_BLOCKED, bytes), *g = shaped_filter(FILTER_BLOCKED, bytes);
+	unsigned char *seen_f = malloc(n), *seen_g = malloc(n);
+	uint64_t *h = malloc(2 * n * sizeof *h);
+	struct keybuf kb;
+	struct ready_job job;
+	pthread_t helper;
+	size_t fresh_f = 0, fresh_g;
+
+	CHECK(f != NULL && g != NULL && seen_f != NULL && seen_g != NULL && h != NULL);
+	CHECK(make_keys(&kb, 0, n) == 0);
+	/* every fourth key again, so some answers are "seen" */
+	for (size_t i = 3; i < n; i += 4)
+		kb.keys[i] = kb.keys[i / 4];
+	CHECK(filter_hash(f, kb.keys, n, h) == 0);
+	job.f = f;
+	job.h = h;
+	job.n = n;
+	CHECK(pthread_create(&helper, NULL, ready_all, &job) == 0);
+	for (size_t done = 0; done < n; done += 1000)
+		fresh_f += filter_test_and_add_hashed(f, kb.keys + done, h + 2 * done, 1000, seen_f + done);
+	CHECK(pthread_join(helper, NULL) == 0);
+	fresh_g = filter_test_and_add(g, kb.keys, n, seen_g);
+	CHECKF(fresh_f == fresh_g, "%zu fresh beside getting ready, %zu alone", fresh_f, fresh_g);
+	CHECK(fresh_g < n && memcmp(seen_f, seen_g, n) == 0);
+	CHECK(memcmp(f->words, g->words, (size_t)bytes) == 0);
+	free_keys(&kb);
+	free(h);
+	free(seen_f);
+	free(seen_g);
+	filter_free(f);
+	filter_free(g);
+}
+
+/* Small filters and other layouts are never got ready ahead: they touch little, or everywhere. */
 static void backing_ahead_serves_only_big_blocked_filters(void)
 {
-	struct filter *small = shaped_filter(FILTER_BLOCKED, FILTER_BACK_MIN - 4096);
-	struct filter *classic = shaped_filter(FILTER_CLASSIC, FILTER_BACK_MIN);
-	struct filter *counting = shaped_filter(FILTER_COUNTING, FILTER_BACK_MIN);
+	struct filter *small = shaped_filter(FILTER_BLOCKED, FILTER_READY_MIN - 4096);
+	struct filter *classic = shaped_filter(FILTER_CLASSIC, FILTER_READY_MIN);
+	struct filter *counting = shaped_filter(FILTER_COUNTING, FILTER_READY_MIN);
 	struct keybuf kb;
 	uint64_t h[2 * 100];
 
@@ -682,7 +740,7 @@ static void backing_ahead_serves_only_big_blocked_filters(void)
 	CHECK(small->backed == NULL && classic->backed == NULL && counting->backed == NULL);
 	CHECK(make_keys(&kb, 0, 100) == 0);
 	CHECK(filter_hash(small, kb.keys, 100, h) == 0);
-	filter_back_hashed(small, h, 100);
+	filter_ready_hashed(small, h, 100);
 	CHECK(resident_pages(small->words, filter_bytes(small)) == 0);
 	free_keys(&kb);
 	filter_free(small);
@@ -721,8 +779,10 @@ void suite_filter(void)
 	unit_run("filter: DCSO's filter_hash is -1; its _hashed calls with NULL match the plain ones", dcso_has_no_hashes_ahead);
 	unit_run("filter: blocked bit indexes beyond 2^32 in a filter over 4 GiB", blocked_beyond_2_32);
 	unit_run("filter: classic bit indexes beyond 2^32 in a filter over 4 GiB", classic_beyond_2_32);
-	unit_run("filter: backing ahead makes only the keys' 2 MiB spans resident and sets no bit",
+	unit_run("filter: getting ready makes only the keys' 2 MiB spans resident and sets no bit",
 		 backing_ahead_backs_only_the_keys_spans);
-	unit_run("filter: backing ahead leaves small filters and other layouts alone",
+	unit_run("filter: getting ready beside the adds: same answers, same bits",
+		 getting_ready_beside_the_adds_changes_nothing);
+	unit_run("filter: getting ready leaves small filters and other layouts alone",
 		 backing_ahead_serves_only_big_blocked_filters);
 }
