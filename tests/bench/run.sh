@@ -5,6 +5,9 @@
 # against its target in issue 4 (README, Performance).
 #
 #   BENCH_LINES  corpus lines (default 10000000; 1e7, 1e8, 10M, 2.5M work)
+#   BENCH_PIPE_LINES  lines of the pipe-limit job's own corpus (default
+#                1e8, the size issue 4 judges that target at; about 6 GB,
+#                generated once and cached)
 #   BENCH_RUNS   rounds per job (default 5)
 #   BENCH_DIR    work directory (default build/bench/): the compiled
 #                helpers, cached corpora and filters, outputs, results.md
@@ -64,6 +67,8 @@ parse_count() {
 
 lines=$(parse_count "${BENCH_LINES:-10000000}") ||
 	die "BENCH_LINES=${BENCH_LINES:-}: want a whole number of lines from 1000 up, like 1e7 or 10M"
+pipe_lines=$(parse_count "${BENCH_PIPE_LINES:-100000000}") ||
+	die "BENCH_PIPE_LINES=${BENCH_PIPE_LINES:-}: want a whole number of lines from 1000 up, like 1e8 or 10M"
 runs=${BENCH_RUNS:-5}
 case $runs in
 '' | *[!0-9]* | 0) die "BENCH_RUNS=$runs: want a whole number of rounds, 1 or more" ;;
@@ -162,14 +167,28 @@ gen=$dir/gen
 now_ns() { date +%s%N; }
 seconds_since() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
 
+# free_kib: kilobytes free in the work directory (POSIX df -P).
+free_kib() { df -Pk . | awk 'NR == 2 { print $4 }'; }
+
+# make_corpus LINES: corpus-LINES.txt, generated unless cached and current;
+# fails (with why on stderr) when the disk has no room for its ~61 bytes a line.
+make_corpus() {
+	file=corpus-$1.txt
+	[ -s "$file" ] && newer "$file" "$gen" && return 0
+	need=$(($1 * 62 / 1024))
+	if [ "$(free_kib)" -lt "$need" ]; then
+		say "no room for $file: it needs about $((need / 1024)) MiB, $(($(free_kib) / 1024)) MiB free in $dir"
+		return 1
+	fi
+	t0=$(now_ns)
+	{ "$gen" corpus "$1" >"$file.tmp" && mv "$file.tmp" "$file"; } || { rm -f "$file.tmp"; die "cannot write $dir/$file"; }
+	say "corpus: $1 lines, $(wc -c <"$file") bytes, generated in $(seconds_since "$t0") s by gen.c"
+}
+
 corpus=corpus-$lines.txt
 patterns=patterns-$lines.txt
 cd "$dir" || die "cannot enter $dir"
-if [ ! -s "$corpus" ] || ! newer "$corpus" "$gen"; then
-	t0=$(now_ns)
-	{ "$gen" corpus "$lines" >"$corpus.tmp" && mv "$corpus.tmp" "$corpus"; } || die "cannot write $dir/$corpus"
-	say "corpus: $lines lines, $(wc -c <"$corpus") bytes, generated in $(seconds_since "$t0") s by gen.c"
-fi
+make_corpus "$lines" || die "cannot make the corpus"
 # 100k pattern lines spread evenly over ids 0 .. lines: the corpus holds
 # ids below about lines/2, so half the patterns occur in it (~1% of its
 # lines match) and half do not, as with a real block list.
@@ -376,13 +395,23 @@ job_count() {
 # The filter of bfuniq -n 1e9 -p 1e-4 is 2.74 GB (21.91 bits a key,
 # README). floor.c times only the first touch of that much fresh memory:
 # what any program holding such a filter pays here, before its first key.
+# The job has a corpus of its own, BENCH_PIPE_LINES lines (1e8 unless
+# said): issue 4 sets this target at 100M lines, where the cost per line,
+# not the fixed cost of that first touch, decides.
 job_pipe() {
-	alternate "pipe: cat | bfuniq vs cat | wc -l" \
-		pipe.bfuniq "cat | bfuniq -n 1e9 -p 1e-4" "cat $corpus | bfuniq -n 1e9 -p 1e-4 >/dev/null" \
-		pipe.wc "cat | wc -l" "cat $corpus | wc -l" \
+	pipe_job="pipe limit (bfuniq -n 1e9), $pipe_lines lines"
+	if ! make_corpus "$pipe_lines"; then
+		skip_row "$pipe_job" pipe.bfuniq "cat | wc -l" "<= 1.5x its time" "no room for a $pipe_lines-line corpus"
+		return
+	fi
+	pipe_corpus=corpus-$pipe_lines.txt
+	cat "$pipe_corpus" >/dev/null
+	alternate "pipe: cat | bfuniq vs cat | wc -l, $pipe_lines lines" \
+		pipe.bfuniq "cat | bfuniq -n 1e9 -p 1e-4" "cat $pipe_corpus | bfuniq -n 1e9 -p 1e-4 >/dev/null" \
+		pipe.wc "cat | wc -l" "cat $pipe_corpus | wc -l" \
 		pipe.floor "floor: first touch of 2.74 GB" "./floor 2739000000"
-	within "pipe limit (bfuniq -n 1e9)" pipe.bfuniq pipe.wc 1.5
-	note "Touching the 2.74 GB of a fresh -n 1e9 filter alone (floor.c, no input) took $(median pipe.floor) s, median; cat | wc -l took $(median pipe.wc) s."
+	within "$pipe_job" pipe.bfuniq pipe.wc 1.5
+	note "Pipe limit on $pipe_lines lines ($(wc -c <"$pipe_corpus" | tr -d ' ') bytes): touching the 2.74 GB of a fresh -n 1e9 filter alone (floor.c, no input) took $(median pipe.floor) s, median; cat | wc -l took $(median pipe.wc) s."
 }
 
 percent() { awk -v f="$1" 'BEGIN { printf "%.2f%%", 100 * f }'; }
@@ -524,6 +553,7 @@ invocation() {
 	cmd="make bench"
 	[ -n "${BENCH_RUNS:-}" ] && cmd="BENCH_RUNS=$BENCH_RUNS $cmd"
 	[ -n "${BENCH_LINES:-}" ] && cmd="BENCH_LINES=$BENCH_LINES $cmd"
+	[ -n "${BENCH_PIPE_LINES:-}" ] && cmd="BENCH_PIPE_LINES=$BENCH_PIPE_LINES $cmd"
 	[ -n "${BENCH_JOBS:-}" ] && cmd="BENCH_JOBS='$BENCH_JOBS' $cmd"
 	echo "$cmd"
 }
