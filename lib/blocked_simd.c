@@ -88,9 +88,14 @@ int blocked_test_many(const uint64_t *words, const uint64_t *base, const uint64_
 	return 0;
 }
 
+int blocked_simd_usable(void)
+{
+	return enabled && avx512_usable();
+}
+
 const char *blocked_simd_impl(void)
 {
-	return enabled && avx512_usable() ? "avx512" : "none";
+	return blocked_simd_usable() ? "avx512" : "none";
 }
 
 #else /* no x86-64 SIMD: the caller's scalar test */
@@ -100,6 +105,11 @@ int blocked_test_many(const uint64_t *words, const uint64_t *base, const uint64_
 {
 	(void)words, (void)base, (void)h, (void)n, (void)k, (void)multiplier, (void)present;
 	return -1;
+}
+
+int blocked_simd_usable(void)
+{
+	return 0;
 }
 
 const char *blocked_simd_impl(void)

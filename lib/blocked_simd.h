@@ -26,6 +26,9 @@
 int blocked_test_many(const uint64_t *words, const uint64_t *base, const uint64_t *h, size_t n,
 		      uint32_t k, const uint64_t *multiplier, unsigned char *present);
 
+/* 1 when blocked_test_many has a SIMD version here (it returns 0), else 0. */
+int blocked_simd_usable(void);
+
 /* Name of the version blocked_test_many uses: "avx512" or "none". */
 const char *blocked_simd_impl(void);
 

@@ -52,8 +52,8 @@
  * big filters ask for transparent huge pages (fewer TLB misses). A big
  * blocked filter can have the pages its next keys land in backed, and
  * their blocks loaded into cache, by the thread that hashed them
- * (filter_ready_hashed), and its tests run eight probes at a time where
- * the CPU has AVX-512 (blocked_simd.c).
+ * (filter_ready_hashed), and its tests (those of test-and-add too) run
+ * eight probes at a time where the CPU has AVX-512 (blocked_simd.c).
  */
 #include "filter.h"
 
@@ -383,6 +383,20 @@ static int blocked_all_set(const struct filter *f, const uint64_t *w, const uint
 			return 0;
 	}
 	return 1;
+}
+
+/* Set the key's bits in its block w; were they all set already? */
+static int blocked_test_and_set(const struct filter *f, uint64_t *w, const uint64_t h[2])
+{
+	uint64_t missing = 0;
+
+	for (uint32_t i = 0; i < f->params.k; i++) {
+		uint64_t bit = blocked_bit(h, i), mask = UINT64_C(1) << (bit & 63);
+
+		missing |= mask & ~w[bit >> 6];
+		w[bit >> 6] |= mask;
+	}
+	return missing == 0;
 }
 
 /* Position x as probe i: bit x, or for counting the nibble of counter x. */
@@ -741,6 +755,30 @@ int filter_hash(const struct filter *f, const struct line *keys, size_t n, uint6
 	return 0;
 }
 
+/*
+ * A blocked batch b of n keys (prepared without masks) tested eight probes
+ * at a time (blocked_simd, which must be usable), never building masks:
+ * a key found present stays present, as adds only set bits; only the keys
+ * found absent are added, probe by probe, and asked again as they are,
+ * so a repeat later in the batch meets its first copy. Building the masks
+ * cost about 10 ns a key, and half of a typical stream is repeats.
+ * Returns how many keys were fresh.
+ */
+static size_t blocked_test_and_add_simd(struct filter *f, const struct batch *b, size_t n,
+					unsigned char *present)
+{
+	size_t fresh = 0;
+
+	(void)blocked_test_many(f->words, b->base, b->h, n, f->params.k, probe_multiplier, present);
+	for (size_t i = 0; i < n; i++) {
+		if (present[i])
+			continue;
+		present[i] = (unsigned char)blocked_test_and_set(f, f->words + b->base[i], b->h + 2 * i);
+		fresh += !present[i];
+	}
+	return fresh;
+}
+
 size_t filter_test_and_add_hashed(struct filter *f, const struct line *keys, const uint64_t *h,
 				  size_t n, unsigned char *present)
 {
@@ -748,11 +786,16 @@ size_t filter_test_and_add_hashed(struct filter *f, const struct line *keys, con
 	size_t fresh = 0;
 	/* counting counts every key: one that tests present may be a false positive */
 	int count_all = f->params.layout == FILTER_COUNTING;
+	int simd = f->params.layout == FILTER_BLOCKED && blocked_simd_usable();
 
 	for (size_t done = 0; done < n; done += BATCH) {
 		size_t len = n - done < BATCH ? n - done : BATCH;
 
-		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, 1, &b);
+		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, !simd, &b);
+		if (simd) {
+			fresh += blocked_test_and_add_simd(f, &b, len, present + done);
+			continue;
+		}
 		/* in order, so a repeat later in the batch sees the earlier key */
 		for (size_t i = 0; i < len; i++) {
 			int seen = probes_all_set(f, &b, i);

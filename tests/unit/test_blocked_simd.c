@@ -202,6 +202,72 @@ static void filter_paths_1e2(void) { check_filter_paths(1e-2); }
 static void filter_paths_1e6(void) { check_filter_paths(1e-6); }
 static void filter_paths_1e12(void) { check_filter_paths(1e-12); }
 
+/*
+ * filter_test_and_add through both paths over a stream with repeats next
+ * to their first copy, inside one batch of 32 and far apart: same answers,
+ * same bits, and every repeat found (the SIMD path adds no key of a batch
+ * before it has tested them all, so a repeat inside a batch is the case
+ * that needs its second look).
+ */
+static void check_add_paths(double p)
+{
+	const size_t n = 30000;
+	struct filter_params params = { 0 };
+	struct line *keys = malloc(n * sizeof *keys);
+	char *text = malloc(n * 16);
+	unsigned char *simd = malloc(n), *scalar = malloc(n), *repeat = calloc(n, 1);
+	struct filter *f = NULL, *g = NULL;
+	const char *why;
+	size_t fresh_simd, fresh_scalar, distinct = 0, missed = 0;
+
+	CHECK(keys && text && simd && scalar && repeat);
+	params.layout = FILTER_BLOCKED;
+	params.hash = FILTER_SIPHASH_1_3;
+	params.capacity = n;
+	params.target_p = p;
+	memset(params.key, 0x42, sizeof params.key);
+	if (sizing_choose(FILTER_BLOCKED, n, p, &params.m, &params.k, &why) == 0) {
+		f = filter_new(&params, &why);
+		g = filter_new(&params, &why);
+	}
+	CHECK(f != NULL && g != NULL);
+	make_keys(keys, text, 0, n);
+	for (size_t i = 1; i < n; i++) {
+		size_t back = i % 7 == 0 ? 1 : i % 5 == 0 ? 13 : i % 11 == 0 ? 5000 : 0;
+
+		if (back > 0 && back <= i) {
+			keys[i] = keys[i - back];
+			repeat[i] = 1;
+		}
+	}
+	CHECK(blocked_simd_usable() == simd_available());
+	fresh_simd = filter_test_and_add(f, keys, n, simd);
+	blocked_simd_enable(0);
+	fresh_scalar = filter_test_and_add(g, keys, n, scalar);
+	blocked_simd_enable(1);
+	for (size_t i = 0; i < n; i++) {
+		distinct += !repeat[i];
+		missed += repeat[i] && !simd[i];
+	}
+	CHECKF(memcmp(simd, scalar, n) == 0, "p = %g, k = %u: the two paths answer differently", p, params.k);
+	CHECK(fresh_simd == fresh_scalar);
+	CHECKF(memcmp(f->words, g->words, filter_bytes(f)) == 0, "p = %g: the two paths set different bits", p);
+	CHECKF(missed == 0, "p = %g: %zu repeats taken for new", p, missed);
+	CHECKF(fresh_simd <= distinct && fresh_simd > distinct - distinct / 10,
+	       "p = %g: %zu fresh of %zu distinct", p, fresh_simd, distinct);
+	filter_free(f);
+	filter_free(g);
+	free(keys);
+	free(text);
+	free(simd);
+	free(scalar);
+	free(repeat);
+}
+
+static void add_paths_1e2(void) { check_add_paths(1e-2); }
+static void add_paths_1e6(void) { check_add_paths(1e-6); }
+static void add_paths_1e12(void) { check_add_paths(1e-12); }
+
 void suite_blocked_simd(void)
 {
 	unit_run("blocked_simd: equals the probe-by-probe test for k = 1..64, blocks 10% full", fill_sparse);
@@ -216,4 +282,10 @@ void suite_blocked_simd(void)
 		 filter_paths_1e6);
 	unit_run("blocked_simd: filter_test answers alike with and without SIMD (p = 1e-12)",
 		 filter_paths_1e12);
+	unit_run("blocked_simd: filter_test_and_add answers and adds alike with and without SIMD (p = 1e-2)",
+		 add_paths_1e2);
+	unit_run("blocked_simd: filter_test_and_add answers and adds alike with and without SIMD (p = 1e-6)",
+		 add_paths_1e6);
+	unit_run("blocked_simd: filter_test_and_add answers and adds alike with and without SIMD (p = 1e-12)",
+		 add_paths_1e12);
 }
