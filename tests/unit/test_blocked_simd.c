@@ -203,8 +203,9 @@ static void filter_paths_1e6(void) { check_filter_paths(1e-6); }
 static void filter_paths_1e12(void) { check_filter_paths(1e-12); }
 
 /*
- * filter_test_and_add through both paths over a stream with repeats next
- * to their first copy, inside one batch of 32 and far apart: same answers,
+ * filter_test_and_add through both paths (on a filter big enough to take
+ * the SIMD one) over a stream with repeats next to their first copy,
+ * inside one batch of 32 and far apart: same answers,
  * same bits, and every repeat found (the SIMD path adds no key of a batch
  * before it has tested them all, so a repeat inside a batch is the case
  * that needs its second look).
@@ -226,7 +227,9 @@ static void check_add_paths(double p)
 	params.capacity = n;
 	params.target_p = p;
 	memset(params.key, 0x42, sizeof params.key);
+	/* k as sized for p; m as big as a filter that takes the SIMD path (filter.c) */
 	if (sizing_choose(FILTER_BLOCKED, n, p, &params.m, &params.k, &why) == 0) {
+		params.m = FILTER_READY_MIN * 8;
 		f = filter_new(&params, &why);
 		g = filter_new(&params, &why);
 	}
