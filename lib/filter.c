@@ -674,8 +674,8 @@ size_t filter_test_and_add(struct filter *f, const struct line *keys, size_t n,
 /* Set once a kernel refuses MADV_POPULATE_WRITE (before 5.14): stop asking. */
 static int populate_refused;
 
-/* Have the 2 MiB spans the keys' blocks lie in backed, each span once. */
-static void back_spans(const struct filter *f, const uint64_t *h, size_t n)
+/* Have the 2 MiB spans the blocks at these words lie in backed, each span once. */
+static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
 	uint64_t bytes = filter_array_bytes(&f->params);
@@ -683,7 +683,7 @@ static void back_spans(const struct filter *f, const uint64_t *h, size_t n)
 	if (f->backed == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t span = blocked_base(f, h + 2 * i) * 8 / FILTER_BACK_SPAN;
+		uint64_t span = base[i] * 8 / FILTER_BACK_SPAN;
 		uint64_t *word = &f->backed[span / 64], bit = UINT64_C(1) << (span % 64);
 		uint64_t start = span * FILTER_BACK_SPAN;
 		uint64_t len = bytes - start < FILTER_BACK_SPAN ? bytes - start : FILTER_BACK_SPAN;
@@ -700,47 +700,48 @@ static void back_spans(const struct filter *f, const uint64_t *h, size_t n)
 		__atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
 	}
 #else
-	(void)f, (void)h, (void)n;
+	(void)f, (void)base, (void)n;
 #endif
 }
 
 /*
- * Load the cache line of each key's block, BATCH at a time: prefetch them
- * all, then read one word of each, so the misses overlap. Only loads: what
- * this thread takes in is the line (into its caches and the shared L3) and
- * the address translation walk, both of which the adding thread would
- * otherwise wait for. Prefetches alone proved not enough (they may be
- * dropped on a TLB miss); real loads are kept by reading into a volatile.
- * The loads are relaxed atomics because another thread may be adding to
- * these words; the values read are thrown away.
+ * Load the cache line of each block at these words: prefetch them all,
+ * then read one word of each, so the misses overlap. Only loads: what this
+ * thread takes in is the line (into its caches and the shared L3) and the
+ * address translation walk, both of which the adding thread would
+ * otherwise wait for. Prefetches alone proved not enough (they do not hide
+ * a miss whose translation misses the TLB); real loads are kept by
+ * reading into a volatile. The loads are relaxed atomics because another
+ * thread may be adding to these words; the values read are thrown away.
  */
-static void load_blocks(const struct filter *f, const uint64_t *h, size_t n)
+static void load_blocks(const struct filter *f, const uint64_t *base, size_t n)
 {
 	volatile uint64_t sink;
 	uint64_t acc = 0;
 
-	for (size_t done = 0; done < n; done += BATCH) {
-		size_t len = n - done < BATCH ? n - done : BATCH;
-		uint64_t base[BATCH];
-
-		for (size_t i = 0; i < len; i++) {
-			base[i] = blocked_base(f, h + 2 * (done + i));
-			__builtin_prefetch(&f->words[base[i]], 0, 3);
-		}
-		for (size_t i = 0; i < len; i++)
-			acc ^= __atomic_load_n(&f->words[base[i]], __ATOMIC_RELAXED);
-	}
+	for (size_t i = 0; i < n; i++)
+		__builtin_prefetch(&f->words[base[i]], 0, 3);
+	for (size_t i = 0; i < n; i++)
+		acc ^= __atomic_load_n(&f->words[base[i]], __ATOMIC_RELAXED);
 	sink = acc;
 	(void)sink;
 }
 
+/* Backed first: a load of a page never written would map the zero page, to be faulted again by the add. */
 void filter_ready_hashed(const struct filter *f, const uint64_t *h, size_t n)
 {
 	if (f->words == NULL || f->params.layout != FILTER_BLOCKED ||
 	    filter_array_bytes(&f->params) < FILTER_READY_MIN)
 		return;
-	back_spans(f, h, n);
-	load_blocks(f, h, n);
+	for (size_t done = 0; done < n; done += BATCH) {
+		size_t len = n - done < BATCH ? n - done : BATCH;
+		uint64_t base[BATCH];
+
+		for (size_t i = 0; i < len; i++)
+			base[i] = blocked_base(f, h + 2 * (done + i));
+		back_spans(f, base, len);
+		load_blocks(f, base, len);
+	}
 }
 
 int filter_hash(const struct filter *f, const struct line *keys, size_t n, uint64_t *h)
