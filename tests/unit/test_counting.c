@@ -10,7 +10,6 @@
  * Everything uses fixed SipHash keys and key strings, so every run sees
  * the same counters; no assertion depends on chance.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -533,25 +532,6 @@ static void merging_adds_counters_or_keeps_the_smaller(void)
 	}
 }
 
-static int stream_into(struct cascade *c, const char *path, enum merge_op op, const char **why)
-{
-	struct cascade *shape;
-	struct format_reader *r;
-	int fd = open(path, O_RDONLY), ret;
-
-	if (fd < 0)
-		return -1;
-	r = format_open(fd, &shape, why);
-	if (r == NULL) {
-		close(fd);
-		return -1;
-	}
-	ret = merge_stream(c, r, shape, op, why);
-	cascade_free(shape);
-	close(fd);
-	return ret;
-}
-
 static void streamed_merges_add_counters_or_keep_the_smaller(void)
 {
 	enum merge_op ops[2] = { MERGE_OR, MERGE_AND };
@@ -562,7 +542,7 @@ static void streamed_merges_add_counters_or_keep_the_smaller(void)
 
 		CHECK(every_pair(&x, &y) == 0);
 		CHECK(format_save_path(y, tmp_path("y.bf"), &why) == 0);
-		CHECKF(stream_into(x, tmp_path("y.bf"), ops[i], &why) == 0, "%s", why);
+		CHECKF(unit_merge_file(x, tmp_path("y.bf"), ops[i], &why) == 0, "%s", why);
 		CHECKF(pairs_combined(x, ops[i]), "streamed, %s", i == 0 ? "OR" : "AND");
 		cascade_free(x);
 		cascade_free(y);

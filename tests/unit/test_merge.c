@@ -381,8 +381,8 @@ static void insertion_overflow_is_refused(void)
 
 /* ---- streamed --------------------------------------------------------- */
 
-/* Merge the file at path into c by streaming. */
-static int stream_into(struct cascade *c, const char *path, enum merge_op op, const char **why)
+/* Merge the file at path into c by streaming (unit.h: test_counting.c uses it too). */
+int unit_merge_file(struct cascade *c, const char *path, enum merge_op op, const char **why)
 {
 	struct cascade *shape;
 	struct format_reader *r;
@@ -411,7 +411,7 @@ static int stream_matches_memory(struct cascade *into, const struct cascade *oth
 
 	if (twin == NULL || format_save_path(other, path, &why) < 0)
 		return 0;
-	if (merge_into(into, other, op, &why) < 0 || stream_into(twin, path, op, &why) < 0) {
+	if (merge_into(into, other, op, &why) < 0 || unit_merge_file(twin, path, op, &why) < 0) {
 		printf("#   %s\n", why);
 		cascade_free(twin);
 		return 0;
@@ -462,10 +462,10 @@ static void stream_refusals_leave_into_alone(void)
 	a_copy = copy_of(a, "streamalone.bf");
 	CHECK(a != NULL && b != NULL && a_copy != NULL && grow != NULL);
 	CHECK(format_save_path(b, tmp_path("otherkey.bf"), &why) == 0);
-	CHECK(stream_into(a, tmp_path("otherkey.bf"), MERGE_OR, &why) == -1);
+	CHECK(unit_merge_file(a, tmp_path("otherkey.bf"), MERGE_OR, &why) == -1);
 	CHECK(strcmp(why, "key") == 0 && same_cascade(a, a_copy, 0));
 	CHECK(format_save_path(grow, tmp_path("grow.bf"), &why) == 0);
-	CHECK(stream_into(grow, tmp_path("grow.bf"), MERGE_AND, &why) == -1);
+	CHECK(unit_merge_file(grow, tmp_path("grow.bf"), MERGE_AND, &why) == -1);
 	CHECK(strcmp(why, "cannot intersect growing filters") == 0);
 	cascade_free(a);
 	cascade_free(b);
@@ -487,7 +487,7 @@ static void stream_reports_a_corrupt_file(void)
 	byte ^= 1;	/* the CRC-32: found only after every bit was read */
 	CHECK(lseek(fd, -8, SEEK_END) >= 0 && write(fd, &byte, 1) == 1);
 	close(fd);
-	CHECK(stream_into(a, path, MERGE_OR, &why) == -1);
+	CHECK(unit_merge_file(a, path, MERGE_OR, &why) == -1);
 	CHECKF(strcmp(why, "corrupt: checksum mismatch") == 0, "got %s", why);
 	cascade_free(a);
 	cascade_free(b);
@@ -528,7 +528,7 @@ static void stream_merge_memory_stays_near_one_filter(void)
 			_exit(2);
 		memset(a->stages[0]->words, 0x11, p.m / 8);
 		before = max_rss_kib();
-		if (stream_into(a, path, MERGE_OR, &why) < 0)
+		if (unit_merge_file(a, path, MERGE_OR, &why) < 0)
 			_exit(3);
 		after = max_rss_kib();
 		printf("# streaming a 32 MiB filter in raised the peak by %ld KiB\n", after - before);

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "merge.h"
+
 extern int unit_failed_check;
 
 void unit_run(const char *name, void (*fn)(void));
@@ -43,6 +45,9 @@ void unit_fail(const char *file, int line, const char *expr);
 
 /* The next number of a splitmix64 stream: fixed-seed data, the same every run. */
 uint64_t unit_splitmix64(uint64_t *state);
+
+/* Merge the filter file at path into c by streaming (test_merge.c); 0, or -1 with *why. */
+int unit_merge_file(struct cascade *c, const char *path, enum merge_op op, const char **why);
 
 /* Directory holding shared test data (../shared/testdata by default). */
 const char *unit_testdata_dir(void);
