@@ -5,7 +5,7 @@
  * Where it comes from: written from the specification in J.-P. Aumasson and
  * D. J. Bernstein, "SipHash: a fast short-input PRF" (INDOCRYPT 2012), and
  * checked against the known-answer vectors of the reference distribution
- * (shared/testdata/siphash-vectors.txt). No reference code was copied.
+ * (tests/data/siphash-vectors.txt). No reference code was copied.
  *
  * The algorithm, for a 128-bit key k0 || k1 (two little-endian words):
  *

@@ -13,7 +13,7 @@ case $build in /*) ;; *) build="$top/$build" ;; esac
 
 BFTOOLS_BIN="$build/cmd"
 export BFTOOLS_BIN
-BFTOOLS_TESTDATA=${BFTOOLS_TESTDATA:-$top/../shared/testdata}
+BFTOOLS_TESTDATA=${BFTOOLS_TESTDATA:-$top/tests/data}
 export BFTOOLS_TESTDATA
 LC_ALL=C
 export LC_ALL

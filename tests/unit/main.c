@@ -43,7 +43,7 @@ const char *unit_testdata_dir(void)
 {
 	const char *dir = getenv("BFTOOLS_TESTDATA");
 
-	return dir && *dir ? dir : "../shared/testdata";
+	return dir && *dir ? dir : "tests/data";
 }
 
 static const struct {

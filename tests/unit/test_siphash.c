@@ -4,7 +4,7 @@
  * the properties bftools relies on: the variants differ, alignment does not
  * matter, and the key matters.
  *
- * The vectors live in shared/testdata/siphash-vectors.txt (key 00..0f,
+ * The vectors live in tests/data/siphash-vectors.txt (key 00..0f,
  * message i = bytes 00..i-1, output as little-endian out[0] then out[1]).
  */
 #include <stdint.h>

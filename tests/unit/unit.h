@@ -49,7 +49,7 @@ uint64_t unit_splitmix64(uint64_t *state);
 /* Merge the filter file at path into c by streaming (test_merge.c); 0, or -1 with *why. */
 int unit_merge_file(struct cascade *c, const char *path, enum merge_op op, const char **why);
 
-/* Directory holding shared test data (../shared/testdata by default). */
+/* Directory holding test data: $BFTOOLS_TESTDATA, else tests/data (run from the top). */
 const char *unit_testdata_dir(void);
 
 void suite_siphash(void);
