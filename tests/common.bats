@@ -494,25 +494,25 @@ need_native_build() {
 
 @test "max-memory: bfbuild -n 1e9 over --max-memory is refused before allocating, exit 2" {
 	run --separate-stderr bfbuild -n 1e9 --max-memory 1G -o f.bf </dev/null
-	expect_fail "bfbuild: cannot create a filter of 15488338944 bits: filter needs 1.9 GB (1936042368 bytes), over the memory limit of 1.0 GB with 0 B already in use $LIMIT_NOTE"
+	expect_fail "bfbuild: cannot create a filter of 15545503232 bits: filter needs 1.9 GB (1943187904 bytes), over the memory limit of 1.0 GB with 0 B already in use $LIMIT_NOTE"
 	[ ! -e f.bf ]
 }
 
 @test "max-memory: BFTOOLS_MAX_MEMORY limits bfbuild in the same way" {
 	run --separate-stderr env BFTOOLS_MAX_MEMORY=1.5G bfbuild -n 1e9 -o f.bf </dev/null
-	expect_fail "bfbuild: cannot create a filter of 15488338944 bits: filter needs 1.9 GB (1936042368 bytes), over the memory limit of 1.5 GB with 0 B already in use $LIMIT_NOTE"
+	expect_fail "bfbuild: cannot create a filter of 15545503232 bits: filter needs 1.9 GB (1943187904 bytes), over the memory limit of 1.5 GB with 0 B already in use $LIMIT_NOTE"
 }
 
 @test "max-memory: the refusal comes before allocating, even where the allocation would fail" {
 	need_native_build
 	run --separate-stderr bash -c 'ulimit -v 400000; exec bfbuild --max-memory 1G -n 1e9 -o f.bf </dev/null'
-	expect_fail "bfbuild: cannot create a filter of 15488338944 bits: filter needs 1.9 GB (1936042368 bytes), over the memory limit of 1.0 GB with 0 B already in use $LIMIT_NOTE"
+	expect_fail "bfbuild: cannot create a filter of 15545503232 bits: filter needs 1.9 GB (1943187904 bytes), over the memory limit of 1.0 GB with 0 B already in use $LIMIT_NOTE"
 }
 
 @test "max-memory: under ulimit -v a filter that cannot be mapped is out of memory, naming the bytes" {
 	need_native_build
 	run --separate-stderr bash -c 'ulimit -v 400000; exec bfbuild -n 1e9 -o f.bf </dev/null'
-	expect_fail "bfbuild: cannot create a filter of 15488338944 bits: cannot allocate 1.9 GB (1936042368 bytes) for the filter: out of memory"
+	expect_fail "bfbuild: cannot create a filter of 15545503232 bits: cannot allocate 1.9 GB (1943187904 bytes) for the filter: out of memory"
 	[ ! -e f.bf ]
 }
 
@@ -527,7 +527,7 @@ need_native_build() {
 
 @test "max-memory: every program refuses to load a filter over the limit, naming it, exit 2" {
 	build big.bf -n 1e6 </dev/null
-	local need="filter needs 1.9 MB (1936064 bytes), over the memory limit of 1.0 MB with 0 B already in use $LIMIT_NOTE"
+	local need="filter needs 1.9 MB (1943232 bytes), over the memory limit of 1.0 MB with 0 B already in use $LIMIT_NOTE"
 	for prog in $PROGRAMS; do
 		case $prog in
 		bfbuild | bfgrep | bfcount) set -- -f big.bf ;;
@@ -543,13 +543,13 @@ need_native_build() {
 	build big.bf -n 1e6 </dev/null
 	put_lines in.txt a
 	run --separate-stderr env BFTOOLS_MAX_MEMORY=1M bfgrep -c -f big.bf in.txt
-	expect_fail "bfgrep: big.bf: filter needs 1.9 MB (1936064 bytes), over the memory limit of 1.0 MB with 0 B already in use $LIMIT_NOTE"
+	expect_fail "bfgrep: big.bf: filter needs 1.9 MB (1943232 bytes), over the memory limit of 1.0 MB with 0 B already in use $LIMIT_NOTE"
 	run --separate-stderr env BFTOOLS_MAX_MEMORY=1M bfgrep --max-memory 2M -c -f big.bf in.txt
 	expect_status 1
 	expect_stderr ""
 	expect_output 0
 	run --separate-stderr env BFTOOLS_MAX_MEMORY=1G bfgrep --max-memory 1M -c -f big.bf in.txt
-	expect_fail "bfgrep: big.bf: filter needs 1.9 MB (1936064 bytes), over the memory limit of 1.0 MB with 0 B already in use $LIMIT_NOTE"
+	expect_fail "bfgrep: big.bf: filter needs 1.9 MB (1943232 bytes), over the memory limit of 1.0 MB with 0 B already in use $LIMIT_NOTE"
 }
 
 @test "max-memory: an empty BFTOOLS_MAX_MEMORY sets no limit" {
@@ -562,7 +562,7 @@ need_native_build() {
 	seq 1 200000 >in.txt
 	run --separate-stderr bfuniq --key "$KEY" --max-memory 1M in.txt
 	expect_status 2
-	expect_stderr "bfuniq: filter needs 1.1 MB (1123584 bytes), over the memory limit of 1.0 MB with 520.4 kB already in use $LIMIT_NOTE"
+	expect_stderr "bfuniq: filter needs 1.1 MB (1134848 bytes), over the memory limit of 1.0 MB with 525.2 kB already in use $LIMIT_NOTE"
 	# what was written before is the first lines of the input, not all
 	printf '%s\n' "$output" >got.txt
 	local n
@@ -577,22 +577,22 @@ need_native_build() {
 	seq 1 200000 >in.txt
 	run --separate-stderr bfuniq --max-memory 1M -f state.bf in.txt
 	expect_status 2
-	expect_stderr "bfuniq: filter needs 1.1 MB (1123584 bytes), over the memory limit of 1.0 MB with 520.4 kB already in use $LIMIT_NOTE"
+	expect_stderr "bfuniq: filter needs 1.1 MB (1134848 bytes), over the memory limit of 1.0 MB with 525.2 kB already in use $LIMIT_NOTE"
 	cmp state.bf saved.bf
 	expect_eq "files" "in.txt saved.bf state.bf" "$(echo *)"
 }
 
 @test "max-memory: a refusal says what is already held, so need plus held is over the limit" {
-	# bfuniq's first stage (520448 bytes) and second (1123584) fit under
+	# bfuniq's first stage (525248 bytes) and second (1134848) fit under
 	# 1.5 MB one by one, not together; bfgrep's two 1.9 MB filters fit
 	# under 3 MB one by one. The message gives the memory already in use.
 	seq 1 200000 >in.txt
 	run --separate-stderr bfuniq --key "$KEY" --max-memory 1.5M in.txt
 	expect_status 2
-	expect_stderr "bfuniq: filter needs 1.1 MB (1123584 bytes), over the memory limit of 1.5 MB with 520.4 kB already in use $LIMIT_NOTE"
+	expect_stderr "bfuniq: filter needs 1.1 MB (1134848 bytes), over the memory limit of 1.5 MB with 525.2 kB already in use $LIMIT_NOTE"
 	build big.bf -n 1e6 </dev/null
 	run --separate-stderr bfgrep --max-memory 3M -f big.bf -f big.bf in.txt
-	expect_fail "bfgrep: big.bf: filter needs 1.9 MB (1936064 bytes), over the memory limit of 3.0 MB with 1.9 MB already in use $LIMIT_NOTE"
+	expect_fail "bfgrep: big.bf: filter needs 1.9 MB (1943232 bytes), over the memory limit of 3.0 MB with 1.9 MB already in use $LIMIT_NOTE"
 }
 
 @test "max-memory: bfmerge streams its later inputs, so merging needs one filter's memory" {
@@ -657,13 +657,13 @@ need_native_build() {
 	expect_status 0
 	printf '%s\n' "$stderr" >err.txt
 	expect_eq stderr "bfbuild: 1000 lines, 3.9 kB (RATE), 1000 keys, fill ~5.6% $BAR
-bfbuild: saving f.bf: 19.4 kB $BAR" "$(rate_free err.txt)"
+bfbuild: saving f.bf: 19.5 kB $BAR" "$(rate_free err.txt)"
 }
 
 @test "progress: bfbuild --progress to stdout says saving (standard output)" {
 	seq 1 1000 >in.txt
 	bfbuild --progress --key "$KEY" -n 1e4 in.txt >f.bf 2>err.txt
-	expect_eq "last line" "bfbuild: saving (standard output): 19.4 kB $BAR" "$(tail -n 1 err.txt)"
+	expect_eq "last line" "bfbuild: saving (standard output): 19.5 kB $BAR" "$(tail -n 1 err.txt)"
 }
 
 @test "progress: bfgrep --progress reports loading FILTER, then the lines with a final bar" {
@@ -674,7 +674,7 @@ bfbuild: saving f.bf: 19.4 kB $BAR" "$(rate_free err.txt)"
 	expect_status 0
 	expect_output 501
 	printf '%s\n' "$stderr" >err.txt
-	expect_eq stderr "bfgrep: loading f.bf: 19.4 kB $BAR
+	expect_eq stderr "bfgrep: loading f.bf: 19.5 kB $BAR
 bfgrep: 1001 lines, 4.5 kB (RATE) $BAR" "$(rate_free err.txt)"
 }
 
@@ -694,9 +694,9 @@ bfgrep: 1001 lines, 4.5 kB (RATE) $BAR" "$(rate_free err.txt)"
 	run --separate-stderr bfuniq --progress -f state.bf more.txt
 	expect_status 0
 	printf '%s\n' "$stderr" >err.txt
-	expect_eq stderr "bfuniq: loading state.bf: 520.4 kB $BAR
+	expect_eq stderr "bfuniq: loading state.bf: 525.2 kB $BAR
 bfuniq: 1001 lines, 4.5 kB (RATE), 500 new keys, 1 stage, fill ~0.6% $BAR
-bfuniq: saving state.bf: 520.4 kB $BAR" "$(rate_free err.txt)"
+bfuniq: saving state.bf: 525.2 kB $BAR" "$(rate_free err.txt)"
 }
 
 @test "progress: bfcount --progress reports the running estimate; with -f, loading FILTER" {
@@ -708,7 +708,7 @@ bfuniq: saving state.bf: 520.4 kB $BAR" "$(rate_free err.txt)"
 		expect_eq stderr "bfcount: 1000 lines, 3.9 kB (RATE), about N distinct $BAR" "$(rate_free err.txt)"
 	build f.bf -n 1e4 in.txt
 	run --separate-stderr bfcount --progress -f f.bf
-	expect_stderr "bfcount: loading f.bf: 19.4 kB $BAR"
+	expect_stderr "bfcount: loading f.bf: 19.5 kB $BAR"
 }
 
 @test "progress: bfmerge --progress reports loading each FILTER and saving the result" {
@@ -717,9 +717,9 @@ bfuniq: saving state.bf: 520.4 kB $BAR" "$(rate_free err.txt)"
 	cp a.bf b.bf
 	run --separate-stderr bfmerge --progress -o m.bf a.bf b.bf
 	expect_status 0
-	expect_stderr "bfmerge: loading a.bf: 19.4 kB $BAR
-bfmerge: loading b.bf: 19.4 kB $BAR
-bfmerge: saving m.bf: 19.4 kB $BAR"
+	expect_stderr "bfmerge: loading a.bf: 19.5 kB $BAR
+bfmerge: loading b.bf: 19.5 kB $BAR
+bfmerge: saving m.bf: 19.5 kB $BAR"
 }
 
 @test "progress: bfinfo --progress reports loading each FILTER, as the other programs do" {
@@ -727,7 +727,7 @@ bfmerge: saving m.bf: 19.4 kB $BAR"
 	build f.bf -n 1e4 in.txt
 	run --separate-stderr bfinfo --progress f.bf
 	expect_status 0
-	expect_stderr "bfinfo: loading f.bf: 19.4 kB $BAR"
+	expect_stderr "bfinfo: loading f.bf: 19.5 kB $BAR"
 }
 
 @test "progress: the last of --progress and --no-progress wins" {
@@ -833,7 +833,7 @@ bfmerge: saving m.bf: 19.4 kB $BAR"
 	local tty
 	tty=$(cat tty.out)
 	od -c tty.out | tail -n 12
-	local msg="bfuniq: filter needs 1.1 MB (1123584 bytes), over the memory limit of 1.0 MB with 520.4 kB already in use $LIMIT_NOTE"
+	local msg="bfuniq: filter needs 1.1 MB (1134848 bytes), over the memory limit of 1.0 MB with 525.2 kB already in use $LIMIT_NOTE"
 	# the progress line was drawn before the error
 	[[ $tty == "${CR}bfuniq: "*" new keys, "*"${ESC}[K"*"$msg"* ]]
 	case $tty in

@@ -387,8 +387,8 @@ judge_signal() {
 # lazily its pages would be touched. The message must say how much was
 # asked for, so that the user knows what limit (or -n/-p) would do.
 # Sizes, from the sizing formulas (bfinfo shows the same):
-#   -n 1e9 -p 1e-4, blocked: 21914045440 bits = 2739255680 bytes (2.7 GB)
-#   -n 1e8 -p 1e-2, blocked:   989590528 bits =  123698816 bytes (124 MB)
+#   -n 1e9 -p 1e-4, blocked: 22030217728 bits = 2753777216 bytes (2.8 GB)
+#   -n 1e8 -p 1e-2, blocked:   991799296 bits =  123974912 bytes (124 MB)
 
 # refused_for_memory BYTES PROG: the last `run` exited 2, printed nothing,
 # and said on one stderr line, starting "PROG: ", that it needed BYTES bytes.
@@ -405,33 +405,33 @@ refused_for_memory() {
 @test "bfbuild: a filter bigger than ulimit -v allows is refused naming the bytes it needs, exit 2, no file" {
 	skip_unless_plain "ulimit -v"
 	run --separate-stderr bash -c 'ulimit -v 1000000 && exec bfbuild -n 1e9 -p 1e-4 -o big.bf </dev/null'
-	refused_for_memory 2739255680 bfbuild
+	refused_for_memory 2753777216 bfbuild
 	expect_eq "directory" "" "$(ls -A)"
 }
 
 @test "bfuniq: a filter bigger than ulimit -v allows is refused naming the bytes it needs, exit 2" {
 	skip_unless_plain "ulimit -v"
 	run --separate-stderr bash -c 'ulimit -v 1000000 && exec bfuniq -n 1e9 -p 1e-4 </dev/null'
-	refused_for_memory 2739255680 bfuniq
+	refused_for_memory 2753777216 bfuniq
 }
 
 @test "every program refuses to load a filter bigger than ulimit -v allows, naming the bytes, exit 2" {
 	skip_unless_plain "ulimit -v"
 	bfbuild --key "$KEY" -n 1e8 -p 1e-2 -o mid.bf </dev/null
-	expect_eq "bytes in memory (bfinfo)" 123698816 \
+	expect_eq "bytes in memory (bfinfo)" 123974912 \
 		"$(bfinfo --json mid.bf | sed 's/.*"bytes_in_memory":\([0-9]*\).*/\1/')"
 	cp mid.bf saved.bf
 	local cmd
 	for cmd in "bfgrep -f mid.bf" "bfcount -f mid.bf" "bfmerge mid.bf mid.bf" \
 		"bfbuild -f mid.bf" "bfbuild --like mid.bf -o like.bf" "bfuniq -f mid.bf"; do
 		run --separate-stderr bash -c "ulimit -v 100000 && exec $cmd </dev/null"
-		refused_for_memory 123698816 "${cmd%% *}"
+		refused_for_memory 123974912 "${cmd%% *}"
 	done
 	# bfinfo may count bits without holding them all; if it does load
 	# the filter, it must be refused in the same words
 	run --separate-stderr bash -c "ulimit -v 100000 && exec bfinfo mid.bf"
 	if [ "$status" -ne 0 ]; then
-		refused_for_memory 123698816 bfinfo
+		refused_for_memory 123974912 bfinfo
 	fi
 	cmp mid.bf saved.bf
 	expect_eq "directory" "mid.bf
