@@ -424,6 +424,19 @@ double cascade_current_fpr(const struct cascade *c)
 	return 1.0 - miss_all;
 }
 
+double cascade_model_fpr(const struct cascade *c, uint64_t newest_offered)
+{
+	double miss_all = 1.0;
+
+	for (size_t i = 0; i < c->nstages; i++) {
+		const struct filter_params *p = &c->stages[i]->params;
+		uint64_t keys = i + 1 == c->nstages ? newest_offered : p->capacity;
+
+		miss_all *= 1.0 - sizing_fpr(p->layout, keys, p->m, p->k);
+	}
+	return 1.0 - miss_all;
+}
+
 uint64_t cascade_bytes(const struct cascade *c)
 {
 	uint64_t total = 0;

@@ -161,6 +161,15 @@ double cascade_estimate_count(const struct cascade *c);
 /* 1 - prod(1 - stage rate), each from its fill: the rate as it is now. */
 double cascade_current_fpr(const struct cascade *c);
 
+/*
+ * The model's rate (sizing_fpr) for a key never added: every stage but the
+ * newest full at its capacity, the newest after newest_offered keys. Count
+ * in newest_offered the keys the newest stage found present as well as
+ * those it took: a key found present changes no bit, but the state is the
+ * one the model gives for every key offered.
+ */
+double cascade_model_fpr(const struct cascade *c, uint64_t newest_offered);
+
 /* Bytes of all bit arrays (counter arrays included: filter_array_bytes). */
 uint64_t cascade_bytes(const struct cascade *c);
 
