@@ -385,6 +385,19 @@ static int blocked_all_set(const struct filter *f, const uint64_t *w, const uint
 	return 1;
 }
 
+/*
+ * Set bits in a word of a blocked filter. One thread adds, but another may
+ * be loading the same words ahead of it (filter_ready_hashed), so both
+ * sides use relaxed atomic accesses: a plain store beside an atomic load
+ * is a data race, undefined behaviour in C11. Relaxed loads and stores
+ * order nothing and compile to the plain moves on x86-64 and arm64; the
+ * read-modify-write need not be atomic, as only the adding thread writes.
+ */
+static inline void word_set_bits(uint64_t *w, uint64_t bits)
+{
+	__atomic_store_n(w, __atomic_load_n(w, __ATOMIC_RELAXED) | bits, __ATOMIC_RELAXED);
+}
+
 /* Set the key's bits in its block w; were they all set already? */
 static int blocked_test_and_set(const struct filter *f, uint64_t *w, const uint64_t h[2])
 {
@@ -394,7 +407,7 @@ static int blocked_test_and_set(const struct filter *f, uint64_t *w, const uint6
 		uint64_t bit = blocked_bit(h, i), mask = UINT64_C(1) << (bit & 63);
 
 		missing |= mask & ~w[bit >> 6];
-		w[bit >> 6] |= mask;
+		word_set_bits(&w[bit >> 6], mask);
 	}
 	return missing == 0;
 }
@@ -538,7 +551,7 @@ static void probes_set(struct filter *f, const struct batch *b, size_t i)
 		uint64_t *w = f->words + b->base[i];
 
 		for (int j = 0; j < 8; j++)
-			w[j] |= b->block[i][j];
+			word_set_bits(&w[j], b->block[i][j]);
 		return;
 	}
 	for (uint32_t j = 0; j < f->params.k; j++)
