@@ -9,6 +9,9 @@
 #   make bench      speed and memory against sort, gawk, grep -F (tests/bench/)
 #   make fuzz       libFuzzer harnesses for FUZZ_SECONDS each (default 60)
 #   make valgrind   the whole suite with every program under valgrind memcheck
+#   make accuracy   false-positive rates at capacity, every layout, 1e-2..1e-6,
+#                   against target and model (long: about 30 minutes)
+#   make tsan       the threaded paths under ThreadSanitizer (clang)
 #   make install    programs, man pages, completions, and the library for C
 #                   users (libbftools.so.1, libbftools.a, headers, bftools.pc);
 #                   PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR,
@@ -54,13 +57,15 @@ PUBLIC_HEADERS = lib/bftools.h lib/line.h lib/siphash.h lib/filter.h lib/sizing.
 	lib/cascade.h lib/format.h lib/merge.h lib/lines.h lib/keys.h lib/writer.h \
 	lib/hll.h lib/numparse.h lib/atomic.h lib/keyfile.h lib/dcso.h lib/pipeline.h
 UNIT_BIN  = $(O)/tests/unit/unit
+ACCURACY_BIN = $(O)/tests/accuracy/accuracy
 
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+TSAN_FLAGS = -O1 -g -fsanitize=thread
 
 .SECONDARY:
 
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
-	bench fuzz valgrind
+	bench fuzz valgrind accuracy tsan deps-tsan
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -82,7 +87,10 @@ $(O)/cmd/%: $(O)/cmd/%.o $(CLI_OBJ) $(O)/lib/libbftools.a
 $(UNIT_BIN): $(UNIT_OBJ) $(O)/lib/libbftools.a
 	$(CC) $(ALLFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(O)/lib/libbftools.a $(LDLIBS)
 
--include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BINS:=.d) $(CLI_OBJ:.o=.d)
+$(ACCURACY_BIN): $(O)/tests/accuracy/accuracy.o $(O)/lib/libbftools.a
+	$(CC) $(ALLFLAGS) $(LDFLAGS) -o $@ $< $(O)/lib/libbftools.a $(LDLIBS)
+
+-include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BINS:=.d) $(CLI_OBJ:.o=.d) $(ACCURACY_BIN).d
 
 # Prerequisites: each entry point installs what it lacks (tests/deps.sh).
 deps-build:
@@ -95,7 +103,7 @@ deps-lint:
 unit: $(UNIT_BIN)
 
 # The fuzz corpora are replayed with the same compiler and flags (no libFuzzer needed).
-check: deps-check all $(UNIT_BIN)
+check: deps-check all $(UNIT_BIN) $(ACCURACY_BIN)
 	@CC="$(CC)" FUZZ_CFLAGS="$(CFLAGS)" sh tests/run.sh $(O)
 
 bench: all
@@ -111,6 +119,20 @@ valgrind: all $(UNIT_BIN)
 
 asan:
 	@$(MAKE) --no-print-directory O=build/asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" check
+
+# The long statistical run (tests/accuracy/run.sh; ACCURACY_* settings there).
+accuracy: all $(ACCURACY_BIN)
+	@sh tests/accuracy/run.sh $(O)
+
+# The whole suite built with clang's ThreadSanitizer: every threaded path
+# (the reader and hashing thread, filters under and over the 64 MiB at
+# which the hashing thread also loads blocks ahead); a report fails the
+# program (exitcode), hence the test that ran it.
+deps-tsan:
+	@sh tests/deps.sh tsan
+tsan: deps-tsan
+	@TSAN_OPTIONS="halt_on_error=1 exitcode=66 $(TSAN_OPTIONS)" $(MAKE) --no-print-directory \
+		O=build/tsan CC=clang CFLAGS="$(TSAN_FLAGS)" LDFLAGS="$(TSAN_FLAGS)" check
 
 lint: deps-lint
 	@sh tests/lint.sh
@@ -162,6 +184,7 @@ uninstall:
 clean:
 	rm -rf build demo-out
 	rm -f lib/*.o lib/*.d lib/libbftools.a lib/libbftools.so.* bftools.pc cmd/*.o cmd/*.d tests/unit/*.o tests/unit/*.d $(UNIT_BIN)
+	rm -f tests/accuracy/*.o tests/accuracy/*.d $(ACCURACY_BIN)
 	rm -f $(PROGRAMS:%=cmd/%)
 
 FORCE:

@@ -46,6 +46,12 @@ check)
 	have_cmd bloom || want golang-github-dcso-bloom-cli
 	;;
 valgrind) have_cmd valgrind || want valgrind ;;
+tsan)
+	# make tsan: clang and its ThreadSanitizer runtime (make check's own come after)
+	have_cmd clang || want clang
+	printf 'int main(void){return 0;}\n' |
+		clang -fsanitize=thread -x c - -o /dev/null >/dev/null 2>&1 || want libclang-rt-dev
+	;;
 lint)
 	have_cmd mandoc || want mandoc
 	have_cmd groff || want groff-base
