@@ -14,6 +14,9 @@
 #                   PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR,
 #                   PKGCONFIGDIR and the completion directories honoured;
 #                   make uninstall removes exactly that
+#   make deb        Debian packages bftools, libbftools1 and libbftools-dev
+#                   (debian/, its build runs make check) in build/deb/, then
+#                   lintian on them, failing on any error
 #
 # The standard and the warnings live in their own variable so that a
 # packager's CFLAGS= replaces optimisation flags but never drops them.
@@ -60,7 +63,7 @@ ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sa
 .SECONDARY:
 
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
-	bench fuzz valgrind
+	bench fuzz valgrind deb deps-deb
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -91,6 +94,8 @@ deps-check:
 	@sh tests/deps.sh check
 deps-lint:
 	@sh tests/deps.sh lint
+deps-deb:
+	@sh tests/deps.sh deb
 
 unit: $(UNIT_BIN)
 
@@ -117,6 +122,12 @@ lint: deps-lint
 
 demo: all
 	@sh tests/demo.sh cmd
+
+# dpkg-buildpackage writes beside the tree it builds, so tests/mkdeb.sh
+# builds a copy in build/deb/ and the packages land there too. Too slow for
+# make check, whose whole suite the package build runs.
+deb: deps-deb
+	@sh tests/mkdeb.sh
 
 # regenerated every time: PREFIX or LIBDIR may differ from the last install
 $(O)/bftools.pc: FORCE
