@@ -17,6 +17,8 @@
 #   make deb        Debian packages bftools, libbftools1 and libbftools-dev
 #                   (debian/, its build runs make check) in build/deb/, then
 #                   lintian on them, failing on any error
+#   make check-deb  make deb, then the packages unpacked into a scratch root
+#                   and used from there (tests/deb.sh)
 #
 # The standard and the warnings live in their own variable so that a
 # packager's CFLAGS= replaces optimisation flags but never drops them.
@@ -63,7 +65,7 @@ ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sa
 .SECONDARY:
 
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
-	bench fuzz valgrind deb deps-deb
+	bench fuzz valgrind deb check-deb deps-deb
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -128,6 +130,10 @@ demo: all
 # make check, whose whole suite the package build runs.
 deb: deps-deb
 	@sh tests/mkdeb.sh
+
+check-deb: deb
+	@sh tests/deps.sh check-deb
+	@sh tests/deb.sh
 
 # regenerated every time: PREFIX or LIBDIR may differ from the last install
 $(O)/bftools.pc: FORCE

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# deps.sh build|check|lint|valgrind|deb - make sure this machine has what
-# the target needs.
+# deps.sh build|check|lint|valgrind|deb|check-deb - make sure this machine
+# has what the target needs.
 #
 # Missing Debian packages are installed with apt-get (through sudo when not
 # root), announced in one line. Without apt-get the missing packages are
@@ -58,6 +58,14 @@ deb)
 	have_cmd dh || want debhelper
 	have_cmd lintian || want lintian
 	build_deps=yes
+	;;
+check-deb)
+	# the unpacked packages are used as a user would: man, bash, a C
+	# compiler through pkg-config
+	have_cmd dpkg-architecture || want dpkg-dev
+	have_cmd man || want man-db
+	have_cmd pkg-config || want pkg-config
+	have_cmd "${CC:-cc}" || want gcc
 	;;
 lint)
 	have_cmd mandoc || want mandoc
