@@ -17,6 +17,11 @@
 #                   PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR,
 #                   PKGCONFIGDIR and the completion directories honoured;
 #                   make uninstall removes exactly that
+#   make deb        Debian packages bftools, libbftools1 and libbftools-dev
+#                   (debian/, its build runs make check) in build/deb/, then
+#                   lintian on them, failing on any error
+#   make check-deb  make deb, then the packages unpacked into a scratch root
+#                   and used from there (tests/deb.sh)
 #
 # The standard and the warnings live in their own variable so that a
 # packager's CFLAGS= replaces optimisation flags but never drops them.
@@ -65,7 +70,7 @@ TSAN_FLAGS = -O1 -g -fsanitize=thread
 .SECONDARY:
 
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
-	bench fuzz valgrind accuracy tsan deps-tsan
+	bench fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -99,6 +104,8 @@ deps-check:
 	@sh tests/deps.sh check
 deps-lint:
 	@sh tests/deps.sh lint
+deps-deb:
+	@sh tests/deps.sh deb
 
 unit: $(UNIT_BIN)
 
@@ -139,6 +146,16 @@ lint: deps-lint
 
 demo: all
 	@sh tests/demo.sh cmd
+
+# dpkg-buildpackage writes beside the tree it builds, so tests/mkdeb.sh
+# builds a copy in build/deb/ and the packages land there too. Too slow for
+# make check, whose whole suite the package build runs.
+deb: deps-deb
+	@sh tests/mkdeb.sh
+
+check-deb: deb
+	@sh tests/deps.sh check-deb
+	@sh tests/deb.sh
 
 # regenerated every time: PREFIX or LIBDIR may differ from the last install
 $(O)/bftools.pc: FORCE

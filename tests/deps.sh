@@ -1,12 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# deps.sh build|check|lint - make sure this machine has what the target needs.
+# deps.sh build|check|lint|valgrind|deb|check-deb - make sure this machine
+# has what the target needs.
 #
 # Missing Debian packages are installed with apt-get (through sudo when not
 # root), announced in one line. Without apt-get the missing packages are
-# named and the script fails, so the make target stops.
+# named and the script fails, so the make target stops. For deb, the
+# package's build dependencies are those debian/control declares: once the
+# packaging tools are there, dpkg-checkbuilddeps says whether any is
+# missing and apt-get build-dep installs them (DEB_BUILD_PROFILES, such as
+# nocheck, honoured).
 set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
 need=""
+build_deps=no
 
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
 want() { need="$need $1"; }
@@ -52,6 +59,20 @@ tsan)
 	printf 'int main(void){return 0;}\n' |
 		clang -fsanitize=thread -x c - -o /dev/null >/dev/null 2>&1 || want libclang-rt-dev
 	;;
+deb)
+	have_cmd dpkg-buildpackage || want dpkg-dev
+	have_cmd dh || want debhelper
+	have_cmd lintian || want lintian
+	build_deps=yes
+	;;
+check-deb)
+	# the unpacked packages are used as a user would: man, bash, a C
+	# compiler through pkg-config
+	have_cmd dpkg-architecture || want dpkg-dev
+	have_cmd man || want man-db
+	have_cmd pkg-config || want pkg-config
+	have_cmd "${CC:-cc}" || want gcc
+	;;
 lint)
 	have_cmd mandoc || want mandoc
 	have_cmd groff || want groff-base
@@ -59,23 +80,36 @@ lint)
 *) echo "deps.sh: unknown target '$1'" >&2; exit 2 ;;
 esac
 
-[ -z "$need" ] && exit 0
-
-if ! have_cmd apt-get; then
-	echo "bftools: missing prerequisites:$need (install them, then run make again)" >&2
-	exit 1
-fi
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-	if ! have_cmd sudo; then
-		echo "bftools: missing prerequisites:$need (need root or sudo to install them)" >&2
-		exit 1
+# apt_get WHAT ARGS... - run apt-get -qq ARGS (after an update) as root,
+# through sudo if need be, saying first that WHAT is being installed.
+apt_get() {
+	what=$1
+	shift
+	if ! have_cmd apt-get; then
+		echo "bftools: missing prerequisites: $what (install them, then run make again)" >&2
+		return 1
 	fi
-	sudo="sudo"
+	sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		if ! have_cmd sudo; then
+			echo "bftools: missing prerequisites: $what (need root or sudo to install them)" >&2
+			return 1
+		fi
+		sudo="sudo"
+	fi
+	echo "bftools: installing missing packages: $what (apt-get)"
+	if ! { $sudo env DEBIAN_FRONTEND=noninteractive apt-get -qq update >/dev/null &&
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get -qq "$@" >/dev/null; }; then
+		echo "bftools: could not install: $what" >&2
+		return 1
+	fi
+}
+
+if [ -n "$need" ]; then
+	apt_get "${need# }" install -y $need || exit 1
 fi
-echo "bftools: installing missing packages:$need (apt-get)"
-export DEBIAN_FRONTEND=noninteractive
-if ! { $sudo apt-get -qq update >/dev/null && $sudo apt-get -qq install -y $need >/dev/null; }; then
-	echo "bftools: could not install:$need" >&2
-	exit 1
-fi
+[ "$build_deps" = yes ] || exit 0
+dpkg-checkbuilddeps "$top/debian/control" >/dev/null 2>&1 && exit 0
+profiles=$(printf '%s' "${DEB_BUILD_PROFILES:-}" | tr ' ' ,)
+apt_get "the build dependencies in debian/control" \
+	build-dep -y ${profiles:+-P "$profiles"} "$top" || exit 1
