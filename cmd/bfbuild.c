@@ -39,7 +39,7 @@
 #define OVER_CAPACITY_SLACK 1.1
 
 static const char usage[] =
-	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [--checkpoint INTERVAL] [FILE...]\n"
 	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
 	"\n"
 	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
@@ -61,6 +61,8 @@ static const char usage[] =
 	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	"  -v, --verbose         report lines, keys, fill and rate on stderr\n"
+	"      --checkpoint=INTERVAL  with -f, also save FILTER every INTERVAL (30s,\n"
+	"                        10m, 1h, or a line count such as 1e6)\n"
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -70,7 +72,7 @@ static const char usage[] =
 	"Exit status: 0 when written; with --remove, 1 when some keys were not in\n"
 	"the filter (it is written all the same); 2 on trouble.\n";
 
-enum { OPT_LIKE = 256, OPT_LAYOUT, OPT_KEY, OPT_HASH, OPT_FORMAT, OPT_REMOVE };
+enum { OPT_LIKE = 256, OPT_LAYOUT, OPT_KEY, OPT_HASH, OPT_FORMAT, OPT_REMOVE, OPT_CHECKPOINT };
 
 /* What the filter is written as. */
 enum output_format { FORMAT_BFTOOLS, FORMAT_DCSO, FORMAT_DCSO_GZIP };
@@ -94,6 +96,7 @@ static const struct option long_options[] = {
 	{ "ignore-case", no_argument, NULL, 'i' },
 	{ "null-data", no_argument, NULL, 'z' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
@@ -112,6 +115,8 @@ struct options {
 	const char *not_dcso;		/* first option a DCSO filter has no use for */
 	int key_given, rate_given, capacity_given;
 	int remove;			/* --remove: take the keys out of -f FILTER */
+	int checkpoint_given;
+	struct cli_checkpoint checkpoint;	/* --checkpoint's interval */
 	struct key_spec spec;
 	char delim;
 	int verbose;
@@ -171,6 +176,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'o': opt->output = arg; break;
 	case 'f': opt->filter = arg; break;
 	case OPT_REMOVE: opt->remove = 1; break;
+	case OPT_CHECKPOINT: cli_checkpoint_option(&opt->checkpoint, arg); opt->checkpoint_given = 1; break;
 	case OPT_LIKE: opt->like = arg; break;
 	case OPT_LAYOUT: opt->shape.layout = parse_layout(arg); note_shape(opt, "--layout"); break;
 	case 'm': opt->bits = cli_count("size in bits", arg, 1, FILTER_M_MAX); note_shape(opt, "-m"); break;
@@ -212,6 +218,8 @@ static void check_conflicts(const struct options *opt)
 		cli_usage_error("-f and --like cannot be used together");
 	if (opt->remove && !opt->filter)
 		cli_usage_error("--remove needs -f FILTER, the filter to remove the keys from");
+	if (opt->checkpoint_given && (!opt->filter || strcmp(opt->filter, "-") == 0))
+		cli_usage_error("--checkpoint saves the filter in place: it needs -f FILTER, a file");
 	if (opt->key_given && cli_key_file)
 		cli_usage_error("--key and --key-file cannot be used together");
 	if ((opt->filter || opt->like) && opt->shape_option)
@@ -436,6 +444,8 @@ struct build {
 	int count_new;			/* DCSO: count keys that set a new bit (its N) */
 	int remove;			/* --remove: the keys come out, not in */
 	uint64_t absent;		/* --remove: keys surely not in the filter */
+	const char *checkpoint_path;	/* -f FILTER with --checkpoint, else NULL */
+	struct cli_checkpoint checkpoint;
 	unsigned char *present;		/* test-and-add's answers, unused */
 	size_t present_cap;
 };
@@ -490,6 +500,8 @@ static int add_batch(void *ctx, unsigned slot, const struct line *records, size_
 		cli_fatal("%s", cli_explain(why));
 	b->records += n;
 	b->keyed += k->set.count;
+	if (b->checkpoint_path)
+		cli_checkpoint_due(&b->checkpoint, b->filter, b->checkpoint_path, NULL, b->records);
 	return 0;
 }
 
@@ -633,15 +645,22 @@ int main(int argc, char **argv)
 	cli_init(argv[0]);
 	parse_options(&opt, argc, argv);
 	dest = destination(&opt);
+	if (opt.filter && strcmp(opt.filter, "-") != 0)
+		cli_stop_on_signals();
 	b.filter = acquire_filter(&opt);
 	if (opt.remove)
 		check_removable(b.filter, opt.filter);
 	b.count_new = opt.format != FORMAT_BFTOOLS;
 	b.remove = opt.remove;
+	b.checkpoint = opt.checkpoint;
+	b.checkpoint_path = opt.checkpoint_given ? opt.filter : NULL;
 	add_lines(&b, &opt);
 	report(&b, opt.verbose);
+	cli_checkpoint_finish(&b.checkpoint);
 	save_filter(b.filter, dest, opt.format);
 	cascade_free(b.filter);
+	if (cli_stop_signal())
+		return 128 + cli_stop_signal();	/* cut short, all of it saved */
 	if (b.absent == 0)
 		return 0;
 	cli_warn("%llu key%s to remove %s not in the filter", (unsigned long long)b.absent,

@@ -32,7 +32,7 @@
 #define GROWING_FIRST_CAPACITY 100000
 
 static const char usage[] =
-	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [FILE...]\n"
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--checkpoint INTERVAL] [FILE...]\n"
 	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
 	"\n"
 	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
@@ -47,11 +47,13 @@ static const char usage[] =
 	"      --layout=LAYOUT   blocked (default) or classic\n"
 	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
 	"      --line-buffered   flush output after every line\n"
+	"      --checkpoint=INTERVAL  with -f, also save STATE every INTERVAL (30s,\n"
+	"                        10m, 1h, or a line count such as 1e6)\n"
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
-enum { OPT_LAYOUT = 256, OPT_KEY, OPT_LINE_BUFFERED };
+enum { OPT_LAYOUT = 256, OPT_KEY, OPT_LINE_BUFFERED, OPT_CHECKPOINT };
 
 static const struct option long_options[] = {
 	{ "capacity", required_argument, NULL, 'n' },
@@ -66,6 +68,7 @@ static const struct option long_options[] = {
 	{ "layout", required_argument, NULL, OPT_LAYOUT },
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "line-buffered", no_argument, NULL, OPT_LINE_BUFFERED },
+	{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
@@ -77,7 +80,8 @@ struct options {
 	double rate;
 	const char *state;
 	struct filter_params shape;	/* layout and key */
-	int key_given, repeated, verbose, line_buffered;
+	int key_given, repeated, verbose, line_buffered, checkpoint_given;
+	struct cli_checkpoint checkpoint;
 	struct key_spec spec;
 	char delim;
 	char **inputs;
@@ -99,6 +103,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_LAYOUT: opt->shape.layout = cli_layout(arg); break;
 	case OPT_KEY: cli_hex_key("key", arg, opt->shape.key); opt->key_given = 1; break;
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
+	case OPT_CHECKPOINT: cli_checkpoint_option(&opt->checkpoint, arg); opt->checkpoint_given = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
 	default:
@@ -125,6 +130,8 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		cli_usage_error("--key and --key-file cannot be used together");
 	if (opt->state && strcmp(opt->state, "-") == 0)
 		cli_usage_error("the state must be a file (it is written back at the end)");
+	if (opt->checkpoint_given && !opt->state)
+		cli_usage_error("--checkpoint saves the state: it needs -f STATE");
 }
 
 static struct cascade *new_seen_set(struct options *opt)
@@ -175,6 +182,7 @@ static struct cascade *acquire_seen_set(struct options *opt)
 
 struct uniq {
 	const struct options *opt;
+	struct cli_checkpoint checkpoint;	/* the snapshots under way (--checkpoint) */
 	struct cascade *seen;
 	const struct filter *hasher;	/* see cascade_hasher */
 	struct cli_keys keys[CLI_SLOTS];
@@ -284,6 +292,8 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 			cli_write_error(errno);
 	}
 	warn_over_capacity(u);
+	if (u->opt->checkpoint_given)
+		cli_checkpoint_due(&u->checkpoint, u->seen, u->opt->state, &u->out, u->lines);
 	return 0;
 }
 
@@ -300,6 +310,9 @@ static void report(const struct uniq *u)
 		 u->seen->nstages == 1 ? "" : "s", cli_human_bytes(cascade_bytes(u->seen), size));
 	cli_warn("expected distinct lines lost to false positives: %.3g (target rate %g)",
 		 u->expected_lost, u->seen->target_p);
+	if (u->opt->checkpoint_given)
+		cli_warn("checkpoints: %llu saved, %llu failed", (unsigned long long)u->checkpoint.saved,
+			 (unsigned long long)u->checkpoint.failed);
 }
 
 /* The run under way, for the progress line. */
@@ -324,8 +337,11 @@ int main(int argc, char **argv)
 	cli_init(argv[0]);
 	parse_options(&opt, argc, argv);
 	u.opt = &opt;
-	if (opt.state)
+	u.checkpoint = opt.checkpoint;
+	if (opt.state) {
 		cli_check_destination(opt.state);
+		cli_stop_on_signals();
+	}
 	u.seen = acquire_seen_set(&opt);
 	cli_stdout_init(&u.out, opt.line_buffered);
 	running = &u;
@@ -333,6 +349,7 @@ int main(int argc, char **argv)
 	u.hasher = cascade_hasher(u.seen);
 	input_status = cli_each_batch(opt.inputs, opt.ninputs, opt.delim, &stage, &u);
 	cli_stdout_finish(&u.out);
+	cli_checkpoint_finish(&u.checkpoint);
 	if (opt.verbose)
 		report(&u);
 	if (opt.state)
@@ -342,5 +359,7 @@ int main(int argc, char **argv)
 		cli_keys_free(&u.keys[i]);
 	free(u.present);
 	free(u.state);
+	if (cli_stop_signal())
+		return 128 + cli_stop_signal();	/* cut short, all of it saved */
 	return input_status < 0 ? EXIT_TROUBLE : 0;
 }

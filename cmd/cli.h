@@ -156,6 +156,41 @@ const char *cli_key_file_disagrees(const struct cascade *c);
 void cli_save_filter(const struct cascade *c, const char *path);
 
 /*
+ * For programs that keep state in a file (bfuniq -f, bfbuild -f): on
+ * SIGTERM, SIGINT or SIGHUP stop reading input (a read blocked on a pipe
+ * included), finish every line already read, in order, and return from
+ * cli_each_batch as at the end of input; the program then saves and exits
+ * with 128 + cli_stop_signal(). A second signal changes nothing: the save goes on.
+ * cli_stop_signal is the signal caught, or 0.
+ */
+void cli_stop_on_signals(void);
+int cli_stop_signal(void);
+
+/*
+ * --checkpoint=INTERVAL (bfuniq -f, bfbuild -f): save the state every
+ * INTERVAL while the input goes on: a duration (30s, 10m, 1h) or a line
+ * count (1e6, 10M). A save is a fork()ed child writing a copy-on-write
+ * snapshot to a temporary file and renaming it over the state, so the
+ * stream pauses only for the fork. Output written up to the snapshot is
+ * flushed before it, so the state saved holds every key whose line was
+ * written. While a snapshot is still being written the next one waits.
+ */
+struct cli_checkpoint {
+	double seconds;		/* interval in seconds, or 0 */
+	uint64_t lines;		/* interval in lines, or 0 */
+	double last_time;	/* when the last snapshot began */
+	uint64_t last_lines;	/* lines read when it began */
+	long child;		/* pid of the snapshot being written, or 0 */
+	uint64_t saved, failed;	/* snapshots finished, and failed */
+};
+void cli_checkpoint_option(struct cli_checkpoint *cp, const char *arg);
+/* At a batch boundary: every line so far added and out written; snapshot c to path if due. */
+void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, const char *path,
+			struct writer *out, uint64_t lines);
+/* Before the final save: wait for a snapshot still being written (it must not land after). */
+void cli_checkpoint_finish(struct cli_checkpoint *cp);
+
+/*
  * Read the inputs (none, or "-", is stdin) in batches, on a second thread
  * beside the calling one (lib/pipeline.h), through three steps:
  *   prepare  reader thread, as soon as a batch is read: set *units to the

@@ -11,7 +11,7 @@
 
 _bfuniq_options='-n --capacity -p --rate -f --state -d --repeated -k --field
 -t --separator -i --ignore-case -z --null-data -v --verbose --layout --key
---line-buffered --key-file --max-memory --progress --no-progress -h --help
+--line-buffered --checkpoint --key-file --max-memory --progress --no-progress -h --help
 -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
@@ -46,7 +46,7 @@ _bfuniq_value() {
 	-f | --state) _bfuniq_states "$2" ;;
 	--key-file) _bfuniq_files "$2" ;;
 	-n | --capacity | -p | --rate | --key | -k | --field | -t | --separator | \
-		--max-memory) ;;
+		--max-memory | --checkpoint) ;;
 	*) return 1 ;;
 	esac
 	return 0

@@ -32,6 +32,7 @@ complete -c bfuniq -l layout -x -a 'blocked\t"One cache line per key (default)" 
 complete -c bfuniq -n 'not __fish_contains_opt key-file' -l key -x -d '128-bit SipHash key as 32 hex digits'
 complete -c bfuniq -l line-buffered -d 'Flush output after every line'
 complete -c bfuniq -n 'not __fish_contains_opt key' -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
+complete -c bfuniq -l checkpoint -x -d 'With -f, also save STATE every INTERVAL (30s, 10m, 1h, or lines)'
 complete -c bfuniq -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
 complete -c bfuniq -l progress -d 'Show progress on stderr even when not a terminal'
 complete -c bfuniq -l no-progress -d 'Never show progress'

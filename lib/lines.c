@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,60 @@ struct lines_reader {
 	int eof;		/* read(2) returned 0: never read again */
 	unsigned char delim;
 };
+
+/*
+ * Process-wide: a descriptor that becomes readable when reading should
+ * stop (lines_stop_when_readable), or -1. Set before any reader thread
+ * starts, so every thread sees it.
+ */
+static int stop_fd = -1;
+
+void lines_stop_when_readable(int fd)
+{
+	stop_fd = fd;
+}
+
+/*
+ * Wait for input on r->fd, or for stop_fd. A signal handler cannot wake a
+ * read(2) already blocked in another thread, but it can write to a pipe
+ * that poll(2) watches, and no signal is lost between a check and the
+ * read. Returns 1 to read, 0 to stop (stop wins when both are ready).
+ */
+static int await_input(const struct lines_reader *r)
+{
+	struct pollfd fds[2] = { { r->fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
+
+	if (stop_fd < 0)
+		return 1;
+	for (;;) {
+		int ready = poll(fds, 2, -1);
+
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready < 0)
+			return 1;	/* the read reports what is wrong */
+		if (fds[1].revents)
+			return 0;
+		if (fds[0].revents)
+			return 1;
+	}
+}
+
+/*
+ * Stop reading: what is buffered up to the last delimiter is still handed
+ * out; a line read only in part is dropped, as it never ended.
+ */
+static void stop_at_last_delimiter(struct lines_reader *r)
+{
+	size_t end = r->end;
+
+	while (end > r->start && (unsigned char)r->buf[end - 1] != r->delim)
+		end--;
+	r->end = end;
+	if (r->scanned > r->end)
+		r->scanned = r->end;
+	r->eof = 1;
+}
 
 /* Hints that make large sequential reads cheaper; failure changes nothing. */
 static void advise_descriptor(int fd)
@@ -202,6 +257,10 @@ static int refill(struct lines_reader *r, size_t limit)
 	want = r->cap - r->end;
 	if (want > limit)
 		want = limit;
+	if (!await_input(r)) {
+		stop_at_last_delimiter(r);
+		return 0;
+	}
 	do
 		got = read(r->fd, r->buf + r->end, want);
 	while (got < 0 && errno == EINTR);

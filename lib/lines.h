@@ -62,6 +62,14 @@ void lines_batch_free(struct lines_batch *b);
 /* Bytes consumed so far (for progress and reports). */
 unsigned long long lines_bytes_read(const struct lines_reader *r);
 
+/*
+ * Make every reader stop at its next read once fd is readable (a pipe a
+ * signal handler writes to), as if its input had ended there: records
+ * already read are handed out, a last line read only in part is dropped.
+ * -1 (the default) turns it off. Call before readers run on other threads.
+ */
+void lines_stop_when_readable(int fd);
+
 #ifdef __cplusplus
 }
 #endif

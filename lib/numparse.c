@@ -326,6 +326,50 @@ int numparse_rate(const char *s, double *out, const char **errstr)
 	return 0;
 }
 
+/* Seconds in the unit c (s, m, h, d), or 0 for no unit. */
+static double unit_seconds(const char *unit)
+{
+	static const struct {
+		char name;
+		double seconds;
+	} units[] = { { 's', 1.0 }, { 'm', 60.0 }, { 'h', 3600.0 }, { 'd', 86400.0 } };
+
+	if (unit[0] == '\0' || unit[1] != '\0')
+		return 0.0;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (units[i].name == unit[0])
+			return units[i].seconds;
+	return 0.0;
+}
+
+int numparse_duration(const char *s, double *seconds, const char **errstr)
+{
+	struct decimal d;
+	struct digits g;
+	const char *end;
+	double unit, value;
+
+	if (s == NULL || *s == '\0') {
+		set_err(errstr, "empty");
+		return -1;
+	}
+	end = scan_decimal(s, &d);
+	unit = end ? unit_seconds(end) : 0.0;
+	if (end == NULL || unit == 0.0) {
+		set_err(errstr, "not a duration (a number and s, m, h or d)");
+		return -1;
+	}
+	significant_digits(&d, &g);
+	value = g.count > 0 ? digits_double(&d, &g) * unit : 0.0;
+	if (d.negative || !(value > 0.0) || !(value <= NUMPARSE_DURATION_MAX)) {
+		set_err(errstr, "must be more than 0 and at most 100 years");
+		return -1;
+	}
+	*seconds = value;
+	set_err(errstr, NULL);
+	return 0;
+}
+
 static int hex_value(char c)
 {
 	if (c >= '0' && c <= '9')

@@ -31,6 +31,16 @@ int numparse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 int numparse_rate(const char *s, double *out, const char **errstr);
 
 /*
+ * A duration: a decimal number and a unit, s (seconds), m (minutes), h
+ * (hours) or d (days): "90s", "10m", "1.5h", "7d". More than 0 and at most
+ * NUMPARSE_DURATION_MAX seconds (100 years). A bare number is not a
+ * duration (callers may read it as a count). Returns 0 and the seconds,
+ * or -1 with *errstr set.
+ */
+#define NUMPARSE_DURATION_MAX (100.0 * 365.25 * 86400.0)
+int numparse_duration(const char *s, double *seconds, const char **errstr);
+
+/*
  * A 128-bit key written as exactly 32 hexadecimal digits (either case),
  * byte 0 first. Returns 0, or -1 with *errstr set.
  */

@@ -379,6 +379,41 @@ static void test_hex_key_null_input(void)
 	CHECK(numparse_hex_key(NULL, key, &err) == -1 && err != NULL);
 }
 
+static void test_duration_accepts(void)
+{
+	static const struct {
+		const char *text;
+		double seconds;
+	} cases[] = {
+		{ "90s", 90.0 }, { "10m", 600.0 }, { "24h", 86400.0 }, { "7d", 604800.0 },
+		{ "1.5h", 5400.0 }, { "0.5s", 0.5 }, { "1e2s", 100.0 }, { "36500d", 36500.0 * 86400.0 },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		double got = -1.0;
+		const char *why = "unset";
+
+		CHECKF(numparse_duration(cases[i].text, &got, &why) == 0, "%s: %s", cases[i].text, why);
+		CHECKF(got == cases[i].seconds, "%s: %g", cases[i].text, got);
+		CHECK(why == NULL);
+	}
+}
+
+static void test_duration_rejects(void)
+{
+	static const char *bad[] = { "", "10", "10M", "m", "10 m", "10ms", "-5s", "0s", "1e9d", "nan", "10x" };
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		double got = 42.0;
+		const char *why = NULL;
+
+		CHECKF(numparse_duration(bad[i], &got, &why) < 0, "'%s' accepted", bad[i]);
+		CHECK(why != NULL);
+		CHECK(got == 42.0);
+	}
+	CHECK(numparse_duration(NULL, NULL, NULL) < 0);
+}
+
 void suite_numparse(void)
 {
 	unit_run("numparse: counts are exact, with exponents and SI suffixes", test_count_accepts);
@@ -394,4 +429,6 @@ void suite_numparse(void)
 	unit_run("numparse: hex keys take 32 digits of either case", test_hex_key_accepts);
 	unit_run("numparse: hex keys of any other shape are rejected", test_hex_key_rejects);
 	unit_run("numparse: a NULL hex key is rejected", test_hex_key_null_input);
+	unit_run("numparse: durations take a number and s, m, h or d", test_duration_accepts);
+	unit_run("numparse: durations without a unit, negative, zero or over 100 years are rejected", test_duration_rejects);
 }

@@ -1,0 +1,166 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# signals.bats - state that survives: bfuniq -f and bfbuild -f on SIGTERM,
+# SIGINT and SIGHUP finish what they read, save, and exit 128 + signal;
+# --checkpoint saves while the stream goes on.
+#
+# The programs read from a fifo whose writer the test keeps open, as from
+# `tail -f`: they are blocked in a read when the signal comes. The test
+# waits for their output (or a checkpoint file) before signalling, so
+# nothing depends on timing; the timeouts only turn a hang into a failure.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# wait_for FILE: wait (up to 60 s) until FILE exists.
+wait_for() {
+	local i
+	for i in $(seq 600); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# start_uniq ARGS...: bfuniq -f state.bf --line-buffered ARGS on in.fifo,
+# its output on out.fifo; fd 7 writes its input, fd 8 reads its output.
+start_uniq() {
+	mkfifo in.fifo out.fifo
+	# fd 3 belongs to bats: the background job must not hold it
+	bfuniq --key "$KEY" -f state.bf --line-buffered "$@" <in.fifo >out.fifo 3>&- &
+	pid=$!
+	exec 7>in.fifo 8<out.fifo
+}
+
+# read_lines N: the next N output lines, one per line.
+read_lines() {
+	local i line
+	for i in $(seq "$1"); do
+		read -r -t 60 line <&8 || return 1
+		echo "$line"
+	done
+}
+
+# stop_with SIGNAL: send it, then the exit status of bfuniq in $status.
+stop_with() {
+	kill -s "$1" "$pid"
+	status=0
+	wait "$pid" || status=$?
+	exec 7>&- 8<&-
+}
+
+@test "bfuniq -f: SIGTERM while blocked on input saves STATE and exits 143; a restart writes no line twice" {
+	start_uniq
+	printf 'a\nb\na\nc\n' >&7
+	expect_eq "output before the signal" $'a\nb\nc' "$(read_lines 3)"
+	stop_with TERM
+	expect_eq "exit status" 143 "$status"
+	run --separate-stderr bfuniq -f state.bf <<<$'c\nd\na\nb\ne'
+	expect_status 0
+	expect_output $'d\ne'
+}
+
+@test "bfuniq -f: SIGINT exits 130 and SIGHUP 129, each with STATE saved" {
+	for sig in INT:130 HUP:129; do
+		rm -f state.bf in.fifo out.fifo
+		start_uniq
+		printf 'x-%s\n' "${sig%%:*}" >&7
+		expect_eq "output" "x-${sig%%:*}" "$(read_lines 1)"
+		stop_with "${sig%%:*}"
+		expect_eq "exit status on SIG${sig%%:*}" "${sig##*:}" "$status"
+		expect_eq "saved" "" "$(printf 'x-%s\n' "${sig%%:*}" | bfuniq -f state.bf)"
+	done
+}
+
+@test "bfuniq -f: on one thread too, a signal ends a blocked read and the state is saved" {
+	export BFTOOLS_THREADS=1
+	start_uniq
+	printf 'one\ntwo\n' >&7
+	expect_eq "output" $'one\ntwo' "$(read_lines 2)"
+	stop_with TERM
+	expect_eq "exit status" 143 "$status"
+	expect_eq "saved" "three" "$(printf 'one\ntwo\nthree\n' | bfuniq -f state.bf)"
+}
+
+@test "bfuniq -f: after a signal the FILEs not yet opened are left alone" {
+	put_lines later.txt later
+	mkfifo in.fifo out.fifo
+	bfuniq -f state.bf --line-buffered in.fifo later.txt >out.fifo 3>&- &
+	pid=$!
+	# bfuniq opens out.fifo (its shell does) before in.fifo (it does)
+	exec 8<out.fifo 7>in.fifo
+	printf 'first\n' >&7
+	expect_eq "output" first "$(read_lines 1)"
+	stop_with TERM
+	expect_eq "exit status" 143 "$status"
+	expect_eq "later.txt is still new" later "$(bfuniq -f state.bf later.txt)"
+}
+
+@test "bfbuild -f: SIGTERM saves every key read so far and exits 143" {
+	bfbuild --key "$KEY" -n 1000 -o f.bf </dev/null
+	seq 1 50 >keys.txt
+	mkfifo in.fifo
+	# --checkpoint 1 saves after each batch: the file changing says the keys were read
+	bfbuild -f f.bf --checkpoint 1 <in.fifo 3>&- &
+	pid=$!
+	exec 7>in.fifo
+	cp f.bf before.bf
+	cat keys.txt >&7
+	local i
+	for i in $(seq 600); do
+		cmp -s f.bf before.bf || break
+		sleep 0.1
+	done
+	kill -s TERM "$pid"
+	status=0
+	wait "$pid" || status=$?
+	exec 7>&-
+	expect_eq "exit status" 143 "$status"
+	expect_eq "keys found" 50 "$(bfgrep -c -f f.bf keys.txt)"
+}
+
+@test "bfuniq --checkpoint N: STATE is saved while the input goes on, and holds only keys already written" {
+	start_uniq --checkpoint 100
+	seq 1 1000 >&7
+	read_lines 1000 >first.txt
+	wait_for state.bf
+	# a snapshot may lag the output, never lead it: every key it holds was written
+	kill -s KILL "$pid"
+	wait "$pid" || true
+	exec 7>&- 8<&-
+	run --separate-stderr bfuniq -f state.bf first.txt
+	expect_status 0
+	local held=$((1000 - $(printf '%s' "$output" | grep -c .)))
+	[ "$held" -ge 100 ] || expect_eq "keys in the checkpoint (at least one snapshot)" ">= 100" "$held"
+	expect_eq "what it did not hold is what it did not save" "$output" \
+		"$(grep -vxF -f <(bfgrep -f state.bf first.txt) first.txt)"
+}
+
+@test "bfuniq --checkpoint 0.2s: a duration works as well, and -v counts the snapshots" {
+	start_uniq --checkpoint 0.2s -v 2>err.txt
+	printf 'a\n' >&7
+	expect_eq "output" a "$(read_lines 1)"
+	# the first batch starts the clock; a batch 0.2 s later is saved
+	local n=0
+	until [ -e state.bf ] || [ "$n" -ge 200 ]; do
+		sleep 0.3
+		n=$((n + 1))
+		printf 'k%d\n' "$n" >&7
+		read_lines 1 >/dev/null
+	done
+	stop_with TERM
+	expect_eq "exit status" 143 "$status"
+	grep -q '^bfuniq: checkpoints: [1-9][0-9]* saved, 0 failed$' err.txt ||
+		expect_eq "-v" "bfuniq: checkpoints: N saved, 0 failed" "$(cat err.txt)"
+}
+
+@test "--checkpoint needs -f and an interval: usage errors, exit 2" {
+	run --separate-stderr bfuniq --checkpoint 10s </dev/null
+	expect_usage_error bfuniq "--checkpoint saves the state: it needs -f STATE"
+	run --separate-stderr bfbuild --checkpoint 10s -o f.bf </dev/null
+	expect_usage_error bfbuild "--checkpoint saves the filter in place: it needs -f FILTER, a file"
+	run --separate-stderr bfuniq -f s.bf --checkpoint 10x </dev/null
+	expect_usage_error bfuniq "invalid --checkpoint '10x': not a duration (30s, 10m, 1h) or a line count"
+	run --separate-stderr bfuniq -f s.bf --checkpoint 0 </dev/null
+	expect_usage_error bfuniq "invalid --checkpoint '0': not a duration (30s, 10m, 1h) or a line count"
+}
