@@ -140,8 +140,13 @@ is_valgrind_build() {
 }
 
 # is_plain_build: ordinary executables, neither the valgrind wrappers nor
-# built with AddressSanitizer (which cannot start under a small `ulimit -v`
-# and runs a few times slower).
+# built with AddressSanitizer or ThreadSanitizer (which map terabytes of
+# shadow memory, so cannot start under a small `ulimit -v`, hold more
+# memory, and run several times slower).
+is_tsan_build() {
+	! is_valgrind_build && grep -q -a __tsan_init "$BFTOOLS_BIN/bfbuild"
+}
+
 is_plain_build() {
-	! is_valgrind_build && ! grep -q -a __asan_init "$BFTOOLS_BIN/bfbuild"
+	! is_valgrind_build && ! grep -q -a -e __asan_init -e __tsan_init "$BFTOOLS_BIN/bfbuild"
 }

@@ -35,7 +35,7 @@ teardown() {
 
 # skip_unless_plain WHY / skip_if_valgrind WHY: skip the test, saying why.
 skip_unless_plain() {
-	is_plain_build || skip "$1 (not with ASan or valgrind builds)"
+	is_plain_build || skip "$1 (not with sanitizer or valgrind builds)"
 }
 
 skip_if_valgrind() {
