@@ -5,8 +5,9 @@
  * A new filter is sized from -n/-p for its layout (or shaped by -m/-K),
  * an existing one is extended in place with -f, and --like copies another
  * filter's shape and key so shards built apart can be OR-ed by bfmerge.
- * The filter is written atomically to -o FILE (or back over -f FILTER), or
- * streamed to stdout when that is not a terminal; --format dcso writes it
+ * The filter is written atomically to -o FILE (or back over -f FILTER,
+ * holding its lock from load to rename so that concurrent runs take
+ * turns), or streamed to stdout when that is not a terminal; --format dcso writes it
  * in the DCSO bloom format instead (dcso.h), sized from -n/-p as DCSO's
  * own tool sizes it. --layout counting builds a counting filter, from which
  * -f FILTER --remove deletes the input lines again.
@@ -39,7 +40,7 @@
 #define OVER_CAPACITY_SLACK 1.1
 
 static const char usage[] =
-	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [--no-wait] [FILE...]\n"
 	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
 	"\n"
 	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
@@ -61,6 +62,7 @@ static const char usage[] =
 	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	"  -v, --verbose         report lines, keys, fill and rate on stderr\n"
+	CLI_NO_WAIT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -96,6 +98,7 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_NO_WAIT_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -633,6 +636,8 @@ int main(int argc, char **argv)
 	cli_init(argv[0]);
 	parse_options(&opt, argc, argv);
 	dest = destination(&opt);
+	if (dest && opt.filter && cli_same_file(dest, opt.filter))
+		cli_lock_update(dest);	/* -f: read, then replaced */
 	b.filter = acquire_filter(&opt);
 	if (opt.remove)
 		check_removable(b.filter, opt.filter);
@@ -641,6 +646,7 @@ int main(int argc, char **argv)
 	add_lines(&b, &opt);
 	report(&b, opt.verbose);
 	save_filter(b.filter, dest, opt.format);
+	cli_unlock();
 	cascade_free(b.filter);
 	if (b.absent == 0)
 		return 0;

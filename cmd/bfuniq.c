@@ -11,7 +11,9 @@
  *
  * With -n the filter is sized once; without it, it grows (cascade.h) so the
  * rate holds however many keys arrive. -f STATE carries the seen-set from
- * one run to the next.
+ * one run to the next; runs on one STATE take turns (its lock is held from
+ * before it is read until it is saved), so none writes a line another
+ * already wrote.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,7 +34,7 @@
 #define GROWING_FIRST_CAPACITY 100000
 
 static const char usage[] =
-	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [FILE...]\n"
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--no-wait] [FILE...]\n"
 	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
 	"\n"
 	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
@@ -47,6 +49,7 @@ static const char usage[] =
 	"      --layout=LAYOUT   blocked (default) or classic\n"
 	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
 	"      --line-buffered   flush output after every line\n"
+	CLI_NO_WAIT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
@@ -68,6 +71,7 @@ static const struct option long_options[] = {
 	{ "line-buffered", no_argument, NULL, OPT_LINE_BUFFERED },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_NO_WAIT_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -318,8 +322,10 @@ int main(int argc, char **argv)
 	cli_init(argv[0]);
 	parse_options(&opt, argc, argv);
 	u.opt = &opt;
-	if (opt.state)
+	if (opt.state) {
 		cli_check_destination(opt.state);
+		cli_lock_update(opt.state);	/* until saved: runs on one STATE take turns */
+	}
 	u.seen = acquire_seen_set(&opt);
 	cli_stdout_init(&u.out, opt.line_buffered);
 	running = &u;
@@ -331,6 +337,7 @@ int main(int argc, char **argv)
 		report(&u);
 	if (opt.state)
 		cli_save_filter(u.seen, opt.state);
+	cli_unlock();
 	cascade_free(u.seen);
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&u.keys[i]);
