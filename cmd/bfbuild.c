@@ -5,8 +5,9 @@
  * A new filter is sized from -n/-p for its layout (or shaped by -m/-K),
  * an existing one is extended in place with -f, and --like copies another
  * filter's shape and key so shards built apart can be OR-ed by bfmerge.
- * The filter is written atomically to -o FILE (or back over -f FILTER), or
- * streamed to stdout when that is not a terminal; --format dcso writes it
+ * The filter is written atomically to -o FILE (or back over -f FILTER,
+ * holding its lock from load to rename so that concurrent runs take
+ * turns), or streamed to stdout when that is not a terminal; --format dcso writes it
  * in the DCSO bloom format instead (dcso.h), sized from -n/-p as DCSO's
  * own tool sizes it. --layout counting builds a counting filter, from which
  * -f FILTER --remove deletes the input lines again.
@@ -39,7 +40,7 @@
 #define OVER_CAPACITY_SLACK 1.1
 
 static const char usage[] =
-	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
 	"\n"
 	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
@@ -63,6 +64,7 @@ static const char usage[] =
 	"  -v, --verbose         report lines, keys, fill and rate on stderr\n"
 	"      --checkpoint=INTERVAL  with -f, also save FILTER every INTERVAL (30s,\n"
 	"                        10m, 1h, or a line count such as 1e6)\n"
+	CLI_NO_WAIT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -99,6 +101,7 @@ static const struct option long_options[] = {
 	{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_NO_WAIT_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -645,6 +648,8 @@ int main(int argc, char **argv)
 	cli_init(argv[0]);
 	parse_options(&opt, argc, argv);
 	dest = destination(&opt);
+	if (dest && opt.filter && cli_same_file(dest, opt.filter))
+		cli_lock_update(dest);	/* -f: read, then replaced */
 	if (opt.filter && strcmp(opt.filter, "-") != 0)
 		cli_stop_on_signals();
 	b.filter = acquire_filter(&opt);
@@ -658,6 +663,7 @@ int main(int argc, char **argv)
 	report(&b, opt.verbose);
 	cli_checkpoint_finish(&b.checkpoint);
 	save_filter(b.filter, dest, opt.format);
+	cli_unlock();
 	cascade_free(b.filter);
 	if (cli_stop_signal())
 		return 128 + cli_stop_signal();	/* cut short, all of it saved */

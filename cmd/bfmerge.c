@@ -9,7 +9,9 @@
  * every key of the intersection but also keys that merely collide, so its
  * false-positive rate is higher than that of a filter built from the
  * intersection. The first input is loaded; each further one is streamed
- * into it chunk by chunk, so memory stays at about one filter.
+ * into it chunk by chunk, so memory stays at about one filter. -o onto one
+ * of the inputs is an update: its lock is held from before any input is
+ * read until the result is renamed into place.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,12 +26,13 @@
 #include "merge.h"
 
 static const char usage[] =
-	"Usage: bfmerge [-o FILE] [--intersect] [-v] FILTER...\n"
+	"Usage: bfmerge [-o FILE] [--intersect] [-v] [--no-wait] FILTER...\n"
 	"Combine filters of the same shape and key into one: OR (union) or AND.\n"
 	"\n"
 	"  -o, --output=FILE     write the result to FILE (atomically), not stdout\n"
 	"      --intersect       AND the filters instead of OR-ing them\n"
 	"  -v, --verbose         report the result's fill and estimates on stderr\n"
+	CLI_NO_WAIT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -44,6 +47,7 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_NO_WAIT_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -165,10 +169,14 @@ int main(int argc, char **argv)
 		cli_check_destination(opt.output);
 	else if (isatty(STDOUT_FILENO))
 		cli_fatal("refusing to write a filter to a terminal (use -o FILE or a redirection)");
+	for (int i = 0; opt.output && i < opt.ninputs; i++)
+		if (cli_same_file(opt.output, opt.inputs[i]))
+			cli_lock_update(opt.output);	/* -o onto an input: read, then replaced */
 	merge_files(&opt);
 	if (opt.verbose)
 		report(merged);
 	cli_save_filter(merged, opt.output);
+	cli_unlock();
 	cascade_free(merged);
 	return 0;
 }

@@ -11,7 +11,9 @@
  *
  * With -n the filter is sized once; without it, it grows (cascade.h) so the
  * rate holds however many keys arrive. -f STATE carries the seen-set from
- * one run to the next.
+ * one run to the next; runs on one STATE take turns (its lock is held from
+ * before it is read until it is saved), so none writes a line another
+ * already wrote.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,7 +34,7 @@
 #define GROWING_FIRST_CAPACITY 100000
 
 static const char usage[] =
-	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
 	"\n"
 	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
@@ -49,6 +51,7 @@ static const char usage[] =
 	"      --line-buffered   flush output after every line\n"
 	"      --checkpoint=INTERVAL  with -f, also save STATE every INTERVAL (30s,\n"
 	"                        10m, 1h, or a line count such as 1e6)\n"
+	CLI_NO_WAIT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
@@ -71,6 +74,7 @@ static const struct option long_options[] = {
 	{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_NO_WAIT_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -340,7 +344,8 @@ int main(int argc, char **argv)
 	u.checkpoint = opt.checkpoint;
 	if (opt.state) {
 		cli_check_destination(opt.state);
-		cli_stop_on_signals();
+		cli_lock_update(opt.state);	/* until saved: runs on one STATE take turns */
+		cli_stop_on_signals();	/* after the lock: while waiting, a signal just ends it */
 	}
 	u.seen = acquire_seen_set(&opt);
 	cli_stdout_init(&u.out, opt.line_buffered);
@@ -354,6 +359,7 @@ int main(int argc, char **argv)
 		report(&u);
 	if (opt.state)
 		cli_save_filter(u.seen, opt.state);
+	cli_unlock();
 	cascade_free(u.seen);
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&u.keys[i]);

@@ -24,6 +24,7 @@
 #include "format.h"
 #include "keyfile.h"
 #include "lines.h"
+#include "lock.h"
 #include "numparse.h"
 
 const char *cli_progname = "bftools";
@@ -31,6 +32,7 @@ int cli_progress_mode = -1;
 const char *cli_key_file;
 static int keys_optional;
 static int dcso_readable;
+static int no_wait;		/* --no-wait */
 void (*cli_progress_detail)(char *buf, size_t len);
 
 #define MEMORY_ENV "BFTOOLS_MAX_MEMORY"
@@ -85,6 +87,9 @@ int cli_common_option(int c, const char *arg)
 		return 1;
 	case CLI_OPT_KEY_FILE:
 		cli_key_file = arg;
+		return 1;
+	case CLI_OPT_NO_WAIT:
+		no_wait = 1;
 		return 1;
 	default:
 		return 0;
@@ -384,6 +389,68 @@ void cli_check_destination(const char *path)
 	/* the new file is made beside path and renamed over it */
 	if (access(dir, W_OK | X_OK) < 0)
 		cli_fatal("%s: cannot write here: %s", path, strerror(errno));
+}
+
+/* ---- taking turns at updating a file ---------------------------------- */
+
+#define LOCK_NOTICE_DELAY 1.0	/* seconds of waiting before saying so */
+
+static struct lock update_lock = LOCK_INIT;
+
+int cli_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Whether path is replaced by rename when saved: a regular file, or none yet. */
+static int renamed_over(const char *path)
+{
+	struct stat st;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT;
+	return S_ISREG(st.st_mode);
+}
+
+_Noreturn static void lock_failed(const char *path, const char *why)
+{
+	static char *lock_file;	/* static: still reachable at exit, for LeakSanitizer */
+
+	lock_file = lock_path(path);
+	if (lock_file == NULL)
+		cli_fatal("%s: cannot lock it for updating: %s", path, why);
+	cli_fatal("%s: cannot lock it for updating: %s: %s", path, lock_file, why);
+}
+
+void cli_lock_update(const char *path)
+{
+	const char *why;
+	int r;
+
+	if (update_lock.fd >= 0 || !renamed_over(path))
+		return;
+	r = lock_try(&update_lock, path, &why);
+	if (r == 1 && no_wait)
+		cli_fatal("%s: another bftools process is updating it (--no-wait: not waiting)", path);
+	if (r == 1)
+		r = lock_wait(&update_lock, path, LOCK_NOTICE_DELAY, &why);
+	if (r == 1) {
+		cli_warn("%s: waiting for another bftools process to release it", path);
+		r = lock_wait(&update_lock, path, -1.0, &why);
+	}
+	if (r < 0)
+		lock_failed(path, why);
+}
+
+void cli_unlock(void)
+{
+	lock_release(&update_lock);
 }
 
 /* ---- progress -------------------------------------------------------- */

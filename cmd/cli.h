@@ -39,6 +39,7 @@ enum {
 	CLI_OPT_PROGRESS,
 	CLI_OPT_NO_PROGRESS,
 	CLI_OPT_KEY_FILE,
+	CLI_OPT_NO_WAIT,
 };
 #define CLI_COMMON_OPTIONS                                                   \
 	{ "key-file", required_argument, NULL, CLI_OPT_KEY_FILE },          \
@@ -50,6 +51,16 @@ enum {
 	"      --max-memory=SIZE refuse filters larger than SIZE bytes in memory\n" \
 	"      --progress        show progress on stderr even when not a terminal\n" \
 	"      --no-progress     never show progress\n"
+
+/*
+ * --no-wait, for the programs that update a file in place (bfbuild,
+ * bfuniq, bfmerge): put CLI_NO_WAIT_OPTION in the option table and
+ * CLI_NO_WAIT_HELP in --help; cli_common_option handles it.
+ */
+#define CLI_NO_WAIT_OPTION { "no-wait", no_argument, NULL, CLI_OPT_NO_WAIT }
+#define CLI_NO_WAIT_HELP                                                     \
+	"      --no-wait         fail at once if another bftools process is\n"  \
+	"                        updating the file, instead of waiting\n"
 
 /*
  * --key-file: the key file given, or NULL. New filters take their key from
@@ -126,6 +137,22 @@ void cli_separator_option(struct key_spec *spec, const char *arg);
  * the end: its directory missing or not writable.
  */
 void cli_check_destination(const char *path);
+
+/*
+ * Updating a file in place (read, change, rename over it): take its lock
+ * (lock.h) before reading it, so that bftools processes updating one file
+ * take turns instead of losing each other's work. Waits for another
+ * holder, saying so on stderr once after about a second; with --no-wait,
+ * fatal at once. Nothing for "-" or a path that is not a regular file
+ * (nothing is renamed over those); a missing path is locked, since it is
+ * about to be created. Held until cli_unlock or exit; taking it again is
+ * nothing.
+ */
+void cli_lock_update(const char *path);
+void cli_unlock(void);
+
+/* Whether paths a and b both exist and are one file (device and inode). */
+int cli_same_file(const char *a, const char *b);
 
 /* How messages name a path: "-" is "(standard input)". */
 const char *cli_display_name(const char *path);

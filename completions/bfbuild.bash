@@ -11,7 +11,7 @@
 
 _bfbuild_options='-n --capacity -p --rate -o --output -f --filter --remove --like
 --layout -m --bits -K --hashes --key --hash --format -k --field -t --separator
--i --ignore-case -z --null-data -v --verbose --checkpoint --key-file --max-memory
+-i --ignore-case -z --null-data -v --verbose --no-wait --checkpoint --key-file --max-memory
 --progress --no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no

@@ -37,6 +37,7 @@ complete -c bfbuild -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfbuild -s i -l ignore-case -d 'Fold ASCII case; recorded in the filter'
 complete -c bfbuild -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfbuild -s v -l verbose -d 'Report lines, keys, fill and rate on stderr'
+complete -c bfbuild -l no-wait -d 'Fail at once if another bftools process is updating the file'
 complete -c bfbuild -n 'not __fish_contains_opt key' -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
 complete -c bfbuild -l checkpoint -x -d 'With -f, also save FILTER every INTERVAL (30s, 10m, 1h, or lines)'
 complete -c bfbuild -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'

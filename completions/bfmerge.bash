@@ -8,7 +8,7 @@
 # Install as .../bash-completion/completions/bfmerge, or source it from
 # ~/.bashrc.
 
-_bfmerge_options='-o --output --intersect -v --verbose --key-file --max-memory
+_bfmerge_options='-o --output --intersect -v --verbose --no-wait --key-file --max-memory
 --progress --no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no

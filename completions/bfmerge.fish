@@ -22,6 +22,7 @@ complete -c bfmerge -f -a '(__bfmerge_filters)'
 complete -c bfmerge -s o -l output -r -F -d 'Write the result to FILE, atomically'
 complete -c bfmerge -l intersect -d 'AND the filters (intersection) instead of OR-ing them'
 complete -c bfmerge -s v -l verbose -d "Report the result's fill and estimates on stderr"
+complete -c bfmerge -l no-wait -d 'Fail at once if another bftools process is updating the file'
 complete -c bfmerge -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
 complete -c bfmerge -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
 complete -c bfmerge -l progress -d 'Show progress on stderr even when not a terminal'

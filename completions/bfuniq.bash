@@ -11,7 +11,7 @@
 
 _bfuniq_options='-n --capacity -p --rate -f --state -d --repeated -k --field
 -t --separator -i --ignore-case -z --null-data -v --verbose --layout --key
---line-buffered --checkpoint --key-file --max-memory --progress --no-progress -h --help
+--line-buffered --no-wait --checkpoint --key-file --max-memory --progress --no-progress -h --help
 -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no

@@ -31,6 +31,7 @@ complete -c bfuniq -s v -l verbose -d 'Report lines, repeats and expected losses
 complete -c bfuniq -l layout -x -a 'blocked\t"One cache line per key (default)" classic\t"The textbook layout"' -d 'Memory layout of the filter'
 complete -c bfuniq -n 'not __fish_contains_opt key-file' -l key -x -d '128-bit SipHash key as 32 hex digits'
 complete -c bfuniq -l line-buffered -d 'Flush output after every line'
+complete -c bfuniq -l no-wait -d 'Fail at once if another bftools process is updating the file'
 complete -c bfuniq -n 'not __fish_contains_opt key' -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
 complete -c bfuniq -l checkpoint -x -d 'With -f, also save STATE every INTERVAL (30s, 10m, 1h, or lines)'
 complete -c bfuniq -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'

@@ -22,7 +22,8 @@
  * not cleaned up on a signal.
  *
  * Deliberately absent: keeping the old file's owner or ACLs, and locking
- * against other writers (the last rename wins).
+ * against other writers (here the last rename wins; callers that read the
+ * file before replacing it take turns through lock.h).
  */
 #include "atomic.h"
 

@@ -15,6 +15,7 @@
  *   lines.h, keys.h, writer.h   fast record input, key extraction, checked output
  *   numparse.h  counts and rates as users type them
  *   atomic.h    replace a file all at once or not at all
+ *   lock.h      serialise the processes that update one file
  *   keyfile.h   a filter's key kept in a file of its own
  *   dcso.h      DCSO bloom filter files (read and written for interop)
  *   pipeline.h  batches over two threads: read ahead, share the hashing
@@ -42,6 +43,7 @@
 #include "hll.h"
 #include "numparse.h"
 #include "atomic.h"
+#include "lock.h"
 #include "keyfile.h"
 #include "dcso.h"
 #include "pipeline.h"

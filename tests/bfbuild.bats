@@ -9,7 +9,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [--checkpoint INTERVAL] [FILE...]"
+SYNOPSIS="Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [--no-wait] [--checkpoint INTERVAL] [FILE...]"
 
 # ---------------------------------------------------------------- help, version
 
@@ -27,7 +27,7 @@ SYNOPSIS="Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like 
 	expect_status 0
 	expect_output "$short"
 	for opt in --capacity --rate --output --filter --remove --like --layout --bits --hashes \
-		--key --hash --field --separator --ignore-case --null-data --verbose --help --version; do
+		--key --hash --field --separator --ignore-case --null-data --verbose --no-wait --help --version; do
 		case $output in *"$opt"*) ;; *) expect_eq "help mentions" "$opt" "(missing)" ;; esac
 	done
 }
@@ -277,7 +277,9 @@ saved.bf" "$(ls -A)"
 	run --separate-stderr bfbuild -f base.bf old.txt missing.txt
 	expect_status 2
 	cmp base.bf saved.bf
-	expect_eq "directory" "base.bf
+	# the lock file -f took (bfbuild(1), CONCURRENCY) stays; no temp file does
+	expect_eq "directory" ".base.bf.lock
+base.bf
 old.txt
 saved.bf" "$(ls -A)"
 }
@@ -570,7 +572,8 @@ out.bf" "$(ls -A)"
 	run --separate-stderr bfgrep -f base.bf q.txt
 	expect_output $'alice\nbob\ncarol\ndave'
 	expect_eq insertions 4 "$(header_uint base.bf 96 8)"
-	expect_eq "directory" "base.bf
+	expect_eq "directory" ".base.bf.lock
+base.bf
 new.txt
 old.txt
 q.txt" "$(ls -A)"

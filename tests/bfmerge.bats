@@ -13,7 +13,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfmerge [-o FILE] [--intersect] [-v] FILTER..."
+SYNOPSIS="Usage: bfmerge [-o FILE] [--intersect] [-v] [--no-wait] FILTER..."
 
 # As in helpers.bash, with the programs these tests run besides bfbuild.
 setup() {
@@ -66,7 +66,7 @@ split_three() {
 	run --separate-stderr bfmerge --help
 	expect_status 0
 	expect_output "$short"
-	for opt in --output --intersect --verbose --help --version; do
+	for opt in --output --intersect --verbose --no-wait --help --version; do
 		case $output in *"$opt"*) ;; *) expect_eq "help mentions" "$opt" "(missing)" ;; esac
 	done
 }

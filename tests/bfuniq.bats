@@ -16,7 +16,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--checkpoint INTERVAL] [FILE...]"
+SYNOPSIS="Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--no-wait] [--checkpoint INTERVAL] [FILE...]"
 
 # helpers.bash checks for bfbuild and bfgrep; these tests need bfuniq too.
 setup() {
@@ -107,7 +107,7 @@ expect_awk_first_seen() {
 	expect_status 0
 	expect_output "$short"
 	for opt in --capacity --rate --state --repeated --field --separator --ignore-case \
-		--null-data --verbose --layout --key --line-buffered --help --version; do
+		--null-data --verbose --layout --key --line-buffered --no-wait --help --version; do
 		case $output in *"$opt"*) ;; *) expect_eq "help mentions" "$opt" "(missing)" ;; esac
 	done
 }
@@ -800,7 +800,8 @@ expect_awk_first_seen() {
 		echo "state.bf was not replaced" >&2
 		return 1
 	fi
-	expect_eq "files" "$(printf '%s\n' before.bf in.txt more.txt old-link.bf state.bf)" "$(ls -A)"
+	# the lock file (bfuniq(1), CONCURRENCY) stays; no temp file does
+	expect_eq "files" "$(printf '%s\n' .state.bf.lock before.bf in.txt more.txt old-link.bf state.bf)" "$(ls -A)"
 	run --separate-stderr bfuniq -f old-link.bf more.txt
 	expect_output $'fig\ngrape'
 	run --separate-stderr bfuniq -f state.bf more.txt
@@ -815,7 +816,7 @@ expect_awk_first_seen() {
 	run --separate-stderr bash -c 'bfuniq -f state.bf more.txt >/dev/full'
 	expect_fail "bfuniq: write error: No space left on device"
 	cmp before.bf state.bf
-	expect_eq "files" "$(printf '%s\n' before.bf in.txt more.txt state.bf)" "$(ls -A)"
+	expect_eq "files" "$(printf '%s\n' .state.bf.lock before.bf in.txt more.txt state.bf)" "$(ls -A)"
 	# so the next run delivers them
 	run --separate-stderr bfuniq -f state.bf more.txt
 	expect_output $'fig\ngrape'

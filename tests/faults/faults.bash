@@ -171,9 +171,11 @@ enospc_env() {
 		"ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
 }
 
-# temp_files DIR NAME: the temporary files of target NAME in DIR, if any.
+# temp_files DIR NAME: the temporary files of target NAME in DIR, if any:
+# mkstemp's ".NAME.XXXXXX" (lib/atomic.c), which the lock file
+# ".NAME.lock" (lib/lock.c, kept for good) does not match.
 temp_files() {
-	(cd "$1" && compgen -G ".$2.*") || true
+	(cd "$1" && compgen -G ".$2.??????") || true
 }
 
 # old_untouched_no_temp DIR NAME SAVED WHAT: DIR/NAME is byte for byte

@@ -64,6 +64,7 @@ static const struct {
 	{ "hll", suite_hll },
 	{ "merge", suite_merge },
 	{ "keyfile", suite_keyfile },
+	{ "lock", suite_lock },
 	{ "dcso", suite_dcso },
 	{ "counting", suite_counting },
 };

@@ -66,6 +66,7 @@ void suite_cascade(void);
 void suite_hll(void);
 void suite_merge(void);
 void suite_keyfile(void);
+void suite_lock(void);
 void suite_dcso(void);
 void suite_counting(void);
 
