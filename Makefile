@@ -52,7 +52,7 @@ O        ?= .
 PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo
 LIB_SRC   = $(wildcard lib/*.c)
 LIB_OBJ   = $(LIB_SRC:%.c=$(O)/%.o)
-CLI_OBJ   = $(O)/cmd/cli.o
+CLI_OBJ   = $(O)/cmd/cli.o $(O)/cmd/cli_window.o
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(O)/%.o)
 BINS      = $(PROGRAMS:%=$(O)/cmd/%)

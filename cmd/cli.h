@@ -78,6 +78,13 @@ void cli_dcso_readable(void);
  */
 uint32_t cli_new_key(unsigned char key[16]);
 
+/*
+ * --key-file against a loaded filter's params p (name for messages): 1 with
+ * key[] filled when its key is kept outside and must be supplied; 0 when
+ * nothing is to be done. A missing or disagreeing key file is fatal.
+ */
+int cli_key_needed(const struct filter_params *p, const char *name, unsigned char key[16]);
+
 /* Handle one of the common options; returns 1 if c was one. */
 int cli_common_option(int c, const char *arg);
 
@@ -135,6 +142,8 @@ size_t cli_stdin_uses(char *const *paths, size_t n);
 
 /* Load a filter file ("-" is stdin); a bad one is fatal, naming the file. */
 struct cascade *cli_load_filter(const char *path);
+/* What cli_load_filter does after loading c from path: the key file, DCSO. */
+struct cascade *cli_loaded_filter(struct cascade *c, const char *path);
 /*
  * Open a filter file for streaming ("-" is stdin), with progress: *shape
  * gets its headers, *fd the descriptor to close after the reader (unless it
@@ -179,6 +188,12 @@ struct cli_stage {
 };
 int cli_each_batch(char *const *paths, int npaths, char delim,
 			    const struct cli_stage *stage, void *ctx);
+
+/*
+ * During consume: the input the batch came from, as messages name it, and
+ * the line number of its first record (records count from 1 per input).
+ */
+void cli_batch_origin(const char **name, uint64_t *first_line);
 
 /*
  * A batch's keys and, when they can be hashed ahead (hasher is not NULL:

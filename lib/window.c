@@ -320,7 +320,7 @@ size_t window_live_from(const struct window *w, uint64_t now)
 }
 
 /* An empty generation by the window's plan. */
-static struct cascade *new_generation(const struct window *w, const char **errstr)
+static struct cascade *new_generation(struct window *w, const char **errstr)
 {
 	struct filter_params p = w->hasher->params;
 	unsigned growth, tighten;
@@ -329,8 +329,15 @@ static struct cascade *new_generation(const struct window *w, const char **errst
 	window_generation_plan(&w->wp, &p.capacity, &p.target_p, &growth, &tighten);
 	if (growth != 0)
 		return cascade_new_growing(&p, p.target_p, growth, tighten, errstr);
-	if (sizing_choose(p.layout, p.capacity, p.target_p, &p.m, &p.k, errstr) < 0)
+	/* sizing takes microseconds (lgamma, exp): once per window, not per generation */
+	if (w->gen_m == 0 && sizing_choose(p.layout, p.capacity, p.target_p, &p.m, &p.k, errstr) < 0)
 		return NULL;
+	if (w->gen_m == 0) {
+		w->gen_m = p.m;
+		w->gen_k = p.k;
+	}
+	p.m = w->gen_m;
+	p.k = w->gen_k;
 	return cascade_new_fixed(&p, errstr);
 }
 

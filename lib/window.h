@@ -72,6 +72,8 @@ struct window {
 	size_t ngen;
 	/* hash, key and flags of every generation; never dropped (window_hasher) */
 	struct filter *hasher;
+	uint64_t gen_m;		/* a count generation's m and k, once sized */
+	uint32_t gen_k;
 	/* scratch for the keys still in question during a batch */
 	struct line *sub_keys;
 	uint64_t *sub_hash;
