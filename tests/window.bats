@@ -200,3 +200,49 @@ y"
 	echo "peak RSS: $(cat small.rss) KB over 1e5 keys, $(cat big.rss) KB over 1e6"
 	[ "$(cat big.rss)" -le $(($(cat small.rss) + 1024)) ]
 }
+
+@test "window: bfgrep answers 'seen within the window' as of --now" {
+	put_lines in.txt "1000 a" "1030 b" "1065 c"
+	uniq_ -f t.bf --window 60s --generations 4 --time-field 1 -k 2 in.txt >/dev/null
+	put_lines q.txt a b c d
+	# tau = 20 s; at 1065 s (generation 53) generations 50..53 are live: a (50), b (51), c (53)
+	run --separate-stderr bfgrep -f t.bf --now 1065 q.txt
+	expect_status 0
+	expect_output "a
+b
+c"
+	# at 1090 s (generation 54) generation 50 has gone: a is forgotten
+	run --separate-stderr bfgrep -f t.bf --now 1090 q.txt
+	expect_output "b
+c"
+	# much later nothing is within the window
+	run --separate-stderr bfgrep -f t.bf --now 2026-11-25T00:00:00Z q.txt
+	expect_status 1
+	expect_output ""
+}
+
+@test "window: bfgrep answers for a count window's last N keys" {
+	cycle in.txt 50 50
+	uniq_ -f c.bf --window 100 in.txt >/dev/null
+	put_lines q.txt k7 k49 k50
+	run --separate-stderr bfgrep -f c.bf q.txt
+	expect_status 0
+	expect_output "k7
+k49"
+}
+
+@test "window: bfinfo shows the window, its clock and its generations" {
+	put_lines in.txt "1000 a" "1030 b"
+	uniq_ -f t.bf --window 60s --generations 4 -n 1000 --time-field 1 -k 2 in.txt >/dev/null
+	run --separate-stderr bfinfo t.bf
+	expect_status 0
+	grep -qx 'kind:                 window (time)' <<<"$output"
+	grep -qx 'window:               1m' <<<"$output"
+	grep -qx 'generations:          4 (slack 1/3: forgotten within 4/3 of the window)' <<<"$output"
+	grep -qx 'clock:                1970-01-01T00:17:10.000Z' <<<"$output"
+	grep -qx 'generation 50:' <<<"$output"
+	grep -qx 'generation 51:' <<<"$output"
+	run --separate-stderr bfinfo --json t.bf
+	expect_status 0
+	case $output in *'"window_seconds":60,"generations":4,"refresh":false,"clock_ms":1030000'*) ;; *) echo "$output"; false ;; esac
+}
