@@ -222,3 +222,81 @@ const char *cli_window_describe(const struct window_params *wp, char buf[48])
 		}
 	return buf;
 }
+
+/* cli_window_add_lines' state: the window, and each slot's keys and times. */
+struct window_adding {
+	struct window *w;
+	const struct cli_window *cw;
+	const struct key_spec *spec;
+	const struct filter *hasher;
+	struct cli_keys keys[CLI_SLOTS];
+	uint64_t *record_times, *key_times;
+	size_t record_times_cap, key_times_cap;
+	unsigned char *present;
+	size_t present_cap;
+	struct cli_window_counts *counts;
+};
+
+static int adding_prepare(void *ctx, unsigned slot, const struct line *records, size_t n,
+			  size_t *units)
+{
+	struct window_adding *a = ctx;
+
+	if (cli_keys_prepare(&a->keys[slot], a->spec, a->hasher, records, n) < 0)
+		return -1;
+	*units = a->keys[slot].set.count;
+	return 0;
+}
+
+static void adding_hash(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	struct window_adding *a = ctx;
+
+	cli_keys_hash(&a->keys[slot], a->hasher, from, to);
+}
+
+static int adding_consume(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct window_adding *a = ctx;
+	const struct cli_keys *k = &a->keys[slot];
+	const uint64_t *times = NULL;
+	const char *why;
+	size_t fresh;
+
+	if (a->cw->time.field && a->w->wp.kind == WINDOW_TIME) {
+		uint64_t *rt = cli_window_times(&a->record_times, &a->record_times_cap, n);
+		uint64_t *kt = cli_window_times(&a->key_times, &a->key_times_cap, k->set.count);
+
+		cli_window_record_times(a->cw, records, n, rt, &a->counts->bad_times);
+		for (size_t i = 0; i < k->set.count; i++)
+			kt[i] = rt[k->set.record[i]];
+		times = kt;
+	}
+	if (window_test_and_add_hashed(a->w, k->set.keys, a->hasher ? k->hashes : NULL,
+				       k->set.count, times, cli_window_clock(a->cw),
+				       cli_flags(&a->present, &a->present_cap, k->set.count),
+				       &fresh, &why) < 0)
+		cli_fatal("%s", cli_explain(why));
+	a->counts->lines += n;
+	a->counts->keys += k->set.count;
+	a->counts->fresh += fresh;
+	return 0;
+}
+
+int cli_window_add_lines(struct window *w, const struct cli_window *cw, const struct key_spec *spec,
+			 char *const *inputs, int ninputs, char delim, struct cli_window_counts *counts)
+{
+	static const struct cli_stage stage = { adding_prepare, adding_hash, adding_consume };
+	struct window_adding a = { .w = w, .cw = cw, .spec = spec, .counts = counts };
+	int status;
+
+	memset(counts, 0, sizeof *counts);
+	a.hasher = window_hasher(w);
+	status = cli_each_batch(inputs, ninputs, delim, &stage, &a);
+	for (unsigned i = 0; i < CLI_SLOTS; i++)
+		cli_keys_free(&a.keys[i]);
+	free(a.record_times);
+	free(a.key_times);
+	free(a.present);
+	return status;
+}

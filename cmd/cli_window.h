@@ -78,6 +78,17 @@ void cli_window_agrees(const struct cli_window *cw, const struct window *w, cons
 /* Save a window to path atomically, or to stdout when path is NULL. */
 void cli_save_window(const struct window *w, const char *path);
 
+/*
+ * Test-and-add the keys of the inputs (as cli_each_batch reads them) into
+ * w, with their times as cw says; counts what was read. Returns
+ * cli_each_batch's status.
+ */
+struct cli_window_counts {
+	uint64_t lines, keys, fresh, bad_times;
+};
+int cli_window_add_lines(struct window *w, const struct cli_window *cw, const struct key_spec *spec,
+			 char *const *inputs, int ninputs, char delim, struct cli_window_counts *counts);
+
 /* "7d", "90s", "10000000 keys": how a window is shown. */
 const char *cli_window_describe(const struct window_params *wp, char buf[48]);
 

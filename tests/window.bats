@@ -246,3 +246,30 @@ k49"
 	expect_status 0
 	case $output in *'"window_seconds":60,"generations":4,"refresh":false,"clock_ms":1030000'*) ;; *) echo "$output"; false ;; esac
 }
+
+@test "window: bfbuild --window builds a window and -f adds to it, its clock moving on" {
+	put_lines day1.txt "1000 a" "1010 b"
+	put_lines day2.txt "1100 c"
+	bfbuild --key "$KEY" --window 60s --generations 4 --time-field 1 -k 2 -o w.bf day1.txt
+	bfbuild -f w.bf --time-field 1 -k 2 day2.txt
+	put_lines q.txt a b c
+	# at 1100 s (generation 55) live are 52..55: a (50) and b (50) are gone
+	run --separate-stderr bfgrep -f w.bf --now 1100 q.txt
+	expect_status 0
+	expect_output "c"
+	# a time before the file's clock answers as of the clock
+	run --separate-stderr bfgrep -f w.bf --now 1000 q.txt
+	expect_output "c"
+	# the same keys through bfuniq (at bfbuild's default rate) give the same file
+	cat day1.txt day2.txt | uniq_ -f u.bf -p 1e-3 --window 60s --generations 4 --time-field 1 -k 2 >/dev/null
+	cmp w.bf u.bf
+}
+
+@test "window: bfbuild refuses --window with options a window has no use for" {
+	run --separate-stderr bfbuild --window 10m --layout counting -o w.bf </dev/null
+	expect_usage_error bfbuild "--window cannot be used with --layout counting: generations are dropped whole"
+	run --separate-stderr bfbuild --window 10m -m 4096 -o w.bf </dev/null
+	expect_usage_error bfbuild "--window cannot be used with --format, --remove, --like, -m or -K"
+	run --separate-stderr bfbuild --refresh -o w.bf </dev/null
+	expect_usage_error bfbuild "--generations, --refresh, --time-field, --bad-time and --now need --window"
+}
