@@ -273,3 +273,49 @@ k49"
 	run --separate-stderr bfbuild --refresh -o w.bf </dev/null
 	expect_usage_error bfbuild "--generations, --refresh, --time-field, --bad-time and --now need --window"
 }
+
+@test "window: bfcount -f estimates the keys within the window" {
+	# 3000 distinct keys, the last 1000 within a count window of 1000; the
+	# blocked estimate's error at these sizes is a few percent: 900..1300
+	# covers it with room (a key may linger in the oldest generation: +1/7)
+	seq 1 3000 >in.txt
+	bfbuild --key "$KEY" --window 1000 -p 1e-4 -o c.bf in.txt
+	run --separate-stderr bfcount -f c.bf
+	expect_status 0
+	echo "estimate $output"
+	[ "$output" -ge 900 ] && [ "$output" -le 1300 ]
+}
+
+@test "window: bfmerge merges windowed shards generation by generation" {
+	# two shards of one stream, split by line parity, built apart; their
+	# merge answers as the whole stream's window does
+	awk 'BEGIN { for (i = 0; i < 400; i++) print 1000 + i, "k" i }' >all.txt
+	awk 'NR % 2' all.txt >odd.txt
+	awk '!(NR % 2)' all.txt >even.txt
+	for f in all odd even; do
+		bfbuild --key "$KEY" --window 60s --generations 4 --time-field 1 -k 2 -o $f.bf $f.txt
+	done
+	bfmerge -o merged.bf odd.bf even.bf
+	awk '{ print $2 }' all.txt >q.txt
+	bfgrep -f all.bf --now 1399 q.txt >want.txt
+	run --separate-stderr bfgrep -f merged.bf --now 1399 q.txt
+	expect_status 0
+	expect_eq output "$(cat want.txt)" "$output"
+	# the window is the last 60 s at least (keys from 1340 s on) and under 80 s
+	grep -qx k340 want.txt
+	! grep -qx k300 want.txt
+	cmp merged.bf all.bf
+}
+
+@test "window: bfmerge refuses windows that do not line up, and plain filters" {
+	put_lines in.txt "1000 a"
+	bfbuild --key "$KEY" --window 60s --time-field 1 -k 2 -o a.bf in.txt
+	bfbuild --key "$KEY" --window 90s --time-field 1 -k 2 -o b.bf in.txt
+	bfbuild --key "$KEY" -o plain.bf in.txt
+	run --separate-stderr bfmerge -o m.bf a.bf b.bf
+	expect_fail "bfmerge: b.bf: cannot be merged with a.bf: different window size"
+	run --separate-stderr bfmerge -o m.bf a.bf plain.bf
+	expect_fail "bfmerge: plain.bf: cannot be merged with a.bf: not a windowed filter"
+	run --separate-stderr bfmerge --intersect -o m.bf a.bf a.bf
+	expect_fail "bfmerge: a.bf: cannot intersect windowed filters"
+}
