@@ -399,7 +399,8 @@ static void report(const struct uniq *u)
 	char size[32];
 
 	cli_warn("lines read: %llu (first seen %llu, repeats %llu, without a key %llu); written: %llu",
-		 (unsigned long long)u->lines, (unsigned long long)(u->lines - u->repeats - u->keyless),
+		 (unsigned long long)u->lines,
+		 (unsigned long long)(u->lines - u->repeats - u->keyless - u->bad_times),
 		 (unsigned long long)u->repeats, (unsigned long long)u->keyless,
 		 (unsigned long long)u->written);
 	if (u->window != NULL) {
