@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_window.h"
 #include "cascade.h"
 #include "dcso.h"
 #include "filter.h"
@@ -40,7 +41,7 @@
 #define OVER_CAPACITY_SLACK 1.1
 
 static const char usage[] =
-	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
 	"\n"
 	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
@@ -62,6 +63,13 @@ static const char usage[] =
 	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	"  -v, --verbose         report lines, keys, fill and rate on stderr\n"
+	"      --window=W        a windowed filter forgetting keys after W keys or W of\n"
+	"                        time (90s, 10m, 24h, 7d); -n: keys expected per window\n"
+	"      --generations=G   the window's generations, 2..64 (default 8)\n"
+	"      --refresh         a repeat within the window restarts its key's age\n"
+	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
+	"      --bad-time=WHAT   a line whose time cannot be read: error (default) or skip\n"
+	"      --now=T           the time of a time window without --time-field\n"
 	"      --checkpoint=INTERVAL  with -f, also save FILTER every INTERVAL (30s,\n"
 	"                        10m, 1h, or a line count such as 1e6)\n"
 	CLI_NO_WAIT_HELP
@@ -74,7 +82,10 @@ static const char usage[] =
 	"Exit status: 0 when written; with --remove, 1 when some keys were not in\n"
 	"the filter (it is written all the same); 2 on trouble.\n";
 
-enum { OPT_LIKE = 256, OPT_LAYOUT, OPT_KEY, OPT_HASH, OPT_FORMAT, OPT_REMOVE, OPT_CHECKPOINT };
+enum {
+	OPT_LIKE = 256, OPT_LAYOUT, OPT_KEY, OPT_HASH, OPT_FORMAT, OPT_REMOVE,
+	OPT_WINDOW, OPT_GENERATIONS, OPT_REFRESH, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW, OPT_CHECKPOINT,
+};
 
 /* What the filter is written as. */
 enum output_format { FORMAT_BFTOOLS, FORMAT_DCSO, FORMAT_DCSO_GZIP };
@@ -93,6 +104,12 @@ static const struct option long_options[] = {
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "hash", required_argument, NULL, OPT_HASH },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "generations", required_argument, NULL, OPT_GENERATIONS },
+	{ "refresh", no_argument, NULL, OPT_REFRESH },
+	{ "time-field", required_argument, NULL, OPT_TIME_FIELD },
+	{ "bad-time", required_argument, NULL, OPT_BAD_TIME },
+	{ "now", required_argument, NULL, OPT_NOW },
 	{ "field", required_argument, NULL, 'k' },
 	{ "separator", required_argument, NULL, 't' },
 	{ "ignore-case", no_argument, NULL, 'i' },
@@ -121,6 +138,7 @@ struct options {
 	int checkpoint_given;
 	struct cli_checkpoint checkpoint;	/* --checkpoint's interval */
 	struct key_spec spec;
+	struct cli_window win;		/* kind 0: no --window */
 	char delim;
 	int verbose;
 	char **inputs;
@@ -192,6 +210,12 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'i': opt->spec.fold_case = 1; break;
 	case 'z': opt->delim = '\0'; break;
 	case 'v': opt->verbose = 1; break;
+	case OPT_WINDOW: cli_window_size(&opt->win, arg); break;
+	case OPT_GENERATIONS: cli_window_generations(&opt->win, arg); break;
+	case OPT_REFRESH: opt->win.wp.flags |= WINDOW_REFRESH; break;
+	case OPT_TIME_FIELD: cli_window_time_field(&opt->win, arg); break;
+	case OPT_BAD_TIME: cli_window_bad_time(&opt->win, arg); break;
+	case OPT_NOW: cli_window_now(&opt->win, arg); break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
 	default:
@@ -238,6 +262,19 @@ static void check_conflicts(const struct options *opt)
 		cli_usage_error("the filter is read from standard input, so name the input FILEs");
 }
 
+/* A window is a new bftools filter of blocked or classic generations, sized by itself. */
+static void check_window_conflicts(struct options *opt)
+{
+	if (opt->win.wp.kind == 0)
+		return;
+	if (opt->format != FORMAT_BFTOOLS || opt->remove || opt->like || opt->bits || opt->hashes)
+		cli_usage_error("--window cannot be used with --format, --remove, --like, -m or -K");
+	if (opt->shape.layout == FILTER_COUNTING)
+		cli_usage_error("--window cannot be used with --layout counting: generations are dropped whole");
+	cli_window_finish(&opt->win, opt->capacity_given ? opt->capacity : 0, opt->rate,
+			  opt->spec.separator);
+}
+
 static void parse_options(struct options *opt, int argc, char **argv)
 {
 	int c;
@@ -249,11 +286,13 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->shape.hash = FILTER_SIPHASH_1_3;
 	opt->spec.separator = -1;
 	opt->delim = '\n';
+	cli_window_init(&opt->win);
 	while ((c = cli_getopt(argc, argv, ":n:p:o:f:m:K:k:t:izvhV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
 	check_conflicts(opt);
+	check_window_conflicts(opt);
 }
 
 /* The k that lets m bits hold the most keys at rate p. */
@@ -374,24 +413,78 @@ static struct cascade *empty_like(const char *path)
 }
 
 /* The filter to add to: an existing one, an empty copy of one, or new. */
-static struct cascade *acquire_filter(struct options *opt)
+/* -i against a loaded filter's normalisation flags; the filter's rule holds. */
+static void agree_on_case(struct options *opt, uint32_t flags)
 {
-	struct cascade *c;
-	uint32_t flags;
-
-	if (opt->format != FORMAT_BFTOOLS)
-		return new_dcso_filter(opt);
-	if (opt->filter == NULL && opt->like == NULL)
-		return new_filter(opt);
-	c = opt->filter ? cli_load_filter(opt->filter) : empty_like(opt->like);
-	flags = cascade_params(c)->flags;
-	if (opt->spec.fold_case && !(flags & FILTER_FOLD_CASE)) {
-		cascade_free(c);
+	if (opt->spec.fold_case && !(flags & FILTER_FOLD_CASE))
 		cli_fatal("%s: filter was built without -i; its keys are case-sensitive",
 			  opt->filter ? opt->filter : opt->like);
-	}
 	opt->spec.fold_case = (flags & FILTER_FOLD_CASE) != 0;
+}
+
+/* A new window (--window): key and flags as new_filter gives them. */
+static struct window *new_window(struct options *opt)
+{
+	struct filter_params p = opt->shape;
+
+	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
+	if (!opt->key_given)
+		p.flags |= cli_new_key(p.key);
+	return cli_window_new(&opt->win, &p);
+}
+
+/* The filter to add to, or NULL with *w the window (--window, or -f naming one). */
+static struct cascade *acquire_filter(struct options *opt, struct window **w)
+{
+	struct cascade *c;
+
+	*w = NULL;
+	if (opt->format != FORMAT_BFTOOLS)
+		return new_dcso_filter(opt);
+	if (opt->win.wp.kind != 0 && opt->filter == NULL) {
+		*w = new_window(opt);
+		return NULL;
+	}
+	if (opt->filter == NULL && opt->like == NULL)
+		return new_filter(opt);
+	if (opt->filter)
+		cli_load_any(opt->filter, &c, w);
+	else
+		c = empty_like(opt->like);
+	if (*w != NULL) {
+		cli_window_agrees(&opt->win, *w, opt->filter);
+		agree_on_case(opt, window_params_of(*w)->flags);
+		return NULL;
+	}
+	if (opt->win.wp.kind != 0)
+		cli_fatal("%s: not a windowed filter: it was made without --window", opt->filter);
+	agree_on_case(opt, cascade_params(c)->flags);
 	return c;
+}
+
+/* The keys of the inputs into window w, saved to dest (cli_window.h). */
+static int build_window(const struct options *opt, struct window *w, const char *dest)
+{
+	struct cli_window_counts n;
+	char size[32];
+
+	cli_window_check_use(&opt->win, w);
+	if (opt->remove)
+		cli_usage_error("--remove cannot be used with a windowed filter");
+	if (opt->checkpoint_given)
+		cli_usage_error("--checkpoint cannot be used with a windowed filter in bfbuild (bfuniq --window has it)");
+	if (cli_window_add_lines(w, &opt->win, &opt->spec, opt->inputs, opt->ninputs, opt->delim,
+				 &n) < 0)
+		cli_fatal("no filter written: an input could not be read");
+	if (opt->verbose)
+		cli_warn("lines read: %llu, keys: %llu (%llu new within the window, %llu lines with no readable time); %zu generations, about %.0f keys, %s",
+			 (unsigned long long)n.lines, (unsigned long long)n.keys,
+			 (unsigned long long)n.fresh, (unsigned long long)n.bad_times, w->ngen,
+			 window_estimate_count(w, w->clock), cli_human_bytes(window_bytes(w), size));
+	cli_save_window(w, dest);
+	cli_unlock();
+	window_free(w);
+	return cli_stop_signal() ? 128 + cli_stop_signal() : 0;
 }
 
 static const char *layout_name(enum filter_layout layout)
@@ -504,7 +597,7 @@ static int add_batch(void *ctx, unsigned slot, const struct line *records, size_
 	b->records += n;
 	b->keyed += k->set.count;
 	if (b->checkpoint_path)
-		cli_checkpoint_due(&b->checkpoint, b->filter, b->checkpoint_path, NULL, b->records);
+		cli_checkpoint_due(&b->checkpoint, b->filter, NULL, b->checkpoint_path, NULL, b->records);
 	return 0;
 }
 
@@ -643,6 +736,7 @@ int main(int argc, char **argv)
 {
 	struct options opt;
 	struct build b = { 0 };
+	struct window *window;
 	const char *dest;
 
 	cli_init(argv[0]);
@@ -652,7 +746,10 @@ int main(int argc, char **argv)
 		cli_lock_update(dest);	/* -f: read, then replaced */
 	if (opt.filter && strcmp(opt.filter, "-") != 0)
 		cli_stop_on_signals();
-	b.filter = acquire_filter(&opt);
+	b.filter = acquire_filter(&opt, &window);
+	if (window != NULL)
+		return build_window(&opt, window, dest);
+	cli_window_check_use(&opt.win, NULL);
 	if (opt.remove)
 		check_removable(b.filter, opt.filter);
 	b.count_new = opt.format != FORMAT_BFTOOLS;

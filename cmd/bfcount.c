@@ -18,6 +18,7 @@
 
 #include "cascade.h"
 #include "cli.h"
+#include "cli_window.h"
 #include "hll.h"
 #include "keys.h"
 #include "merge.h"
@@ -272,11 +273,32 @@ static void put_count(struct writer *out, double value, const char *label, const
 		cli_write_error(errno);
 }
 
+/*
+ * A windowed filter's keys within its window as of its clock: without
+ * --refresh each key is in one generation, so the sum of the live
+ * generations' estimates counts it once.
+ */
+static void count_window(const struct options *opt, size_t i, struct window *w,
+			 struct writer *out)
+{
+	put_count(out, window_estimate_count(w, w->clock),
+		  opt->nfilters > 1 ? opt->filters[i] : NULL, opt->filters[i]);
+	window_free(w);
+}
+
 static void count_each(const struct options *opt, struct writer *out)
 {
 	for (size_t i = 0; i < opt->nfilters; i++) {
-		struct cascade *c = cli_load_filter(opt->filters[i]);
-		double estimate = cascade_estimate_count(c);
+		struct cascade *c;
+		struct window *w;
+		double estimate;
+
+		cli_load_any(opt->filters[i], &c, &w);
+		if (w != NULL) {
+			count_window(opt, i, w, out);
+			continue;
+		}
+		estimate = cascade_estimate_count(c);
 
 		put_count(out, estimate, opt->nfilters > 1 ? opt->filters[i] : NULL, opt->filters[i]);
 		if (opt->verbose)

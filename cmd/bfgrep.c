@@ -17,10 +17,11 @@
 #include "cli.h"
 #include "cascade.h"
 #include "filter.h"
+#include "cli_window.h"
 #include "keys.h"
 
 static const char usage[] =
-	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c] [-q] [-w] [-k N] [-t C] [-z] [--line-buffered] [FILE...]\n"
+	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c] [-q] [-w] [-k N] [-t C] [-z] [--line-buffered] [--now T] [FILE...]\n"
 	"Print the lines of FILEs (or standard input) whose key may be in a filter.\n"
 	"\n"
 	"  -f, --filter=FILTER   a filter file made by bfbuild (repeatable; - is stdin)\n"
@@ -32,13 +33,14 @@ static const char usage[] =
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	"      --line-buffered   flush output after every line\n"
+	"      --now=T           a windowed filter answers as of time T (default: now)\n"
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
 	"Exit status: 0 if a line was selected, 1 if none, 2 on trouble.\n";
 
-enum { OPT_LINE_BUFFERED = 256 };
+enum { OPT_LINE_BUFFERED = 256, OPT_NOW };
 
 static const struct option long_options[] = {
 	{ "filter", required_argument, NULL, 'f' },
@@ -51,6 +53,7 @@ static const struct option long_options[] = {
 	{ "separator", required_argument, NULL, 't' },
 	{ "null-data", no_argument, NULL, 'z' },
 	{ "line-buffered", no_argument, NULL, OPT_LINE_BUFFERED },
+	{ "now", required_argument, NULL, OPT_NOW },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
@@ -62,6 +65,7 @@ struct options {
 	size_t nfilters;
 	int invert, count, quiet, line_buffered;
 	struct key_spec spec;
+	struct cli_window win;	/* --now only */
 	char delim;
 	char **inputs;
 	int ninputs;
@@ -79,6 +83,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'z': opt->delim = '\0'; break;
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
+	case OPT_NOW: cli_window_now(&opt->win, arg); break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
 	default:
@@ -105,6 +110,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	memset(opt, 0, sizeof *opt);
 	opt->spec.separator = -1;
 	opt->delim = '\n';
+	cli_window_init(&opt->win);
 	/* every -f takes an argument, so there are fewer than argc of them */
 	opt->filters = calloc((size_t)argc, sizeof *opt->filters);
 	if (opt->filters == NULL)
@@ -133,7 +139,9 @@ struct grep_slot {
 
 struct grep {
 	const struct options *opt;
-	struct cascade **filters;
+	struct cascade **filters;	/* NULL where windows[j] is not */
+	struct window **windows;	/* windowed filters (window.h) */
+	uint64_t now;			/* the time windows answer as of, ms */
 	int wants_fold[2];	/* some filter wants keys as read / folded */
 	struct grep_slot slots[CLI_SLOTS];
 	unsigned char *selected;
@@ -142,9 +150,23 @@ struct grep {
 	struct writer out;
 };
 
-static int filter_folds(const struct cascade *f)
+static int filter_folds(const struct grep *g, size_t j)
 {
-	return (cascade_params(f)->flags & FILTER_FOLD_CASE) != 0;
+	const struct filter_params *p = g->windows[j] ? window_params_of(g->windows[j])
+						      : cascade_params(g->filters[j]);
+
+	return (p->flags & FILTER_FOLD_CASE) != 0;
+}
+
+/* Filter j's answers for keys (hashes h, or NULL): a window's as of g->now. */
+static void test_filter(const struct grep *g, size_t j, const struct line *keys,
+			const uint64_t *h, size_t n, unsigned char *present)
+{
+	/* the key, if kept outside, was supplied on loading: these cannot fail */
+	if (g->windows[j])
+		(void)window_test_hashed(g->windows[j], keys, h, n, g->now, present);
+	else
+		(void)cascade_test_hashed(g->filters[j], keys, h, n, present);
 }
 
 /* Reader thread: the keys each kind of filter wants, and room for the answers. */
@@ -188,8 +210,9 @@ static void test_keys(void *ctx, unsigned slot, size_t from, size_t to)
 
 	memset(s->hit + from, 0, to - from);
 	for (size_t j = 0; j < g->opt->nfilters; j++) {
-		const struct keyset *ks = &s->keys[filter_folds(g->filters[j])];
-		const struct filter *hasher = cascade_hasher(g->filters[j]);
+		const struct keyset *ks = &s->keys[filter_folds(g, j)];
+		const struct filter *hasher = g->windows[j] ? window_hasher(g->windows[j])
+							    : cascade_hasher(g->filters[j]);
 
 		for (size_t i = from; i < to; i += PIECE) {
 			size_t len = to - i < PIECE ? to - i : PIECE;
@@ -197,9 +220,7 @@ static void test_keys(void *ctx, unsigned slot, size_t from, size_t to)
 			/* a piece hashed at once: the SIMD lanes fill better than 32 at a time */
 			if (hasher)
 				filter_hash(hasher, ks->keys + i, len, h);
-			/* cli_load_filter supplied any key, so this cannot fail */
-			(void)cascade_test_hashed(g->filters[j], ks->keys + i, hasher ? h : NULL, len,
-						  present);
+			test_filter(g, j, ks->keys + i, hasher ? h : NULL, len, present);
 			for (size_t x = 0; x < len; x++)
 				s->hit[i + x] |= present[x];
 		}
@@ -234,7 +255,7 @@ static int select_lines(struct grep *g)
 	static const struct cli_stage stage = { prepare_keys, test_keys, select_batch };
 
 	for (size_t j = 0; j < g->opt->nfilters; j++)
-		g->wants_fold[filter_folds(g->filters[j])] = 1;
+		g->wants_fold[filter_folds(g, j)] = 1;
 	return cli_each_batch(g->opt->inputs, g->opt->ninputs, g->opt->delim, &stage, g);
 }
 
@@ -249,9 +270,12 @@ static void print_count(struct grep *g)
 
 static void release(struct grep *g, struct options *opt)
 {
-	for (size_t j = 0; j < opt->nfilters; j++)
+	for (size_t j = 0; j < opt->nfilters; j++) {
 		cascade_free(g->filters[j]);
+		window_free(g->windows[j]);
+	}
 	free(g->filters);
+	free(g->windows);
 	free(g->selected);
 	for (unsigned i = 0; i < CLI_SLOTS; i++) {
 		keyset_free(&g->slots[i].keys[0]);
@@ -272,10 +296,12 @@ int main(int argc, char **argv)
 	parse_options(&opt, argc, argv);
 	g.opt = &opt;
 	g.filters = calloc(opt.nfilters, sizeof *g.filters);
-	if (g.filters == NULL)
+	g.windows = calloc(opt.nfilters, sizeof *g.windows);
+	if (g.filters == NULL || g.windows == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
 	for (size_t j = 0; j < opt.nfilters; j++)
-		g.filters[j] = cli_load_filter(opt.filters[j]);
+		cli_load_any(opt.filters[j], &g.filters[j], &g.windows[j]);
+	g.now = cli_window_clock(&opt.win);
 	cli_stdout_init(&g.out, opt.line_buffered);
 	input_status = select_lines(&g);
 	if (opt.count && !opt.quiet)

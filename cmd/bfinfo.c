@@ -23,10 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cascade.h"
 #include "cli.h"
+#include "cli_window.h"
 #include "dcso.h"
 #include "filter.h"
 #include "format.h"
@@ -123,29 +125,31 @@ static void parse_options(struct options *opt, int argc, char **argv)
  * taken from the descriptor the filter is read from, so both describe the
  * same file even if the name is replaced meanwhile.
  */
-static struct cascade *load_filter(const char *path, struct disk_size *disk)
+static struct cascade *load_filter(const char *path, struct disk_size *disk, struct window **win)
 {
-	struct cascade *c;
+	struct cascade *c = NULL;
 	struct stat st;
 	const char *why;
 	int fd;
 
 	disk->known = 0;
+	*win = NULL;
 	cli_progress_loading(cli_display_name(path));
 	if (strcmp(path, "-") == 0) {
-		c = format_load(STDIN_FILENO, &why);
+		(void)format_load_any(STDIN_FILENO, &c, win, &why);
 	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		c = NULL;
 		why = strerror(errno);
 	} else {
-		c = format_load(fd, &why);
-		disk->known = c != NULL && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+		(void)format_load_any(fd, &c, win, &why);
+		disk->known = (c != NULL || *win != NULL) && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 		disk->bytes = disk->known ? (uint64_t)st.st_size : 0;
 		close(fd);	/* read-only: nothing to lose */
 	}
 	cli_progress_done();
-	if (c == NULL)
+	if (c == NULL && *win == NULL)
 		cli_warn("%s: %s", cli_display_name(path), cli_explain(why));
+	else if (c == NULL)
+		return NULL;
 	else if ((why = cli_key_file_disagrees(c)) != NULL) {
 		cli_warn("%s: %s", cli_display_name(path), why);
 		cascade_free(c);
@@ -567,6 +571,101 @@ static void describe_json(struct writer *w, const struct info *in)
 	put(w, "}\n", 2);
 }
 
+/* ------------------------------------------------------------ windows */
+
+/* A clock value as shown: RFC 3339 UTC for a time window, a key count else. */
+static const char *clock_text(const struct window_params *wp, uint64_t t, char buf[64])
+{
+	time_t secs = (time_t)(t / 1000);
+	struct tm tm;
+
+	if (wp->kind == WINDOW_COUNT) {
+		snprintf(buf, 64, "%llu keys", (unsigned long long)t);
+		return buf;
+	}
+	if (t == UINT64_MAX || gmtime_r(&secs, &tm) == NULL)
+		return strcpy(buf, "-");
+	strftime(buf, 64, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + strlen(buf), 64 - strlen(buf), ".%03uZ", (unsigned)(t % 1000));
+	return buf;
+}
+
+static void text_generation(struct writer *w, const struct window *win, size_t g)
+{
+	const struct cascade *c = win->gen[g];
+	char from[64], human[32];
+
+	putf(w, "generation %llu:\n", (unsigned long long)win->gen_no[g]);
+	text_field(w, 2, "starts", "%s", clock_text(&win->wp, window_generation_start(&win->wp, win->gen_no[g]), from));
+	text_field(w, 2, "stages", "%zu", c->nstages);
+	text_field(w, 2, "insertions", "%llu", (unsigned long long)cascade_insertions(c));
+	text_field(w, 2, "fill", "%.4f (newest stage)", filter_sampled_fill(c->stages[c->nstages - 1], UINT64_MAX));
+	text_estimate(w, 2, cascade_estimate_count(c));
+	text_field(w, 2, "memory", "%s", cli_human_bytes(cascade_bytes(c), human));
+}
+
+static void describe_window_text(struct writer *w, const char *path, const struct window *win)
+{
+	const struct window_params *wp = &win->wp;
+	const struct filter_params *p = window_params_of(win);
+	char span[48], clock[64];
+	unsigned per = wp->generations - 1;
+
+	put(w, "file:", 5);
+	putf(w, "%*s%s\n", LABEL_WIDTH - 5, "", cli_display_name(path));
+	text_field(w, 0, "format version", "%u", FORMAT_VERSION_WINDOW);
+	text_field(w, 0, "kind", "window (%s)", wp->kind == WINDOW_TIME ? "time" : "count");
+	text_field(w, 0, "window", "%s", cli_window_describe(wp, span));
+	text_field(w, 0, "generations", "%u (slack 1/%u: forgotten within %u/%u of the window)",
+		   wp->generations, per, wp->generations, per);
+	text_field(w, 0, "refresh", "%s", wp->flags & WINDOW_REFRESH ? "yes" : "no");
+	text_field(w, 0, "clock", "%s", clock_text(wp, win->clock, clock));
+	text_field(w, 0, "layout", "%s", layout_name(win->layout));
+	text_field(w, 0, "hash function", "%s", hash_name(p->hash));
+	text_field(w, 0, "key fingerprint", "%016llx", (unsigned long long)p->fingerprint);
+	text_field(w, 0, "key", "%s", p->flags & FILTER_KEY_EXTERNAL ? "kept in a key file (--key-file)" : "stored in the filter");
+	text_field(w, 0, "key normalisation", "%s", p->flags & FILTER_FOLD_CASE ? "ASCII case folded" : "none");
+	text_field(w, 0, "expected keys", "%llu per window", (unsigned long long)wp->expected);
+	text_field(w, 0, "target rate", "%g", wp->target_p);
+	text_field(w, 0, "live generations", "%zu", win->ngen);
+	for (size_t g = 0; g < win->ngen; g++)
+		text_generation(w, win, g);
+	text_estimate(w, 0, window_estimate_count(win, win->clock));
+	text_bytes(w, "memory", window_bytes(win));
+}
+
+static void describe_window_json(struct writer *w, const char *path, const struct window *win)
+{
+	const struct window_params *wp = &win->wp;
+
+	put(w, "{\"file\":", 8);
+	json_string(w, path);
+	json_u64(w, "format_version", FORMAT_VERSION_WINDOW);
+	json_key(w, "kind");
+	json_string(w, wp->kind == WINDOW_TIME ? "time window" : "count window");
+	json_u64(w, wp->kind == WINDOW_TIME ? "window_seconds" : "window_keys", wp->size);
+	json_u64(w, "generations", wp->generations);
+	json_key(w, "refresh");
+	put(w, wp->flags & WINDOW_REFRESH ? "true" : "false", wp->flags & WINDOW_REFRESH ? 4 : 5);
+	json_u64(w, wp->kind == WINDOW_TIME ? "clock_ms" : "clock_keys", win->clock);
+	json_key(w, "target_rate");
+	json_double(w, wp->target_p);
+	json_key(w, "live");
+	put(w, "[", 1);
+	for (size_t g = 0; g < win->ngen; g++) {
+		putf(w, "%s{\"number\":%llu", g ? "," : "", (unsigned long long)win->gen_no[g]);
+		json_u64(w, "stages", win->gen[g]->nstages);
+		json_u64(w, "insertions", cascade_insertions(win->gen[g]));
+		json_u64(w, "bytes", cascade_bytes(win->gen[g]));
+		put(w, "}", 1);
+	}
+	put(w, "]", 1);
+	json_key(w, "estimated_elements");
+	json_double(w, window_estimate_count(win, win->clock));
+	json_u64(w, "bytes", window_bytes(win));
+	put(w, "}\n", 2);
+}
+
 /* ------------------------------------------------------------ main */
 
 /* Describe the filter c read from path, after a blank line unless first. */
@@ -597,8 +696,19 @@ int main(int argc, char **argv)
 	parse_options(&opt, argc, argv);
 	cli_stdout_init(&out, 0);
 	for (int i = 0; i < opt.nfilters; i++) {
-		struct cascade *c = load_filter(opt.filters[i], &disk);
+		struct window *win;
+		struct cascade *c = load_filter(opt.filters[i], &disk, &win);
 
+		if (win != NULL) {
+			if (!opt.json && described++ > 0)
+				put(&out, "\n", 1);
+			if (opt.json)
+				describe_window_json(&out, opt.filters[i], win);
+			else
+				describe_window_text(&out, opt.filters[i], win);
+			window_free(win);
+			continue;
+		}
 		if (c == NULL) {
 			status = EXIT_TROUBLE;
 			continue;

@@ -22,6 +22,7 @@
 
 #include "cascade.h"
 #include "cli.h"
+#include "cli_window.h"
 #include "format.h"
 #include "merge.h"
 
@@ -135,10 +136,43 @@ static void merge_file(struct cascade *result, const char *first, const char *pa
  * (LeakSanitizer would otherwise call it lost).
  */
 static struct cascade *merged;
+static struct window *merged_window;
+
+/*
+ * Windowed filters merge generation by generation (window_merge): same
+ * window, generations, refresh, key and shapes; the union of their
+ * generations, the newest G kept, the later clock.
+ */
+static void merge_windows(const struct options *opt)
+{
+	const char *first = cli_display_name(opt->inputs[0]), *why;
+
+	if (opt->op == MERGE_AND)
+		cli_fatal("%s: cannot intersect windowed filters", first);
+	for (int i = 1; i < opt->ninputs; i++) {
+		const char *name = cli_display_name(opt->inputs[i]);
+		struct cascade *c;
+		struct window *w;
+
+		cli_load_any(opt->inputs[i], &c, &w);
+		if (c != NULL)
+			cli_fatal("%s: cannot be merged with %s: not a windowed filter", name, first);
+		if (window_merge(merged_window, w, &why) < 0)
+			cli_fatal("%s: cannot be merged with %s: different %s", name, first, why);
+		window_free(w);
+	}
+}
 
 static void merge_files(const struct options *opt)
 {
-	struct cascade *result = merged = cli_load_filter(opt->inputs[0]);
+	struct cascade *result;
+
+	cli_load_any(opt->inputs[0], &merged, &merged_window);
+	if (merged_window != NULL) {
+		merge_windows(opt);
+		return;
+	}
+	result = merged;
 
 	if (opt->op == MERGE_AND && result->growth != 0)
 		cli_fatal("%s: cannot intersect growing filters (a key may sit in different stages)",
@@ -173,6 +207,11 @@ int main(int argc, char **argv)
 		if (cli_same_file(opt.output, opt.inputs[i]))
 			cli_lock_update(opt.output);	/* -o onto an input: read, then replaced */
 	merge_files(&opt);
+	if (merged_window != NULL) {
+		cli_save_window(merged_window, opt.output);
+		window_free(merged_window);
+		return 0;
+	}
 	if (opt.verbose)
 		report(merged);
 	cli_save_filter(merged, opt.output);

@@ -10,10 +10,11 @@
  * as a false positive, with probability at most the target rate.
  *
  * With -n the filter is sized once; without it, it grows (cascade.h) so the
- * rate holds however many keys arrive. -f STATE carries the seen-set from
- * one run to the next; runs on one STATE take turns (its lock is held from
- * before it is read until it is saved), so none writes a line another
- * already wrote.
+ * rate holds however many keys arrive. With --window the seen-set forgets
+ * keys older than a count of keys or a duration (window.h). -f STATE
+ * carries the seen-set, window and clock included, from one run to the
+ * next; runs on one STATE take turns (its lock is held from before it is
+ * read until it is saved), so none writes a line another already wrote.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +27,7 @@
 
 #include "cascade.h"
 #include "cli.h"
+#include "cli_window.h"
 #include "filter.h"
 #include "keys.h"
 #include "sizing.h"
@@ -34,7 +36,7 @@
 #define GROWING_FIRST_CAPACITY 100000
 
 static const char usage[] =
-	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
 	"\n"
 	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
@@ -49,6 +51,12 @@ static const char usage[] =
 	"      --layout=LAYOUT   blocked (default) or classic\n"
 	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
 	"      --line-buffered   flush output after every line\n"
+	"      --window=W        forget keys after W keys (10M) or W of time (90s, 10m, 24h, 7d)\n"
+	"      --generations=G   the window's generations, 2..64 (default 8; slack 1/(G-1))\n"
+	"      --refresh         a repeat within the window restarts its key's age\n"
+	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
+	"      --bad-time=WHAT   a line whose time cannot be read: error (default) or skip\n"
+	"      --now=T           the time of a time window without --time-field (default: now)\n"
 	"      --checkpoint=INTERVAL  with -f, also save STATE every INTERVAL (30s,\n"
 	"                        10m, 1h, or a line count such as 1e6)\n"
 	CLI_NO_WAIT_HELP
@@ -56,7 +64,10 @@ static const char usage[] =
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
-enum { OPT_LAYOUT = 256, OPT_KEY, OPT_LINE_BUFFERED, OPT_CHECKPOINT };
+enum {
+	OPT_LAYOUT = 256, OPT_KEY, OPT_LINE_BUFFERED,
+	OPT_WINDOW, OPT_GENERATIONS, OPT_REFRESH, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW, OPT_CHECKPOINT,
+};
 
 static const struct option long_options[] = {
 	{ "capacity", required_argument, NULL, 'n' },
@@ -72,6 +83,12 @@ static const struct option long_options[] = {
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "line-buffered", no_argument, NULL, OPT_LINE_BUFFERED },
 	{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "generations", required_argument, NULL, OPT_GENERATIONS },
+	{ "refresh", no_argument, NULL, OPT_REFRESH },
+	{ "time-field", required_argument, NULL, OPT_TIME_FIELD },
+	{ "bad-time", required_argument, NULL, OPT_BAD_TIME },
+	{ "now", required_argument, NULL, OPT_NOW },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_NO_WAIT_OPTION,
@@ -87,6 +104,7 @@ struct options {
 	int key_given, repeated, verbose, line_buffered, checkpoint_given;
 	struct cli_checkpoint checkpoint;
 	struct key_spec spec;
+	struct cli_window win;	/* kind 0: no --window */
 	char delim;
 	char **inputs;
 	int ninputs;
@@ -108,6 +126,12 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_KEY: cli_hex_key("key", arg, opt->shape.key); opt->key_given = 1; break;
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
 	case OPT_CHECKPOINT: cli_checkpoint_option(&opt->checkpoint, arg); opt->checkpoint_given = 1; break;
+	case OPT_WINDOW: cli_window_size(&opt->win, arg); break;
+	case OPT_GENERATIONS: cli_window_generations(&opt->win, arg); break;
+	case OPT_REFRESH: opt->win.wp.flags |= WINDOW_REFRESH; break;
+	case OPT_TIME_FIELD: cli_window_time_field(&opt->win, arg); break;
+	case OPT_BAD_TIME: cli_window_bad_time(&opt->win, arg); break;
+	case OPT_NOW: cli_window_now(&opt->win, arg); break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
 	default:
@@ -126,10 +150,12 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->shape.hash = FILTER_SIPHASH_1_3;
 	opt->spec.separator = -1;
 	opt->delim = '\n';
+	cli_window_init(&opt->win);
 	while ((c = cli_getopt(argc, argv, ":n:p:f:dk:t:izvhV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	cli_window_finish(&opt->win, opt->capacity, opt->rate, opt->spec.separator);
 	if (opt->key_given && cli_key_file)
 		cli_usage_error("--key and --key-file cannot be used together");
 	if (opt->state && strcmp(opt->state, "-") == 0)
@@ -164,30 +190,62 @@ static struct cascade *new_seen_set(struct options *opt)
 	return c;
 }
 
-/* The seen-set: from STATE when it exists, else new (and STATE created at the end). */
-static struct cascade *acquire_seen_set(struct options *opt)
+/* A new window (--window): key and flags as new_seen_set gives a filter. */
+static struct window *new_window(struct options *opt)
+{
+	struct filter_params p = opt->shape;
+
+	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
+	if (!opt->key_given)
+		p.flags |= cli_new_key(p.key);
+	return cli_window_new(&opt->win, &p);
+}
+
+/* -i against the state's normalisation flags; the state's rule holds. */
+static void agree_on_case(struct options *opt, uint32_t flags)
+{
+	if (opt->spec.fold_case && !(flags & FILTER_FOLD_CASE))
+		cli_fatal("%s: state was built without -i; its keys are case-sensitive", opt->state);
+	opt->spec.fold_case = (flags & FILTER_FOLD_CASE) != 0;
+}
+
+/*
+ * The seen-set, a filter (*c) or a window (*w): from STATE when it exists,
+ * else new (and STATE created at the end).
+ */
+static void acquire_seen_set(struct options *opt, struct cascade **c, struct window **w)
 {
 	struct stat st;
-	struct cascade *c;
-	uint32_t flags;
 
-	if (opt->state == NULL || stat(opt->state, &st) < 0)
-		return new_seen_set(opt);
-	c = cli_load_filter(opt->state);
-	cascade_refresh_count(c);	/* how full it is, for the capacity warning */
-	flags = cascade_params(c)->flags;
-	if (opt->spec.fold_case && !(flags & FILTER_FOLD_CASE)) {
-		cascade_free(c);
-		cli_fatal("%s: state was built without -i; its keys are case-sensitive", opt->state);
+	*c = NULL;
+	*w = NULL;
+	if (opt->state == NULL || stat(opt->state, &st) < 0) {
+		if (opt->win.wp.kind != 0)
+			*w = new_window(opt);
+		else
+			*c = new_seen_set(opt);
+		return;
 	}
-	opt->spec.fold_case = (flags & FILTER_FOLD_CASE) != 0;
-	return c;
+	cli_load_any(opt->state, c, w);
+	if (*w != NULL) {
+		cli_window_agrees(&opt->win, *w, opt->state);
+		agree_on_case(opt, window_params_of(*w)->flags);
+		return;
+	}
+	if (opt->win.wp.kind != 0)
+		cli_fatal("%s: not a windowed filter: it was made without --window", opt->state);
+	cascade_refresh_count(*c);	/* how full it is, for the capacity warning */
+	agree_on_case(opt, cascade_params(*c)->flags);
 }
 
 struct uniq {
 	const struct options *opt;
 	struct cli_checkpoint checkpoint;	/* the snapshots under way (--checkpoint) */
-	struct cascade *seen;
+	struct cascade *seen;	/* NULL when window is not */
+	struct window *window;
+	uint64_t *record_times, *key_times;	/* --time-field */
+	size_t record_times_cap, key_times_cap;
+	uint64_t bad_times;	/* lines passed through for --bad-time=skip */
 	const struct filter *hasher;	/* see cascade_hasher */
 	struct cli_keys keys[CLI_SLOTS];
 	unsigned char *present, *state;
@@ -200,7 +258,7 @@ struct uniq {
 	int warned;
 };
 
-enum { NO_KEY, FIRST_SEEN, SEEN_BEFORE };
+enum { NO_KEY, FIRST_SEEN, SEEN_BEFORE, BAD_TIME };
 
 /*
  * The model's rate (cascade_model_fpr) halfway through a batch that just
@@ -227,10 +285,11 @@ static double model_rate(struct uniq *u, size_t fresh)
 static void warn_over_capacity(struct uniq *u)
 {
 	const struct cascade *c = u->seen;
-	const struct filter_params *p = &c->stages[0]->params;
+	const struct filter_params *p;
 
-	if (u->warned || c->growth != 0 || c->newest_keys <= p->capacity)
+	if (c == NULL || u->warned || c->growth != 0 || c->newest_keys <= c->stages[0]->params.capacity)
 		return;
+	p = &c->stages[0]->params;
 	u->warned = 1;
 	cli_warn("warning: filter over capacity: %llu distinct keys, capacity %llu: estimated false-positive rate %.3g exceeds target %g and is rising",
 		 (unsigned long long)c->newest_keys, (unsigned long long)p->capacity,
@@ -258,23 +317,58 @@ static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
 	cli_keys_hash(&u->keys[slot], u->hasher, from, to);
 }
 
-/* Classify each record of the batch as NO_KEY, FIRST_SEEN or SEEN_BEFORE. */
-static void classify(struct uniq *u, const struct cli_keys *k, size_t n)
+/*
+ * The window's test-and-add, with each key's time from --time-field, the
+ * wall clock or --now. Records whose time cannot be read are marked
+ * BAD_TIME (--bad-time=skip) and their keys left out.
+ */
+static size_t test_and_add_window(struct uniq *u, const struct cli_keys *k,
+				  const struct line *records, size_t n)
+{
+	const struct cli_window *cw = &u->opt->win;
+	const uint64_t *times = NULL;
+	const char *why;
+	size_t fresh;
+
+	if (cw->time.field && u->window->wp.kind == WINDOW_TIME) {
+		uint64_t *rt = cli_window_times(&u->record_times, &u->record_times_cap, n);
+		uint64_t *kt = cli_window_times(&u->key_times, &u->key_times_cap, k->set.count);
+
+		cli_window_record_times(cw, records, n, rt, &u->bad_times);
+		for (size_t i = 0; i < k->set.count; i++)
+			kt[i] = rt[k->set.record[i]];
+		times = kt;
+	}
+	if (window_test_and_add_hashed(u->window, k->set.keys, u->hasher ? k->hashes : NULL,
+				       k->set.count, times, cli_window_clock(cw), u->present,
+				       &fresh, &why) < 0)
+		cli_fatal("%s", cli_explain(why));
+	return fresh;
+}
+
+/* Classify each record of the batch as NO_KEY, FIRST_SEEN, SEEN_BEFORE or BAD_TIME. */
+static void classify(struct uniq *u, const struct cli_keys *k, const struct line *records,
+		     size_t n)
 {
 	const char *why;
 	size_t fresh;
 	const uint64_t *hashes = u->hasher ? k->hashes : NULL;
 
 	cli_flags(&u->present, &u->present_cap, k->set.count);
-	if (cascade_test_and_add_hashed(u->seen, k->set.keys, hashes, k->set.count, u->present,
-					&fresh, &why) < 0)
+	if (u->window != NULL)
+		fresh = test_and_add_window(u, k, records, n);
+	else if (cascade_test_and_add_hashed(u->seen, k->set.keys, hashes, k->set.count,
+					     u->present, &fresh, &why) < 0)
 		cli_fatal("%s", cli_explain(why));
 	memset(cli_flags(&u->state, &u->state_cap, n), NO_KEY, n);
 	for (size_t i = 0; i < k->set.count; i++)
 		u->state[k->set.record[i]] = u->present[i] ? SEEN_BEFORE : FIRST_SEEN;
+	for (size_t r = 0; u->key_times != NULL && r < n; r++)
+		if (u->record_times[r] == WINDOW_TIME_NONE)
+			u->state[r] = BAD_TIME;
 	u->fresh += fresh;
 	/* each new key ran the model's risk of testing present and being lost */
-	if (u->opt->verbose)
+	if (u->opt->verbose && u->seen != NULL)
 		u->expected_lost += (double)fresh * model_rate(u, fresh);
 }
 
@@ -284,12 +378,12 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 	struct uniq *u = ctx;
 	int wanted = u->opt->repeated ? SEEN_BEFORE : FIRST_SEEN;
 
-	classify(u, &u->keys[slot], n);
+	classify(u, &u->keys[slot], records, n);
 	u->lines += n;
 	for (size_t r = 0; r < n; r++) {
 		u->repeats += u->state[r] == SEEN_BEFORE;
 		u->keyless += u->state[r] == NO_KEY;
-		if (u->state[r] != wanted)
+		if (u->state[r] != wanted && u->state[r] != BAD_TIME)
 			continue;
 		u->written++;
 		if (writer_record(&u->out, records[r], u->opt->delim) < 0)
@@ -297,8 +391,21 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 	}
 	warn_over_capacity(u);
 	if (u->opt->checkpoint_given)
-		cli_checkpoint_due(&u->checkpoint, u->seen, u->opt->state, &u->out, u->lines);
+		cli_checkpoint_due(&u->checkpoint, u->seen, u->window, u->opt->state, &u->out, u->lines);
 	return 0;
+}
+
+static void report_window(const struct uniq *u)
+{
+	const struct window *w = u->window;
+	char size[32], span[48];
+
+	cli_warn("window %s, %u generations%s: %zu live, about %.0f distinct keys within it (%s)",
+		 cli_window_describe(&w->wp, span), w->wp.generations,
+		 w->wp.flags & WINDOW_REFRESH ? ", refreshed" : "", w->ngen,
+		 window_estimate_count(w, w->clock), cli_human_bytes(window_bytes(w), size));
+	cli_warn("%llu new keys within the window; %llu lines with no readable time passed through (target rate %g)",
+		 (unsigned long long)u->fresh, (unsigned long long)u->bad_times, w->wp.target_p);
 }
 
 static void report(const struct uniq *u)
@@ -306,9 +413,14 @@ static void report(const struct uniq *u)
 	char size[32];
 
 	cli_warn("lines read: %llu (first seen %llu, repeats %llu, without a key %llu); written: %llu",
-		 (unsigned long long)u->lines, (unsigned long long)(u->lines - u->repeats - u->keyless),
+		 (unsigned long long)u->lines,
+		 (unsigned long long)(u->lines - u->repeats - u->keyless - u->bad_times),
 		 (unsigned long long)u->repeats, (unsigned long long)u->keyless,
 		 (unsigned long long)u->written);
+	if (u->window != NULL) {
+		report_window(u);
+		return;
+	}
 	cli_warn("%llu new distinct keys, about %.0f distinct keys in the filter (%zu stage%s, %s)",
 		 (unsigned long long)u->fresh, cascade_estimate_count(u->seen), u->seen->nstages,
 		 u->seen->nstages == 1 ? "" : "s", cli_human_bytes(cascade_bytes(u->seen), size));
@@ -326,6 +438,11 @@ static void uniq_progress(char *buf, size_t len)
 {
 	const struct cascade *c = running->seen;
 
+	if (c == NULL) {
+		snprintf(buf, len, "%llu new keys, %zu generations", (unsigned long long)running->fresh,
+			 running->window->ngen);
+		return;
+	}
 	snprintf(buf, len, "%llu new keys, %zu stage%s, fill ~%.1f%%",
 		 (unsigned long long)running->fresh, c->nstages, c->nstages == 1 ? "" : "s",
 		 100.0 * filter_sampled_fill(c->stages[c->nstages - 1], 4096));
@@ -347,20 +464,26 @@ int main(int argc, char **argv)
 		cli_lock_update(opt.state);	/* until saved: runs on one STATE take turns */
 		cli_stop_on_signals();	/* after the lock: while waiting, a signal just ends it */
 	}
-	u.seen = acquire_seen_set(&opt);
+	acquire_seen_set(&opt, &u.seen, &u.window);
+	cli_window_check_use(&opt.win, u.window);
 	cli_stdout_init(&u.out, opt.line_buffered);
 	running = &u;
 	cli_progress_detail = uniq_progress;
-	u.hasher = cascade_hasher(u.seen);
+	u.hasher = u.window ? window_hasher(u.window) : cascade_hasher(u.seen);
 	input_status = cli_each_batch(opt.inputs, opt.ninputs, opt.delim, &stage, &u);
 	cli_stdout_finish(&u.out);
 	cli_checkpoint_finish(&u.checkpoint);
 	if (opt.verbose)
 		report(&u);
-	if (opt.state)
+	if (opt.state && u.window)
+		cli_save_window(u.window, opt.state);
+	else if (opt.state)
 		cli_save_filter(u.seen, opt.state);
 	cli_unlock();
 	cascade_free(u.seen);
+	window_free(u.window);
+	free(u.record_times);
+	free(u.key_times);
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&u.keys[i]);
 	free(u.present);

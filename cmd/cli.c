@@ -150,26 +150,31 @@ uint32_t cli_new_key(unsigned char key[16])
  * A loaded filter and --key-file: supply a key kept outside, or check that
  * a key file agrees with the key the filter carries.
  */
+int cli_key_needed(const struct filter_params *p, const char *name, unsigned char key[16])
+{
+	if (p->flags & FILTER_KEY_EXTERNAL) {
+		if (cli_key_file == NULL && keys_optional)
+			return 0;
+		if (cli_key_file == NULL)
+			cli_fatal("%s: the filter's key is kept in a key file: give it with --key-file", name);
+		read_key_file(key);
+		return 1;
+	}
+	if (cli_key_file) {
+		read_key_file(key);
+		if (filter_key_fingerprint(key) != p->fingerprint)
+			cli_fatal("%s: the filter carries its own key, which is not the key in %s", name, cli_key_file);
+	}
+	return 0;
+}
+
 static void apply_key_file(struct cascade *c, const char *name)
 {
 	unsigned char key[16];
 	const char *why;
 
-	if (cascade_params(c)->flags & FILTER_KEY_EXTERNAL) {
-		if (cli_key_file == NULL && keys_optional)
-			return;
-		if (cli_key_file == NULL)
-			cli_fatal("%s: the filter's key is kept in a key file: give it with --key-file", name);
-		read_key_file(key);
-		if (cascade_supply_key(c, key, &why) < 0)
-			cli_fatal("%s: the key in %s is not this filter's key", name, cli_key_file);
-		return;
-	}
-	if (cli_key_file) {
-		read_key_file(key);
-		if (filter_key_fingerprint(key) != cascade_params(c)->fingerprint)
-			cli_fatal("%s: the filter carries its own key, which is not the key in %s", name, cli_key_file);
-	}
+	if (cli_key_needed(cascade_params(c), name, key) && cascade_supply_key(c, key, &why) < 0)
+		cli_fatal("%s: the key in %s is not this filter's key", name, cli_key_file);
 }
 
 const char *cli_explain(const char *why)
@@ -640,6 +645,13 @@ struct cascade *cli_load_filter(const char *path)
 
 	if (c == NULL)
 		cli_fatal("%s: %s", cli_display_name(path), cli_explain(why));
+	return cli_loaded_filter(c, path);
+}
+
+struct cascade *cli_loaded_filter(struct cascade *c, const char *path)
+{
+	const char *why;
+
 	if (cascade_params(c)->layout != FILTER_DCSO) {
 		apply_key_file(c, cli_display_name(path));
 		return c;
@@ -738,9 +750,13 @@ void cli_checkpoint_option(struct cli_checkpoint *cp, const char *arg)
 {
 	const char *why;
 
+	uint64_t seconds;
+
 	memset(cp, 0, sizeof *cp);
-	if (numparse_duration(arg, &cp->seconds, &why) == 0)
+	if (numparse_duration(arg, 1, UINT64_MAX, &seconds, &why) == 0) {
+		cp->seconds = (double)seconds;
 		return;
+	}
 	if (numparse_count(arg, 1, UINT64_MAX, &cp->lines, &why) < 0)
 		cli_usage_error("invalid --checkpoint '%s': not a duration (30s, 10m, 1h) or a line count", arg);
 }
@@ -767,19 +783,21 @@ static int checkpoint_busy(struct cli_checkpoint *cp, int wait)
 }
 
 /* The child: write the snapshot, atomically, and say nothing unless it fails. */
-static _Noreturn void write_snapshot(const struct cascade *c, const char *path)
+static _Noreturn void write_snapshot(const struct cascade *c, const struct window *w,
+				      const char *path)
 {
 	const char *why;
+	int r = w ? format_save_window_path(w, path, &why) : format_save_path(c, path, &why);
 
-	if (format_save_path(c, path, &why) < 0) {
+	if (r < 0) {
 		cli_warn("%s: checkpoint failed: %s", path, why);
 		_exit(EXIT_TROUBLE);
 	}
 	_exit(0);
 }
 
-void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, const char *path,
-			struct writer *out, uint64_t lines)
+void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, const struct window *w,
+			const char *path, struct writer *out, uint64_t lines)
 {
 	double now = seconds_now();
 	pid_t pid;
@@ -796,7 +814,7 @@ void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, cons
 		cli_write_error(errno);
 	pid = fork();
 	if (pid == 0)
-		write_snapshot(c, path);
+		write_snapshot(c, w, path);
 	if (pid < 0) {
 		cp->failed++;
 		cli_warn("%s: checkpoint failed: cannot fork: %s", path, strerror(errno));
@@ -822,7 +840,8 @@ struct input_slot {
 	uint64_t bytes_read;	/* input bytes consumed up to this batch's end */
 	int err;		/* errno of the open or read error this slot reports */
 	int fatal;		/* err is out of memory: stop */
-	const char *name;	/* the input err is about */
+	const char *name;	/* the input err is about, or the batch came from */
+	uint64_t first_line;	/* the line number of the batch's first record */
 };
 
 struct inputs {
@@ -833,6 +852,7 @@ struct inputs {
 	const char *name;
 	struct lines_reader *reader;
 	uint64_t base;		/* bytes of the inputs before this one */
+	uint64_t lines;		/* records of this input read so far */
 	char delim;
 	int status;
 	const struct cli_stage *stage;
@@ -872,6 +892,7 @@ static int inputs_open_next(struct inputs *in)
 		return 0;
 	path = in->paths[in->next++];
 	in->name = path;
+	in->lines = 0;
 	in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (in->fd < 0)
 		return -1;
@@ -902,6 +923,9 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 		n = lines_next_owned(in->reader, &s->batch);
 		if (n > 0) {
 			s->bytes_read = in->base + lines_bytes_read(in->reader);
+			s->name = cli_display_name(in->name);
+			s->first_line = in->lines + 1;
+			in->lines += (uint64_t)n;
 			if (in->stage->prepare(in->ctx, slot, s->batch.records, s->batch.n, units) < 0)
 				return error_slot(s, ENOMEM, in->name, units);
 			return 1;
@@ -914,6 +938,16 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 		}
 		inputs_close_current(in);
 	}
+}
+
+/* Where the batch being consumed came from (cli_batch_origin). */
+static const char *batch_name;
+static uint64_t batch_first_line;
+
+void cli_batch_origin(const char **name, uint64_t *first_line)
+{
+	*name = batch_name;
+	*first_line = batch_first_line;
 }
 
 static void inputs_work(void *ctx, unsigned slot, size_t from, size_t to)
@@ -936,6 +970,8 @@ static int inputs_consume(void *ctx, unsigned slot)
 		in->status = -1;
 		return 0;
 	}
+	batch_name = s->name;
+	batch_first_line = s->first_line;
 	stop = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
 	progress.lines += s->batch.n;
 	progress.bytes = s->bytes_read;

@@ -89,6 +89,13 @@ void cli_dcso_readable(void);
  */
 uint32_t cli_new_key(unsigned char key[16]);
 
+/*
+ * --key-file against a loaded filter's params p (name for messages): 1 with
+ * key[] filled when its key is kept outside and must be supplied; 0 when
+ * nothing is to be done. A missing or disagreeing key file is fatal.
+ */
+int cli_key_needed(const struct filter_params *p, const char *name, unsigned char key[16]);
+
 /* Handle one of the common options; returns 1 if c was one. */
 int cli_common_option(int c, const char *arg);
 
@@ -162,6 +169,8 @@ size_t cli_stdin_uses(char *const *paths, size_t n);
 
 /* Load a filter file ("-" is stdin); a bad one is fatal, naming the file. */
 struct cascade *cli_load_filter(const char *path);
+/* What cli_load_filter does after loading c from path: the key file, DCSO. */
+struct cascade *cli_loaded_filter(struct cascade *c, const char *path);
 /*
  * Open a filter file for streaming ("-" is stdin), with progress: *shape
  * gets its headers, *fd the descriptor to close after the reader (unless it
@@ -211,9 +220,9 @@ struct cli_checkpoint {
 	uint64_t saved, failed;	/* snapshots finished, and failed */
 };
 void cli_checkpoint_option(struct cli_checkpoint *cp, const char *arg);
-/* At a batch boundary: every line so far added and out written; snapshot c to path if due. */
-void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, const char *path,
-			struct writer *out, uint64_t lines);
+/* At a batch boundary: every line so far added and out written; snapshot c (or w) to path if due. */
+void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, const struct window *w,
+			const char *path, struct writer *out, uint64_t lines);
 /* Before the final save: wait for a snapshot still being written (it must not land after). */
 void cli_checkpoint_finish(struct cli_checkpoint *cp);
 
@@ -241,6 +250,12 @@ struct cli_stage {
 };
 int cli_each_batch(char *const *paths, int npaths, char delim,
 			    const struct cli_stage *stage, void *ctx);
+
+/*
+ * During consume: the input the batch came from, as messages name it, and
+ * the line number of its first record (records count from 1 per input).
+ */
+void cli_batch_origin(const char **name, uint64_t *first_line);
 
 /*
  * A batch's keys and, when they can be hashed ahead (hasher is not NULL:

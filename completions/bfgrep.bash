@@ -11,7 +11,7 @@
 
 _bfgrep_options='-f --filter -v --invert-match -c --count -q --quiet
 --silent -w --words -k --field -t --separator -z --null-data
---line-buffered --key-file --max-memory --progress --no-progress -h --help
+--line-buffered --now --key-file --max-memory --progress --no-progress -h --help
 -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
@@ -43,7 +43,7 @@ _bfgrep_value() {
 	case $1 in
 	-f | --filter) _bfgrep_filters "$2" ;;
 	--key-file) _bfgrep_files "$2" ;;
-	-k | --field | -t | --separator | --max-memory) ;;
+	-k | --field | -t | --separator | --max-memory | --now) ;;
 	*) return 1 ;;
 	esac
 	return 0

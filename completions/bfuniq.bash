@@ -11,8 +11,8 @@
 
 _bfuniq_options='-n --capacity -p --rate -f --state -d --repeated -k --field
 -t --separator -i --ignore-case -z --null-data -v --verbose --layout --key
---line-buffered --no-wait --checkpoint --key-file --max-memory --progress --no-progress -h --help
--V --version'
+--line-buffered --window --generations --refresh --time-field --bad-time --now
+--no-wait --checkpoint --key-file --max-memory --progress --no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
 # word splitting, no globbing, so any file name survives.
@@ -43,10 +43,11 @@ _bfuniq_files() {
 _bfuniq_value() {
 	case $1 in
 	--layout) _bfuniq_add compgen -W 'blocked classic' -- "$2" ;;
+	--bad-time) _bfuniq_add compgen -W 'error skip' -- "$2" ;;
 	-f | --state) _bfuniq_states "$2" ;;
 	--key-file) _bfuniq_files "$2" ;;
 	-n | --capacity | -p | --rate | --key | -k | --field | -t | --separator | \
-		--max-memory | --checkpoint) ;;
+		--max-memory | --window | --generations | --time-field | --now | --checkpoint) ;;
 	*) return 1 ;;
 	esac
 	return 0

@@ -32,6 +32,12 @@ complete -c bfuniq -l layout -x -a 'blocked\t"One cache line per key (default)" 
 complete -c bfuniq -n 'not __fish_contains_opt key-file' -l key -x -d '128-bit SipHash key as 32 hex digits'
 complete -c bfuniq -l line-buffered -d 'Flush output after every line'
 complete -c bfuniq -l no-wait -d 'Fail at once if another bftools process is updating the file'
+complete -c bfuniq -l window -x -d 'Forget keys after W keys (10M) or W of time (90s, 10m, 24h, 7d)'
+complete -c bfuniq -l generations -x -d "The window's generations, 2..64 (default 8)"
+complete -c bfuniq -l refresh -d "A repeat within the window restarts its key's age"
+complete -c bfuniq -l time-field -x -d "A line's time is its Fth field"
+complete -c bfuniq -l bad-time -x -a 'error\t"Stop with an error (default)" skip\t"Pass the line through"' -d 'A line whose time cannot be read'
+complete -c bfuniq -l now -x -d 'The time of a time window without --time-field'
 complete -c bfuniq -n 'not __fish_contains_opt key' -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
 complete -c bfuniq -l checkpoint -x -d 'With -f, also save STATE every INTERVAL (30s, 10m, 1h, or lines)'
 complete -c bfuniq -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'

@@ -19,6 +19,7 @@
  *   keyfile.h   a filter's key kept in a file of its own
  *   dcso.h      DCSO bloom filter files (read and written for interop)
  *   pipeline.h  batches over two threads: read ahead, share the hashing
+ *   window.h    sliding windows: forget keys older than N keys or W seconds
  *
  * The library never prints and never exits: calls report failure by return
  * value and a static message through a const char **errstr argument.
@@ -47,6 +48,7 @@
 #include "keyfile.h"
 #include "dcso.h"
 #include "pipeline.h"
+#include "window.h"
 
 #ifdef __cplusplus
 extern "C" {

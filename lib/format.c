@@ -156,11 +156,13 @@
 #include "pgzip.h"
 #include "pipeline.h"
 #include "siphash.h"
+#include "window.h"
 #include "writer.h"
 
 #define FILE_HEADER_LEN 64u
 #define STAGE_HEADER_LEN 64u
-#define HEADERS_MAX (FILE_HEADER_LEN + CASCADE_STAGES_MAX * STAGE_HEADER_LEN)
+#define WINDOW_HEADER_LEN 128u	/* version 2: the file header and the window block */
+#define HEADERS_MAX (WINDOW_HEADER_LEN + WINDOW_STAGES_MAX * STAGE_HEADER_LEN)
 #define MAGIC_LEN 8u
 static const unsigned char magic[MAGIC_LEN] = { 0x89, 'B', 'F', 'T', '\r', '\n', 0x1a, '\n' };
 
@@ -247,14 +249,19 @@ static void swap_words(uint64_t *words, uint64_t nwords)
 
 /* Everything the headers say, decoded and checked. */
 struct file_info {
+	int windowed;		/* version 2: a window block follows the file header */
+	struct window_params wp;	/* windowed only */
+	enum filter_layout window_layout;
+	uint64_t clock;
+	uint64_t gen_no[WINDOW_STAGES_MAX];	/* each stage's generation number */
 	size_t nstages;
 	unsigned growth, tighten;
 	uint64_t capacity;	/* file header: the fixed filter's, or stage 0's */
 	double target_p;	/* file header: the whole file's */
 	uint64_t payload;	/* bytes of all stages' bits */
-	struct filter_params stage[CASCADE_STAGES_MAX];
-	uint64_t insertions[CASCADE_STAGES_MAX];
-	uint64_t removals[CASCADE_STAGES_MAX];	/* counting stages; 0 for others */
+	struct filter_params stage[WINDOW_STAGES_MAX];
+	uint64_t insertions[WINDOW_STAGES_MAX];
+	uint64_t removals[WINDOW_STAGES_MAX];	/* counting stages; 0 for others */
 };
 
 static void encode_file_header(const struct cascade *c, unsigned char *h)
@@ -335,11 +342,51 @@ static int decode_growth(const unsigned char *h, struct file_info *fi, const cha
 		return bad(errstr, "bad header: tightening not zero for a fixed filter");
 	if (fi->growth != 0 && (fi->tighten < 1 || fi->tighten > CASCADE_TIGHTEN_MAX))
 		return bad(errstr, "bad header: tightening out of range");
+	if (fi->windowed) {	/* checked against the generations in decode_stages */
+		if (count > WINDOW_STAGES_MAX)
+			return bad(errstr, "bad header: stage count out of range 0..256");
+		fi->nstages = (size_t)count;
+		return 0;
+	}
 	if (fi->growth == 0 && count != 1)
 		return bad(errstr, "bad header: stage count is not 1");
 	if (count < 1 || count > CASCADE_STAGES_MAX)
 		return bad(errstr, "bad header: stage count out of range 1..64");
 	fi->nstages = (size_t)count;
+	return 0;
+}
+
+/*
+ * Bytes 64-127 of a version 2 file: the window, and the generations' plan
+ * (bytes 40-57 of the file header) that follows from it.
+ */
+static int decode_window_block(const unsigned char *h, struct file_info *fi, const char **errstr)
+{
+	struct window_params *wp = &fi->wp;
+	uint64_t capacity;
+	double rate;
+	unsigned growth, tighten;
+
+	if (!all_zero(h + 4, 4) || !all_zero(h + 40, 24))
+		return bad(errstr, "bad header: window reserved field not zero");
+	wp->kind = (enum window_kind)h[0];
+	wp->generations = h[1];
+	wp->flags = h[2];
+	fi->window_layout = (enum filter_layout)h[3];
+	wp->size = get_le(h + 8, 8);
+	wp->expected = get_le(h + 16, 8);
+	fi->clock = get_le(h + 24, 8);
+	wp->target_p = get_double(h + 32);
+	if (window_params_check(wp, errstr) < 0)
+		return bad(errstr, "bad header: window out of range");
+	if (fi->window_layout != FILTER_BLOCKED && fi->window_layout != FILTER_CLASSIC)
+		return bad(errstr, "bad header: window layout not blocked or classic");
+	if (wp->kind == WINDOW_TIME && fi->clock >= WINDOW_TIME_MAX)
+		return bad(errstr, "bad header: window clock out of range");
+	window_generation_plan(wp, &capacity, &rate, &growth, &tighten);
+	if (fi->capacity != capacity || fi->target_p != rate || fi->growth != growth ||
+	    fi->tighten != tighten)
+		return bad(errstr, "inconsistent header: generation plan does not follow the window");
 	return 0;
 }
 
@@ -352,10 +399,13 @@ static int decode_file_header(const unsigned char *h, struct file_info *fi, cons
 	memset(fi, 0, sizeof *fi);
 	if (memcmp(h, magic, MAGIC_LEN) != 0)
 		return bad(errstr, "not a bftools filter (bad magic)");
-	if (version != FORMAT_VERSION)
+	if (version != FORMAT_VERSION && version != FORMAT_VERSION_WINDOW)
 		return bad(errstr, version_message(version));
-	if (get_le(h + 12, 4) != FILE_HEADER_LEN)
+	fi->windowed = version == FORMAT_VERSION_WINDOW;
+	if (!fi->windowed && get_le(h + 12, 4) != FILE_HEADER_LEN)
 		return bad(errstr, "bad header: file header length is not 64");
+	if (fi->windowed && get_le(h + 12, 4) != WINDOW_HEADER_LEN)
+		return bad(errstr, "bad header: file header length is not 128");
 	if (decode_growth(h, fi, errstr) < 0)
 		return -1;
 	if (h[20] != FILTER_SIPHASH_2_4 && h[20] != FILTER_SIPHASH_1_3)
@@ -382,7 +432,7 @@ static int decode_file_header(const unsigned char *h, struct file_info *fi, cons
 	}
 	for (size_t i = 1; i < fi->nstages; i++)
 		fi->stage[i] = *p;
-	return 0;
+	return fi->windowed ? decode_window_block(h + FILE_HEADER_LEN, fi, errstr) : 0;
 }
 
 /* One stage header's own fields into stage i of fi. */
@@ -394,11 +444,16 @@ static int decode_stage_fields(const unsigned char *s, struct file_info *fi, siz
 	/* a counting stage keeps its removals in 8 of the reserved bytes */
 	int counting = s[0] == FILTER_COUNTING;
 	size_t reserved_from = counting ? 56 : 48;
+	/* a windowed file's stage keeps its generation number in the last 8 */
+	size_t reserved_to = fi->windowed ? 56 : STAGE_HEADER_LEN;
 
 	if (s[0] != FILTER_BLOCKED && s[0] != FILTER_CLASSIC && !counting)
 		return bad(errstr, "bad header: unknown layout");
-	if (!all_zero(s + 1, 3) || !all_zero(s + reserved_from, STAGE_HEADER_LEN - reserved_from))
+	if (fi->windowed && s[0] != fi->window_layout)
+		return bad(errstr, "bad header: stage layout is not the window's");
+	if (!all_zero(s + 1, 3) || !all_zero(s + reserved_from, reserved_to - reserved_from))
 		return bad(errstr, "bad header: stage reserved field not zero");
+	fi->gen_no[i] = fi->windowed ? get_le(s + 56, 8) : 0;
 	if (k < 1 || k > FILTER_K_MAX)
 		return bad(errstr, "bad header: k out of range");
 	if (m % FILTER_BLOCK_BITS != 0)
@@ -435,7 +490,7 @@ static uint64_t largest_array(enum filter_layout layout)
  * stage i's planned capacity, 0 once the plan has overflowed (no stage has
  * capacity 0, so nothing matches it).
  */
-static int check_stage_plan(const struct file_info *fi, size_t i, uint64_t want_cap,
+static int check_stage_plan(const struct file_info *fi, size_t i, size_t j, uint64_t want_cap,
 			    const char **errstr)
 {
 	const struct filter_params *p = &fi->stage[i];
@@ -449,9 +504,34 @@ static int check_stage_plan(const struct file_info *fi, size_t i, uint64_t want_
 	if (p->capacity != want_cap)
 		return bad(errstr, stage_message(i, "capacity does not follow the growth factor"));
 	first_rate = fi->target_p * -expm1(-(double)fi->tighten * M_LN2);
-	want_rate = ldexp(first_rate, -(int)(fi->tighten * i));
+	want_rate = ldexp(first_rate, -(int)(fi->tighten * j));
 	if (!(fabs(p->target_p - want_rate) <= RATE_TOLERANCE * want_rate))
 		return bad(errstr, stage_message(i, "rate does not follow the series"));
+	return 0;
+}
+
+/*
+ * A windowed file's stage generation numbers: never decreasing, a fixed
+ * (count) generation one stage, at most 64 stages to a generation, and
+ * every generation live at the clock (window_from_generations checks the
+ * same once the bits are in).
+ */
+static int check_generations(const struct file_info *fi, const char **errstr)
+{
+	uint64_t current = window_generation_of(&fi->wp, fi->clock);
+	size_t run = 0;
+
+	for (size_t i = 0; i < fi->nstages; i++) {
+		uint64_t no = fi->gen_no[i];
+
+		if (i > 0 && no < fi->gen_no[i - 1])
+			return bad(errstr, "bad header: generation numbers decrease");
+		run = i > 0 && no == fi->gen_no[i - 1] ? run + 1 : 1;
+		if ((fi->growth == 0 && run > 1) || run > CASCADE_STAGES_MAX)
+			return bad(errstr, "bad header: too many stages in a generation");
+		if (no > current || no + fi->wp.generations <= current)
+			return bad(errstr, "bad header: a generation is not live at the window's clock");
+	}
 	return 0;
 }
 
@@ -460,9 +540,14 @@ static int decode_stages(const unsigned char *s, struct file_info *fi, const cha
 {
 	uint64_t want_cap = fi->capacity, bytes = 0, most = 0;
 
-	for (size_t i = 0; i < fi->nstages; i++) {
-		if (decode_stage_fields(s + i * STAGE_HEADER_LEN, fi, i, errstr) < 0
-		    || check_stage_plan(fi, i, want_cap, errstr) < 0)
+	for (size_t i = 0, j = 0; i < fi->nstages; i++, j++) {
+		if (decode_stage_fields(s + i * STAGE_HEADER_LEN, fi, i, errstr) < 0)
+			return -1;
+		if (i > 0 && fi->gen_no[i] != fi->gen_no[i - 1]) {	/* a new generation */
+			j = 0;
+			want_cap = fi->capacity;
+		}
+		if (check_stage_plan(fi, i, j, want_cap, errstr) < 0)
 			return -1;
 		if (fi->growth != 0)
 			want_cap = want_cap > UINT64_MAX / fi->growth ? 0 : want_cap * fi->growth;
@@ -471,8 +556,10 @@ static int decode_stages(const unsigned char *s, struct file_info *fi, const cha
 		if (largest_array(fi->stage[i].layout) > most)
 			most = largest_array(fi->stage[i].layout);
 	}
-	if (bytes > PAYLOAD_STAGES_FACTOR * most)
+	if (bytes > PAYLOAD_STAGES_FACTOR * most * (fi->windowed ? fi->wp.generations : 1))
 		return bad(errstr, "bad header: stages too large in total");
+	if (fi->windowed && check_generations(fi, errstr) < 0)
+		return -1;
 	fi->payload = bytes;
 	/* the checks above cover it; this keeps them from falling behind filter_new's */
 	for (size_t i = 0; i < fi->nstages; i++)
@@ -524,6 +611,55 @@ static int encode_checked(const struct cascade *c, unsigned char h[HEADERS_MAX],
 	    || decode_stages(h + FILE_HEADER_LEN, &fi, errstr) < 0)
 		return -1;
 	*len = FILE_HEADER_LEN + c->nstages * STAGE_HEADER_LEN;
+	return 0;
+}
+
+/* The headers of window w into h, *len bytes, checked as encode_checked. */
+static int encode_window_checked(const struct window *w, unsigned char h[HEADERS_MAX],
+				 size_t *len, const char **errstr)
+{
+	const struct filter_params *p = window_params_of(w);
+	unsigned char *b = h + FILE_HEADER_LEN, *sh = h + WINDOW_HEADER_LEN;
+	struct file_info fi;
+	unsigned growth, tighten;
+	uint64_t capacity;
+	double rate;
+
+	if (window_stages(w) > WINDOW_STAGES_MAX)
+		return bad(errstr, "a window of more than 256 stages cannot be saved");
+	window_generation_plan(&w->wp, &capacity, &rate, &growth, &tighten);
+	memset(h, 0, WINDOW_HEADER_LEN);
+	memcpy(h, magic, MAGIC_LEN);
+	put_le(h + 8, FORMAT_VERSION_WINDOW, 4);
+	put_le(h + 12, WINDOW_HEADER_LEN, 4);
+	put_le(h + 16, window_stages(w), 4);
+	h[20] = (unsigned char)p->hash;
+	h[21] = (unsigned char)p->flags;
+	if (p->flags & FILTER_KEY_EXTERNAL)
+		put_le(h + 24, p->fingerprint, 8);
+	else
+		memcpy(h + 24, p->key, 16);
+	put_le(h + 40, capacity, 8);
+	put_double(h + 48, rate);
+	h[56] = (unsigned char)growth;
+	h[57] = (unsigned char)tighten;
+	b[0] = (unsigned char)w->wp.kind;
+	b[1] = (unsigned char)w->wp.generations;
+	b[2] = (unsigned char)w->wp.flags;
+	b[3] = (unsigned char)w->layout;
+	put_le(b + 8, w->wp.size, 8);
+	put_le(b + 16, w->wp.expected, 8);
+	put_le(b + 24, w->clock, 8);
+	put_double(b + 32, w->wp.target_p);
+	for (size_t g = 0; g < w->ngen; g++)
+		for (size_t i = 0; i < w->gen[g]->nstages; i++, sh += STAGE_HEADER_LEN) {
+			encode_stage_header(w->gen[g]->stages[i], sh);
+			put_le(sh + 56, w->gen_no[g], 8);
+		}
+	if (decode_file_header(h, &fi, errstr) < 0
+	    || decode_stages(h + WINDOW_HEADER_LEN, &fi, errstr) < 0)
+		return -1;
+	*len = (size_t)(sh - h);
 	return 0;
 }
 
@@ -652,47 +788,102 @@ static int gz_out_open(struct gz_out *w, int fd, int direct, const char **errstr
 	return 0;
 }
 
-/* direct: fd is our own new file, which may be written around the page cache. */
-static int save(const struct cascade *c, int fd, int direct, const char **errstr)
-{
+/*
+ * What a file holds, flat: its headers, encoded and checked, and its
+ * stages in file order (a cascade's, or a window's generation by
+ * generation).
+ */
+struct saving {
 	unsigned char head[HEADERS_MAX];
-	struct gz_out w;
 	size_t head_len;
+	const struct filter *stage[WINDOW_STAGES_MAX];
+	size_t nstages;
+	uint64_t bytes;
+};
+
+static int saving_cascade(struct saving *sv, const struct cascade *c, const char **errstr)
+{
+	if (encode_checked(c, sv->head, &sv->head_len, errstr) < 0)
+		return -1;
+	for (sv->nstages = 0; sv->nstages < c->nstages; sv->nstages++)
+		sv->stage[sv->nstages] = c->stages[sv->nstages];
+	sv->bytes = cascade_bytes(c);
+	return 0;
+}
+
+static int saving_window(struct saving *sv, const struct window *w, const char **errstr)
+{
+	if (encode_window_checked(w, sv->head, &sv->head_len, errstr) < 0)
+		return -1;
+	sv->nstages = 0;
+	for (size_t g = 0; g < w->ngen; g++)
+		for (size_t i = 0; i < w->gen[g]->nstages; i++)
+			sv->stage[sv->nstages++] = w->gen[g]->stages[i];
+	sv->bytes = window_bytes(w);
+	return 0;
+}
+
+/* direct: fd is our own new file, which may be written around the page cache. */
+static int save(const struct saving *sv, int fd, int direct, const char **errstr)
+{
+	struct gz_out w;
 	int ok;
 
-	if (encode_checked(c, head, &head_len, errstr) < 0 || gz_out_open(&w, fd, direct, errstr) < 0)
+	if (gz_out_open(&w, fd, direct, errstr) < 0)
 		return -1;
-	ok = pgzip_write(w.pz, head, head_len, 1, errstr) == 0;
-	progress_start(cascade_bytes(c));
-	for (size_t i = 0; ok && i < c->nstages; i++)
-		ok = write_payload(&w, c->stages[i], errstr) == 0;
+	ok = pgzip_write(w.pz, sv->head, sv->head_len, 1, errstr) == 0;
+	progress_start(sv->bytes);
+	for (size_t i = 0; ok && i < sv->nstages; i++)
+		ok = write_payload(&w, sv->stage[i], errstr) == 0;
 	ok = ok && pgzip_finish(w.pz, errstr) == 0;
 	gz_out_close(&w);
 	return ok ? 0 : -1;
 }
 
-int format_save(const struct cascade *c, int fd, const char **errstr)
+static int save_path(const struct saving *sv, const char *path, const char **errstr)
 {
-	/* fd is the caller's (stdout, say): its open file's flags are not ours to change */
-	return save(c, fd, 0, errstr);
-}
-
-int format_save_path(const struct cascade *c, const char *path, const char **errstr)
-{
-	unsigned char head[HEADERS_MAX];
 	struct atomic_file af;
-	size_t head_len;
 
-	/* refuse a bad cascade before the target's directory is touched */
-	if (encode_checked(c, head, &head_len, errstr) < 0)
-		return -1;
 	if (atomic_open(&af, path, errstr) < 0)
 		return -1;
-	if (save(c, af.fd, cascade_bytes(c) >= SAVE_DIRECT_MIN, errstr) < 0) {
+	if (save(sv, af.fd, sv->bytes >= SAVE_DIRECT_MIN, errstr) < 0) {
 		atomic_abort(&af);
 		return -1;
 	}
 	return atomic_commit(&af, errstr);
+}
+
+/* (struct saving is large: kept off the stack, as the library is single-threaded) */
+static struct saving saving;
+
+int format_save(const struct cascade *c, int fd, const char **errstr)
+{
+	/* fd is the caller's (stdout, say): its open file's flags are not ours to change */
+	if (saving_cascade(&saving, c, errstr) < 0)
+		return -1;
+	return save(&saving, fd, 0, errstr);
+}
+
+int format_save_path(const struct cascade *c, const char *path, const char **errstr)
+{
+	/* refuse a bad cascade before the target's directory is touched */
+	if (saving_cascade(&saving, c, errstr) < 0)
+		return -1;
+	return save_path(&saving, path, errstr);
+}
+
+int format_save_window(const struct window *w, int fd, const char **errstr)
+{
+	if (saving_window(&saving, w, errstr) < 0)
+		return -1;
+	return save(&saving, fd, 0, errstr);
+}
+
+int format_save_window_path(const struct window *w, const char *path, const char **errstr)
+{
+	if (saving_window(&saving, w, errstr) < 0)
+		return -1;
+	return save_path(&saving, path, errstr);
 }
 
 /* ---- reading ---------------------------------------------------------- */
@@ -870,8 +1061,14 @@ static int read_headers(struct format_reader *r, struct file_info *fi, const cha
 	}
 	if (memcmp(h, magic, MAGIC_LEN) != 0)
 		return bad(errstr, "not a bftools filter (bad magic)");
-	if (inflate_headers(r, h + MAGIC_LEN, FILE_HEADER_LEN - MAGIC_LEN, errstr) < 0
-	    || decode_file_header(h, fi, errstr) < 0)
+	if (inflate_headers(r, h + MAGIC_LEN, FILE_HEADER_LEN - MAGIC_LEN, errstr) < 0)
+		return -1;
+	/* version 2 (checked again by the decoder): the window block follows */
+	if (get_le(h + 8, 4) == FORMAT_VERSION_WINDOW && get_le(h + 12, 4) == WINDOW_HEADER_LEN
+	    && inflate_headers(r, h + FILE_HEADER_LEN, WINDOW_HEADER_LEN - FILE_HEADER_LEN,
+			       errstr) < 0)
+		return -1;
+	if (decode_file_header(h, fi, errstr) < 0)
 		return -1;
 	if (inflate_headers(r, h, fi->nstages * STAGE_HEADER_LEN, errstr) < 0
 	    || decode_stages(h, fi, errstr) < 0)
@@ -949,19 +1146,20 @@ void format_abandon(struct format_reader *r)
 	free(r);
 }
 
+const char format_err_windowed[] =
+	"a windowed filter (bfuniq --window): this program cannot use it";
+
 /*
- * A reader past the headers of the bftools filter in fd, *shape its
- * headers. A DCSO filter is loaded whole into *dcso when dcso is not NULL
- * (the reader is then NULL), else refused. NULL with *errstr on failure.
+ * A reader past the headers of the bftools filter in fd, fi its headers.
+ * A DCSO filter is loaded whole into *dcso when dcso is not NULL (the
+ * reader is then NULL), else refused. NULL with *errstr on failure.
  */
-static struct format_reader *open_reader(int fd, struct cascade **shape, struct cascade **dcso,
+static struct format_reader *open_reader(int fd, struct file_info *fi, struct cascade **dcso,
 					 const char **errstr)
 {
 	struct format_reader *r = reader_new(fd, errstr);
-	struct file_info fi;
 	int kind;
 
-	*shape = NULL;
 	if (r == NULL)
 		return NULL;
 	kind = read_start(r, errstr);
@@ -969,19 +1167,37 @@ static struct format_reader *open_reader(int fd, struct cascade **shape, struct 
 		*dcso = dcso_load(fd, r->buf, r->zs.avail_in, r->eof, errstr);
 	else if (kind == 1)
 		*errstr = "a DCSO bloom filter, not a bftools filter (it cannot be streamed)";
-	if (kind != 0 || expect_gzip(r, errstr) < 0 || read_headers(r, &fi, errstr) < 0
-	    || (*shape = make_shape(&fi, errstr)) == NULL) {
+	if (kind != 0 || expect_gzip(r, errstr) < 0 || read_headers(r, fi, errstr) < 0) {
 		format_abandon(r);
 		return NULL;
 	}
-	r->left = fi.payload;
-	progress_start(fi.payload);
+	r->left = fi->payload;
+	progress_start(fi->payload);
+	return r;
+}
+
+/* A cascade's reader and shape; a windowed file is refused. */
+static struct format_reader *open_cascade(int fd, struct cascade **shape, struct cascade **dcso,
+					  const char **errstr)
+{
+	static struct file_info fi;	/* large; the library is single-threaded */
+	struct format_reader *r = open_reader(fd, &fi, dcso, errstr);
+
+	*shape = NULL;
+	if (r == NULL)
+		return NULL;
+	if (fi.windowed)
+		*errstr = format_err_windowed;
+	if (fi.windowed || (*shape = make_shape(&fi, errstr)) == NULL) {
+		format_abandon(r);
+		return NULL;
+	}
 	return r;
 }
 
 struct format_reader *format_open(int fd, struct cascade **shape, const char **errstr)
 {
-	return open_reader(fd, shape, NULL, errstr);
+	return open_cascade(fd, shape, NULL, errstr);
 }
 
 int format_read(struct format_reader *r, void *buf, size_t len, const char **errstr)
@@ -1090,14 +1306,17 @@ static int trailer_disagrees(int fd, const struct cascade *shape)
 	return get_le(isize, 4) != (content & 0xffffffffu);
 }
 
-struct cascade *format_load(int fd, const char **errstr)
+/* The cascade of headers fi, its bits read from r, which is consumed. */
+static struct cascade *load_cascade(int fd, struct format_reader *r, const struct file_info *fi,
+				    const char **errstr)
 {
 	struct filter *stages[CASCADE_STAGES_MAX];
-	struct cascade *shape, *c = NULL;
-	struct format_reader *r = open_reader(fd, &shape, &c, errstr);
+	struct cascade *shape = make_shape(fi, errstr), *c;
 
-	if (r == NULL)
-		return c;	/* a DCSO filter, or NULL */
+	if (shape == NULL) {
+		format_abandon(r);
+		return NULL;
+	}
 	/* the whole file's bit arrays, before any of them is allocated */
 	if (!filter_memory_allows(cascade_bytes(shape))) {
 		*errstr = trailer_disagrees(fd, shape) ? trailer_message : filter_err_limit;
@@ -1119,6 +1338,23 @@ struct cascade *format_load(int fd, const char **errstr)
 	return c;
 }
 
+/* (large; the library is single-threaded) */
+static struct file_info load_info;
+
+struct cascade *format_load(int fd, const char **errstr)
+{
+	struct cascade *c = NULL;
+	struct format_reader *r = open_reader(fd, &load_info, &c, errstr);
+
+	if (r == NULL)
+		return c;	/* a DCSO filter, or NULL */
+	if (load_info.windowed) {
+		format_abandon(r);
+		return bad(errstr, format_err_windowed), NULL;
+	}
+	return load_cascade(fd, r, &load_info, errstr);
+}
+
 struct cascade *format_load_path(const char *path, const char **errstr)
 {
 	struct cascade *c;
@@ -1136,4 +1372,113 @@ struct cascade *format_load_path(const char *path, const char **errstr)
 	c = format_load(fd, errstr);
 	close(fd);	/* read-only: nothing to lose */
 	return c;
+}
+
+/* ---- windowed files ---------------------------------------------------- */
+
+/* Stage i of fi with its bits read from r. */
+static struct filter *read_flat_stage(struct format_reader *r, const struct file_info *fi,
+				      size_t i, const char **errstr)
+{
+	struct filter *model = bitless_stage(fi, i), *f;
+
+	if (model == NULL)
+		return bad(errstr, strerror(ENOMEM)), NULL;
+	f = read_stage(r, model, errstr);
+	filter_free(model);
+	return f;
+}
+
+/* The stages of fi, grouped into generations; frees stages on failure. */
+static struct window *assemble(const struct file_info *fi, struct filter **stages,
+			       const char **errstr)
+{
+	struct cascade *gens[WINDOW_GENERATIONS_MAX];
+	uint64_t nos[WINDOW_GENERATIONS_MAX] = { 0 };
+	size_t n = 0, from = 0, i;
+	struct window *w = NULL;
+	struct filter_params shape = fi->stage[0];
+
+	shape.layout = fi->window_layout;
+	for (i = 1; i <= fi->nstages && n < WINDOW_GENERATIONS_MAX; i++) {
+		if (i < fi->nstages && fi->gen_no[i] == fi->gen_no[from])
+			continue;
+		gens[n] = cascade_from_stages(stages + from, i - from, fi->growth, fi->tighten,
+					      fi->capacity, fi->target_p, errstr);
+		if (gens[n] == NULL)
+			break;
+		nos[n++] = fi->gen_no[from];
+		from = i;
+	}
+	*errstr = "bad header: too many generations";
+	if (from == fi->nstages)
+		w = window_from_generations(&fi->wp, fi->clock, gens, nos, n, &shape, errstr);
+	if (w == NULL) {
+		for (size_t g = 0; g < n; g++) {
+			gens[g]->nstages = 0;	/* the stages are freed below */
+			cascade_free(gens[g]);
+		}
+		free_stages(stages, fi->nstages);
+	}
+	return w;
+}
+
+static struct window *load_window(struct format_reader *r, const struct file_info *fi,
+				  const char **errstr)
+{
+	static struct filter *stages[WINDOW_STAGES_MAX];
+
+	if (!filter_memory_allows(fi->payload)) {
+		format_abandon(r);
+		return bad(errstr, filter_err_limit), NULL;
+	}
+	for (size_t i = 0; i < fi->nstages; i++) {
+		stages[i] = read_flat_stage(r, fi, i, errstr);
+		if (stages[i] == NULL) {
+			free_stages(stages, i);
+			format_abandon(r);
+			return NULL;
+		}
+	}
+	if (format_close(r, errstr) < 0) {
+		free_stages(stages, fi->nstages);
+		return NULL;
+	}
+	return assemble(fi, stages, errstr);
+}
+
+int format_load_any(int fd, struct cascade **c, struct window **w, const char **errstr)
+{
+	struct format_reader *r;
+
+	*c = NULL;
+	*w = NULL;
+	r = open_reader(fd, &load_info, c, errstr);
+	if (r == NULL)
+		return *c == NULL ? -1 : 0;	/* a DCSO filter, or an error */
+	if (load_info.windowed)
+		*w = load_window(r, &load_info, errstr);
+	else
+		*c = load_cascade(fd, r, &load_info, errstr);
+	return *c == NULL && *w == NULL ? -1 : 0;
+}
+
+int format_load_any_path(const char *path, struct cascade **c, struct window **w,
+			 const char **errstr)
+{
+	int fd, ret;
+
+	if (strcmp(path, "-") == 0)
+		return format_load_any(STDIN_FILENO, c, w, errstr);
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		*c = NULL;
+		*w = NULL;
+		return bad(errstr, strerror(errno));
+	}
+	ret = format_load_any(fd, c, w, errstr);
+	close(fd);
+	return ret;
 }

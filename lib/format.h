@@ -22,12 +22,14 @@
 #include <stdint.h>
 
 #include "cascade.h"
+#include "window.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define FORMAT_VERSION 1u
+#define FORMAT_VERSION_WINDOW 2u	/* a windowed filter (window.h) */
 
 /*
  * Streaming access: the headers first, validated, then the stages' bits in
@@ -95,6 +97,23 @@ int format_save(const struct cascade *c, int fd, const char **errstr);
  * file is removed. Returns 0, or -1 with *errstr.
  */
 int format_save_path(const struct cascade *c, const char *path, const char **errstr);
+
+/*
+ * Windowed filters (window.h) are version 2 files: a 128-byte file header
+ * whose bytes 64-127 describe the window, then the stage headers of every
+ * generation, oldest first, each carrying its generation number in bytes
+ * 56-63. format_load and format_open refuse one with format_err_windowed;
+ * format_load_any loads either kind, setting exactly one of *c and *w
+ * (a DCSO filter comes back in *c). Returns 0, or -1 with *errstr.
+ */
+extern const char format_err_windowed[];
+int format_load_any(int fd, struct cascade **c, struct window **w, const char **errstr);
+int format_load_any_path(const char *path, struct cascade **c, struct window **w,
+			 const char **errstr);
+
+/* Save a window, as format_save and format_save_path. */
+int format_save_window(const struct window *w, int fd, const char **errstr);
+int format_save_window_path(const struct window *w, const char *path, const char **errstr);
 
 #ifdef __cplusplus
 }

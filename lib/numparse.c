@@ -24,11 +24,18 @@
  * Rates go through double, where rounding is harmless: up to 19 significant
  * digits are kept, and a value like "0.0001" is a single correctly rounded
  * division (1 / 10^4), so it equals the C literal 1e-4 exactly.
+ *
+ * Durations (window lengths) are digits and one unit, s m h d, in whole
+ * seconds. Times (a window's clock, read from input fields) are Unix
+ * seconds or RFC 3339 date-times, to the millisecond, in integers: the
+ * civil date becomes days since 1970 by Hinnant's days_from_civil, so no
+ * timezone database or locale is consulted (mktime would consult both).
  */
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "numparse.h"
 
@@ -326,50 +333,6 @@ int numparse_rate(const char *s, double *out, const char **errstr)
 	return 0;
 }
 
-/* Seconds in the unit c (s, m, h, d), or 0 for no unit. */
-static double unit_seconds(const char *unit)
-{
-	static const struct {
-		char name;
-		double seconds;
-	} units[] = { { 's', 1.0 }, { 'm', 60.0 }, { 'h', 3600.0 }, { 'd', 86400.0 } };
-
-	if (unit[0] == '\0' || unit[1] != '\0')
-		return 0.0;
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (units[i].name == unit[0])
-			return units[i].seconds;
-	return 0.0;
-}
-
-int numparse_duration(const char *s, double *seconds, const char **errstr)
-{
-	struct decimal d;
-	struct digits g;
-	const char *end;
-	double unit, value;
-
-	if (s == NULL || *s == '\0') {
-		set_err(errstr, "empty");
-		return -1;
-	}
-	end = scan_decimal(s, &d);
-	unit = end ? unit_seconds(end) : 0.0;
-	if (end == NULL || unit == 0.0) {
-		set_err(errstr, "not a duration (a number and s, m, h or d)");
-		return -1;
-	}
-	significant_digits(&d, &g);
-	value = g.count > 0 ? digits_double(&d, &g) * unit : 0.0;
-	if (d.negative || !(value > 0.0) || !(value <= NUMPARSE_DURATION_MAX)) {
-		set_err(errstr, "must be more than 0 and at most 100 years");
-		return -1;
-	}
-	*seconds = value;
-	set_err(errstr, NULL);
-	return 0;
-}
-
 static int hex_value(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -394,6 +357,165 @@ int numparse_hex_key(const char *s, unsigned char key[16], const char **errstr)
 	}
 	for (size_t i = 0; i < 16; i++)
 		key[i] = (unsigned char)(hex_value(s[2 * i]) << 4 | hex_value(s[2 * i + 1]));
+	set_err(errstr, NULL);
+	return 0;
+}
+
+/* ---- durations and times --------------------------------------------- */
+
+int numparse_duration(const char *s, uint64_t min, uint64_t max, uint64_t *seconds,
+		      const char **errstr)
+{
+	static const char units[] = "smhd";
+	static const uint64_t scale[] = { 1, 60, 3600, 86400 };
+	uint64_t v = 0;
+	size_t i = 0;
+	const char *u;
+
+	if (s == NULL || *s == '\0')
+		return set_err(errstr, "empty"), -1;
+	for (; is_digit(s[i]); i++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return set_err(errstr, "too large"), -1;
+		v = 10 * v + (uint64_t)(s[i] - '0');
+	}
+	if (i == 0 || s[i] == '\0' || s[i + 1] != '\0' || (u = strchr(units, s[i])) == NULL)
+		return set_err(errstr, "not a duration (digits, then s, m, h or d)"), -1;
+	if (v > UINT64_MAX / scale[u - units])
+		return set_err(errstr, "too large"), -1;
+	v *= scale[u - units];
+	if (check_bounds(v, min, max, errstr) != 0)
+		return -1;
+	*seconds = v;
+	set_err(errstr, NULL);
+	return 0;
+}
+
+/* n digits at s as a number; -1 when any is not a digit. */
+static int64_t fixed_digits(const char *s, size_t n)
+{
+	int64_t v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!is_digit(s[i]))
+			return -1;
+		v = 10 * v + (s[i] - '0');
+	}
+	return v;
+}
+
+/* Days from 1970-01-01 to y-m-d, proleptic Gregorian (H. Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* The milliseconds of an optional ".digits" at s[*i]; advances *i. */
+static int64_t fraction_ms(const char *s, size_t len, size_t *i)
+{
+	int64_t ms = 0, scale = 100;
+
+	if (*i >= len || s[*i] != '.')
+		return 0;
+	if (++*i >= len || !is_digit(s[*i]))
+		return -1;
+	for (; *i < len && is_digit(s[*i]); ++*i, scale /= 10)
+		ms += scale * (s[*i] - '0');
+	return ms;
+}
+
+static int days_in_month(int64_t y, int64_t m)
+{
+	static const int days[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+	return days[m - 1] + (m == 2 && leap);
+}
+
+/* The "+hh:mm", "-hh:mm" or "Z" ending an RFC 3339 time, in seconds east of UTC. */
+static int offset_seconds(const char *s, size_t len, int64_t *off)
+{
+	int64_t hh, mm;
+
+	if (len == 1 && (s[0] == 'Z' || s[0] == 'z')) {
+		*off = 0;
+		return 0;
+	}
+	if (len != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':')
+		return -1;
+	hh = fixed_digits(s + 1, 2);
+	mm = fixed_digits(s + 4, 2);
+	if (hh < 0 || mm < 0 || hh > 23 || mm > 59)
+		return -1;
+	*off = (s[0] == '-' ? -1 : 1) * (hh * 3600 + mm * 60);
+	return 0;
+}
+
+static int rfc3339_ms(const char *s, size_t len, int64_t *out)
+{
+	int64_t y, mo, d, h, mi, sec, frac, off;
+	size_t i = 19;
+
+	if (len < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
+	    s[13] != ':' || s[16] != ':')
+		return -1;
+	y = fixed_digits(s, 4);
+	mo = fixed_digits(s + 5, 2);
+	d = fixed_digits(s + 8, 2);
+	h = fixed_digits(s + 11, 2);
+	mi = fixed_digits(s + 14, 2);
+	sec = fixed_digits(s + 17, 2);
+	if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h < 0 || h > 23 ||
+	    mi < 0 || mi > 59 || sec < 0 || sec > 60)
+		return -1;
+	frac = fraction_ms(s, len, &i);
+	if (frac < 0 || offset_seconds(s + i, len - i, &off) < 0)
+		return -1;
+	if (sec == 60) {	/* a leap second: the last instant of its minute */
+		sec = 59;
+		frac = 999;
+	}
+	*out = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) - off) * 1000 + frac;
+	return 0;
+}
+
+static int unix_ms(const char *s, size_t len, int64_t *out)
+{
+	int64_t sec = 0, frac;
+	size_t i = 0;
+
+	for (; i < len && is_digit(s[i]); i++) {
+		if (sec > INT64_C(1) << 44)	/* past NUMPARSE_TIME_MAX already */
+			return -1;
+		sec = 10 * sec + (s[i] - '0');
+	}
+	if (i == 0)
+		return -1;
+	frac = fraction_ms(s, len, &i);
+	if (frac < 0 || i != len)
+		return -1;
+	*out = sec * 1000 + frac;
+	return 0;
+}
+
+int numparse_time(const char *s, size_t len, uint64_t *ms, const char **errstr)
+{
+	int64_t v;
+
+	if (len == 0)
+		return set_err(errstr, "empty"), -1;
+	if ((len > 4 && s[4] == '-' ? rfc3339_ms(s, len, &v) : unix_ms(s, len, &v)) < 0)
+		return set_err(errstr, "not a time (Unix seconds or RFC 3339)"), -1;
+	if (v < 0 || (uint64_t)v >= NUMPARSE_TIME_MAX)
+		return set_err(errstr, "time out of range"), -1;
+	*ms = (uint64_t)v;
 	set_err(errstr, NULL);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #ifndef BFTOOLS_NUMPARSE_H
 #define BFTOOLS_NUMPARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -31,20 +32,33 @@ int numparse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 int numparse_rate(const char *s, double *out, const char **errstr);
 
 /*
- * A duration: a decimal number and a unit, s (seconds), m (minutes), h
- * (hours) or d (days): "90s", "10m", "1.5h", "7d". More than 0 and at most
- * NUMPARSE_DURATION_MAX seconds (100 years). A bare number is not a
- * duration (callers may read it as a count). Returns 0 and the seconds,
- * or -1 with *errstr set.
- */
-#define NUMPARSE_DURATION_MAX (100.0 * 365.25 * 86400.0)
-int numparse_duration(const char *s, double *seconds, const char **errstr);
-
-/*
  * A 128-bit key written as exactly 32 hexadecimal digits (either case),
  * byte 0 first. Returns 0, or -1 with *errstr set.
  */
 int numparse_hex_key(const char *s, unsigned char key[16], const char **errstr);
+
+/*
+ * A duration in whole seconds: digits then one unit, s (seconds), m
+ * (minutes), h (hours) or d (days): "90s", "10m", "24h", "7d". Within
+ * [min, max] seconds. Returns 0, or -1 with *errstr set.
+ */
+int numparse_duration(const char *s, uint64_t min, uint64_t max, uint64_t *seconds,
+		      const char **errstr);
+
+/*
+ * A point in time, from len bytes at s (not NUL-terminated), as Unix
+ * milliseconds below NUMPARSE_TIME_MAX (2^53), truncated to the
+ * millisecond:
+ *   Unix seconds     digits, optionally "." and digits: "1764074096",
+ *                    "1764074096.25"
+ *   RFC 3339         YYYY-MM-DDTHH:MM:SS, optionally "." and digits, then
+ *                    "Z" or an offset +hh:mm / -hh:mm: "2026-11-25T12:34:56Z",
+ *                    "2026-11-25T13:34:56.5+01:00" ("T" and "Z" in either
+ *                    case; seconds 00..60, a leap second read as :59.999)
+ * Nothing before 1970 and no other spelling. Returns 0, or -1 with *errstr.
+ */
+#define NUMPARSE_TIME_MAX (UINT64_C(1) << 53)
+int numparse_time(const char *s, size_t len, uint64_t *ms, const char **errstr);
 
 #ifdef __cplusplus
 }

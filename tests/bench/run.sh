@@ -11,7 +11,7 @@
 #   BENCH_RUNS   rounds per job (default 5)
 #   BENCH_DIR    work directory (default build/bench/): the compiled
 #                helpers, cached corpora and filters, outputs, results.md
-#   BENCH_JOBS   which jobs (default "uniq grep build count pipe files")
+#   BENCH_JOBS   which jobs (default "uniq window grep build count pipe files")
 #   BENCH_FILTER_MIB  size of the dense filter of the files job (default
 #                1024 from 1e7 lines up, else 128, to keep quick runs quick)
 #
@@ -73,11 +73,11 @@ runs=${BENCH_RUNS:-5}
 case $runs in
 '' | *[!0-9]* | 0) die "BENCH_RUNS=$runs: want a whole number of rounds, 1 or more" ;;
 esac
-jobs=${BENCH_JOBS:-uniq grep build count pipe files}
+jobs=${BENCH_JOBS:-uniq window grep build count pipe files}
 for job in $jobs; do
 	case $job in
-	uniq | grep | build | count | pipe | files) ;;
-	*) die "BENCH_JOBS: unknown job '$job' (uniq grep build count pipe files)" ;;
+	uniq | window | grep | build | count | pipe | files) ;;
+	*) die "BENCH_JOBS: unknown job '$job' (uniq window grep build count pipe files)" ;;
 	esac
 done
 dir=${BENCH_DIR:-$root/build/bench}
@@ -325,6 +325,19 @@ within() {
 	row "$1" "$2" "$(label "$3")" "$b" "$(peak_mib "$3")" "$ratio" "<= ${4}x its time" "$verdict"
 }
 
+# heavier JOB OURS BASE LIMIT: OURS's peak memory at most LIMIT times BASE's.
+heavier() {
+	o=$(peak_mib "$2") b=$(peak_mib "$3")
+	if [ "$o" = - ] || [ "$b" = - ]; then
+		skip_row "$1" "$2" "$(label "$3")" "<= ${4}x its memory" "no /usr/bin/time"
+		return
+	fi
+	verdict=$(awk -v o="$o" -v b="$b" -v t="$4" 'BEGIN { print (o <= t * b) ? "PASS" : "MISS" }')
+	{ failed "$2" || failed "$3"; } && verdict=FAIL
+	ratio=$(awk -v o="$o" -v b="$b" 'BEGIN { if (b > 0) printf "%.2fx its memory", o / b; else print "-" }')
+	row "$1" "$2" "$(label "$3")" "$(median "$3")" "$b" "$ratio" "<= ${4}x its memory" "$verdict"
+}
+
 note() { printf '%s\n' "$*" >>"$raw/notes"; }
 count_lines() { wc -l <"$1" | tr -d ' '; }
 
@@ -348,6 +361,18 @@ job_uniq() {
 	if [ "$have_gawk" = yes ] && cmp -s out/uniq.gawk.txt out/uniq.bfuniq.txt; then
 		note "bfuniq's output is byte for byte gawk's (same lines, same order)."
 	fi
+}
+
+# A window of as many keys as the corpus has lines (window.h: G = 8
+# generations, each a filter for 1/7 of it at P/8) against one filter of
+# that capacity: a new key probes every live generation, where the plain
+# filter probes one.
+job_window() {
+	alternate "bfuniq --window vs -n" \
+		window.bfuniq "bfuniq --window $lines -p 1e-4" "bfuniq --window $lines -p 1e-4 $corpus >out/window.bfuniq.txt" \
+		window.fixed "bfuniq -n $lines -p 1e-4" "bfuniq -n $lines -p 1e-4 $corpus >out/window.fixed.txt"
+	within "de-duplicate in a window" window.bfuniq window.fixed 1.5
+	heavier "de-duplicate in a window, memory" window.bfuniq window.fixed 2
 }
 
 job_grep() {

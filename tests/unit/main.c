@@ -67,6 +67,7 @@ static const struct {
 	{ "lock", suite_lock },
 	{ "dcso", suite_dcso },
 	{ "counting", suite_counting },
+	{ "window", suite_window },
 };
 
 static int selected(const char *name, int argc, char **argv)

@@ -878,7 +878,8 @@ static void rejects_bad_magic_and_versions(void)
 		{ 0, 1, 0x88, "not a bftools filter (bad magic)" },
 		{ 4, 1, '\n', "not a bftools filter (bad magic)" },
 		{ 7, 1, '\r', "not a bftools filter (bad magic)" },
-		{ 8, 4, 2, "unsupported format version 2" },
+		{ 8, 4, 2, "bad header: file header length is not 128" },	/* 2: windowed */
+		{ 8, 4, 3, "unsupported format version 3" },
 		{ 8, 4, 0, "unsupported format version 0" },
 		{ 8, 4, 7, "unsupported format version 7" },
 		{ 12, 4, 128, "bad header: file header length is not 64" },

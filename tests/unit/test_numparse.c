@@ -379,43 +379,68 @@ static void test_hex_key_null_input(void)
 	CHECK(numparse_hex_key(NULL, key, &err) == -1 && err != NULL);
 }
 
-static void test_duration_accepts(void)
+static void test_duration(void)
 {
-	static const struct {
-		const char *text;
-		double seconds;
-	} cases[] = {
-		{ "90s", 90.0 }, { "10m", 600.0 }, { "24h", 86400.0 }, { "7d", 604800.0 },
-		{ "1.5h", 5400.0 }, { "0.5s", 0.5 }, { "1e2s", 100.0 }, { "36500d", 36500.0 * 86400.0 },
-	};
+	uint64_t v;
+	const char *why;
 
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		double got = -1.0;
-		const char *why = "unset";
-
-		CHECKF(numparse_duration(cases[i].text, &got, &why) == 0, "%s: %s", cases[i].text, why);
-		CHECKF(got == cases[i].seconds, "%s: %g", cases[i].text, got);
-		CHECK(why == NULL);
-	}
+	CHECK(numparse_duration("90s", 1, UINT64_MAX, &v, &why) == 0 && v == 90);
+	CHECK(numparse_duration("10m", 1, UINT64_MAX, &v, &why) == 0 && v == 600);
+	CHECK(numparse_duration("24h", 1, UINT64_MAX, &v, &why) == 0 && v == 86400);
+	CHECK(numparse_duration("7d", 1, UINT64_MAX, &v, &why) == 0 && v == 604800);
+	CHECK(numparse_duration("10", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("1.5h", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("10M", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("s", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("5ss", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("0s", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("99999999999999999999d", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("300000000000000000d", 1, UINT64_MAX, &v, &why) < 0);
 }
 
-static void test_duration_rejects(void)
+static int time_of(const char *s, uint64_t *ms)
 {
-	static const char *bad[] = { "", "10", "10M", "m", "10 m", "10ms", "-5s", "0s", "1e9d", "nan", "10x" };
+	const char *why;
 
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		double got = 42.0;
-		const char *why = NULL;
+	return numparse_time(s, strlen(s), ms, &why);
+}
 
-		CHECKF(numparse_duration(bad[i], &got, &why) < 0, "'%s' accepted", bad[i]);
-		CHECK(why != NULL);
-		CHECK(got == 42.0);
-	}
-	CHECK(numparse_duration(NULL, NULL, NULL) < 0);
+static void test_time(void)
+{
+	uint64_t v;
+
+	CHECK(time_of("0", &v) == 0 && v == 0);
+	CHECK(time_of("1764074096", &v) == 0 && v == UINT64_C(1764074096000));
+	CHECK(time_of("1764074096.25", &v) == 0 && v == UINT64_C(1764074096250));
+	CHECK(time_of("1764074096.9999", &v) == 0 && v == UINT64_C(1764074096999));
+	/* date -u -d 2026-11-25T12:34:56Z +%s gives 1795610096 */
+	CHECK(time_of("2026-11-25T12:34:56Z", &v) == 0 && v == UINT64_C(1795610096000));
+	CHECK(time_of("2026-11-25t12:34:56z", &v) == 0 && v == UINT64_C(1795610096000));
+	CHECK(time_of("2026-11-25T13:34:56.5+01:00", &v) == 0 && v == UINT64_C(1795610096500));
+	CHECK(time_of("2026-11-25T11:04:56-01:30", &v) == 0 && v == UINT64_C(1795610096000));
+	CHECK(time_of("1970-01-01T00:00:00Z", &v) == 0 && v == 0);
+	CHECK(time_of("2024-02-29T00:00:00Z", &v) == 0 && v == UINT64_C(1709164800000));
+	CHECK(time_of("2016-12-31T23:59:60Z", &v) == 0 && v == UINT64_C(1483228799999));
+	CHECK(time_of("2023-02-29T00:00:00Z", &v) < 0);
+	CHECK(time_of("1969-12-31T23:59:59Z", &v) < 0);
+	CHECK(time_of("2026-11-25T12:34:56", &v) < 0);
+	CHECK(time_of("2026-11-25 12:34:56Z", &v) < 0);
+	CHECK(time_of("2026-11-25T24:00:00Z", &v) < 0);
+	CHECK(time_of("2026-11-25T12:34:56.Z", &v) < 0);
+	CHECK(time_of("2026-11-25T12:34:56+1:00", &v) < 0);
+	CHECK(time_of("-5", &v) < 0);
+	CHECK(time_of("12x", &v) < 0);
+	CHECK(time_of("1.", &v) < 0);
+	CHECK(time_of("", &v) < 0);
+	CHECK(time_of("99999999999999999999", &v) < 0);
+	CHECK(numparse_time("17640740961", 10, &v, NULL) == 0 && v == UINT64_C(1764074096000));
 }
 
 void suite_numparse(void)
 {
+	unit_run("numparse: durations are digits and one unit of s, m, h, d", test_duration);
+	unit_run("numparse: times are Unix seconds or RFC 3339, to the millisecond", test_time);
 	unit_run("numparse: counts are exact, with exponents and SI suffixes", test_count_accepts);
 	unit_run("numparse: bad counts are rejected with the reason", test_count_rejects);
 	unit_run("numparse: count bounds are inclusive", test_count_bounds_are_inclusive);
@@ -429,6 +454,4 @@ void suite_numparse(void)
 	unit_run("numparse: hex keys take 32 digits of either case", test_hex_key_accepts);
 	unit_run("numparse: hex keys of any other shape are rejected", test_hex_key_rejects);
 	unit_run("numparse: a NULL hex key is rejected", test_hex_key_null_input);
-	unit_run("numparse: durations take a number and s, m, h or d", test_duration_accepts);
-	unit_run("numparse: durations without a unit, negative, zero or over 100 years are rejected", test_duration_rejects);
 }

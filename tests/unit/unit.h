@@ -69,5 +69,6 @@ void suite_keyfile(void);
 void suite_lock(void);
 void suite_dcso(void);
 void suite_counting(void);
+void suite_window(void);
 
 #endif

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_window.c - the window options and files, shared by the programs that
+ * read windowed filters (cli_window.h). Option values become a struct
+ * window_params; the window itself (generations, slack, sizing) is
+ * lib/window.c's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_window.h"
+#include "format.h"
+#include "numparse.h"
+
+void cli_window_init(struct cli_window *cw)
+{
+	memset(cw, 0, sizeof *cw);
+	cw->wp.generations = WINDOW_GENERATIONS_DEFAULT;
+	cw->time.separator = -1;
+}
+
+void cli_window_size(struct cli_window *cw, const char *arg)
+{
+	size_t len = strlen(arg);
+	const char *why;
+
+	if (len > 0 && strchr("smhd", arg[len - 1]) != NULL) {
+		if (numparse_duration(arg, 1, WINDOW_SECONDS_MAX, &cw->wp.size, &why) < 0)
+			cli_usage_error("invalid window '%s': %s", arg, why);
+		cw->wp.kind = WINDOW_TIME;
+		return;
+	}
+	if (numparse_count(arg, 1, FILTER_M_MAX, &cw->wp.size, &why) < 0)
+		cli_usage_error("invalid window '%s': %s (a count such as 10M, or a duration such as 10m or 7d)",
+				arg, why);
+	cw->wp.kind = WINDOW_COUNT;
+}
+
+void cli_window_generations(struct cli_window *cw, const char *arg)
+{
+	cw->wp.generations = (unsigned)cli_count("generations", arg, WINDOW_GENERATIONS_MIN,
+						 WINDOW_GENERATIONS_MAX);
+}
+
+void cli_window_time_field(struct cli_window *cw, const char *arg)
+{
+	cw->time.field = (unsigned long)cli_count("time field", arg, 1, UINT32_MAX);
+}
+
+void cli_window_bad_time(struct cli_window *cw, const char *arg)
+{
+	if (strcmp(arg, "skip") == 0)
+		cw->skip_bad_time = 1;
+	else if (strcmp(arg, "error") == 0)
+		cw->skip_bad_time = 0;
+	else
+		cli_usage_error("invalid --bad-time '%s': expected error or skip", arg);
+}
+
+void cli_window_now(struct cli_window *cw, const char *arg)
+{
+	const char *why;
+
+	if (numparse_time(arg, strlen(arg), &cw->now, &why) < 0)
+		cli_usage_error("invalid --now '%s': %s", arg, why);
+	cw->now_given = 1;
+}
+
+void cli_window_finish(struct cli_window *cw, uint64_t capacity, double rate, int separator)
+{
+	struct window_params *wp = &cw->wp;
+	const char *why;
+
+	cw->time.separator = separator;
+	if (wp->kind == 0)	/* a window may come from a file: cli_window_check_use */
+		return;
+	if (wp->kind == WINDOW_COUNT && (cw->time.field || cw->now_given))
+		cli_usage_error("--time-field and --now need a time window (such as --window 10m)");
+	if (wp->kind == WINDOW_COUNT && capacity != 0)
+		cli_usage_error("-n sizes a time window; a count window is its own capacity");
+	wp->expected = wp->kind == WINDOW_COUNT ? wp->size
+			: capacity != 0 ? capacity : CLI_WINDOW_EXPECTED;
+	wp->target_p = rate;
+	if (window_params_check(wp, &why) < 0)
+		cli_usage_error("invalid window: %s", why);
+}
+
+void cli_window_check_use(const struct cli_window *cw, const struct window *w)
+{
+	if (w == NULL && (cw->time.field || cw->skip_bad_time || cw->now_given ||
+			  (cw->wp.flags & WINDOW_REFRESH) || cw->wp.generations != WINDOW_GENERATIONS_DEFAULT))
+		cli_usage_error("--generations, --refresh, --time-field, --bad-time and --now need --window");
+	if (w != NULL && w->wp.kind == WINDOW_COUNT && (cw->time.field || cw->now_given))
+		cli_usage_error("--time-field and --now need a time window (such as --window 10m)");
+}
+
+uint64_t *cli_window_times(uint64_t **times, size_t *cap, size_t n)
+{
+	if (n > *cap) {
+		size_t want = n > 2 * *cap ? n : 2 * *cap;
+		uint64_t *p = realloc(*times, want * sizeof *p);
+
+		if (p == NULL)
+			cli_fatal("out of memory");
+		*times = p;
+		*cap = want;
+	}
+	return *times;
+}
+
+uint64_t cli_window_clock(const struct cli_window *cw)
+{
+	struct timespec ts;
+
+	if (cw->now_given)
+		return cw->now;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The time of one record, or fatal (or WINDOW_TIME_NONE when skipping). */
+static uint64_t record_time(const struct cli_window *cw, struct line record, size_t r)
+{
+	struct line field;
+	const char *why = "no such field", *name;
+	uint64_t ms, first;
+
+	if (keys_field(&cw->time, record, &field) &&
+	    numparse_time(field.data, field.len, &ms, &why) == 0)
+		return ms;
+	if (cw->skip_bad_time)
+		return WINDOW_TIME_NONE;
+	cli_batch_origin(&name, &first);
+	cli_fatal("%s:%llu: time field %lu: %s", name ? name : "(standard input)",
+		  (unsigned long long)(first + r), cw->time.field, why);
+}
+
+void cli_window_record_times(const struct cli_window *cw, const struct line *records,
+			     size_t n, uint64_t *times, uint64_t *skipped)
+{
+	for (size_t r = 0; r < n; r++) {
+		times[r] = record_time(cw, records[r], r);
+		*skipped += times[r] == WINDOW_TIME_NONE;
+	}
+}
+
+struct window *cli_window_new(const struct cli_window *cw, const struct filter_params *shape)
+{
+	const char *why;
+	struct window *w = window_new(&cw->wp, shape, &why);
+
+	if (w == NULL)
+		cli_fatal("cannot create the window: %s", cli_explain(why));
+	return w;
+}
+
+void cli_load_any(const char *path, struct cascade **c, struct window **w)
+{
+	const char *why, *name = cli_display_name(path);
+	unsigned char key[16];
+
+	cli_progress_loading(name);
+	if (format_load_any_path(path, c, w, &why) < 0) {
+		cli_progress_done();
+		cli_fatal("%s: %s", name, cli_explain(why));
+	}
+	cli_progress_done();
+	if (*c != NULL) {
+		*c = cli_loaded_filter(*c, path);
+		return;
+	}
+	if (cli_key_needed(window_params_of(*w), name, key) && window_supply_key(*w, key, &why) < 0)
+		cli_fatal("%s: the key in %s is not this filter's key", name, cli_key_file);
+}
+
+void cli_window_agrees(const struct cli_window *cw, const struct window *w, const char *path)
+{
+	char want[48], have[48];
+
+	if (cw->wp.kind == 0)
+		return;
+	if (cw->wp.kind != w->wp.kind || cw->wp.size != w->wp.size ||
+	    cw->wp.generations != w->wp.generations || cw->wp.flags != w->wp.flags)
+		cli_fatal("%s: a window of %s, %u generations%s, not the %s, %u generations%s asked for",
+			  path, cli_window_describe(&w->wp, have), w->wp.generations,
+			  w->wp.flags & WINDOW_REFRESH ? ", refreshed" : "",
+			  cli_window_describe(&cw->wp, want), cw->wp.generations,
+			  cw->wp.flags & WINDOW_REFRESH ? ", refreshed" : "");
+}
+
+void cli_save_window(const struct window *w, const char *path)
+{
+	const char *why;
+
+	cli_progress_loading(path ? path : "(standard output)");
+	if (path == NULL && format_save_window(w, STDOUT_FILENO, &why) < 0)
+		cli_fatal("write error: %s", why);
+	if (path != NULL && format_save_window_path(w, path, &why) < 0)
+		cli_fatal("%s: %s", path, why);
+	cli_progress_done();
+}
+
+const char *cli_window_describe(const struct window_params *wp, char buf[48])
+{
+	static const struct { char unit; uint64_t seconds; } units[] = {
+		{ 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 },
+	};
+
+	if (wp->kind == WINDOW_COUNT) {
+		snprintf(buf, 48, "%llu keys", (unsigned long long)wp->size);
+		return buf;
+	}
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (wp->size % units[i].seconds == 0) {
+			snprintf(buf, 48, "%llu%c", (unsigned long long)(wp->size / units[i].seconds),
+				 units[i].unit);
+			break;
+		}
+	return buf;
+}
+
+/* cli_window_add_lines' state: the window, and each slot's keys and times. */
+struct window_adding {
+	struct window *w;
+	const struct cli_window *cw;
+	const struct key_spec *spec;
+	const struct filter *hasher;
+	struct cli_keys keys[CLI_SLOTS];
+	uint64_t *record_times, *key_times;
+	size_t record_times_cap, key_times_cap;
+	unsigned char *present;
+	size_t present_cap;
+	struct cli_window_counts *counts;
+};
+
+static int adding_prepare(void *ctx, unsigned slot, const struct line *records, size_t n,
+			  size_t *units)
+{
+	struct window_adding *a = ctx;
+
+	if (cli_keys_prepare(&a->keys[slot], a->spec, a->hasher, records, n) < 0)
+		return -1;
+	*units = a->keys[slot].set.count;
+	return 0;
+}
+
+static void adding_hash(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	struct window_adding *a = ctx;
+
+	cli_keys_hash(&a->keys[slot], a->hasher, from, to);
+}
+
+static int adding_consume(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct window_adding *a = ctx;
+	const struct cli_keys *k = &a->keys[slot];
+	const uint64_t *times = NULL;
+	const char *why;
+	size_t fresh;
+
+	if (a->cw->time.field && a->w->wp.kind == WINDOW_TIME) {
+		uint64_t *rt = cli_window_times(&a->record_times, &a->record_times_cap, n);
+		uint64_t *kt = cli_window_times(&a->key_times, &a->key_times_cap, k->set.count);
+
+		cli_window_record_times(a->cw, records, n, rt, &a->counts->bad_times);
+		for (size_t i = 0; i < k->set.count; i++)
+			kt[i] = rt[k->set.record[i]];
+		times = kt;
+	}
+	if (window_test_and_add_hashed(a->w, k->set.keys, a->hasher ? k->hashes : NULL,
+				       k->set.count, times, cli_window_clock(a->cw),
+				       cli_flags(&a->present, &a->present_cap, k->set.count),
+				       &fresh, &why) < 0)
+		cli_fatal("%s", cli_explain(why));
+	a->counts->lines += n;
+	a->counts->keys += k->set.count;
+	a->counts->fresh += fresh;
+	return 0;
+}
+
+int cli_window_add_lines(struct window *w, const struct cli_window *cw, const struct key_spec *spec,
+			 char *const *inputs, int ninputs, char delim, struct cli_window_counts *counts)
+{
+	static const struct cli_stage stage = { adding_prepare, adding_hash, adding_consume };
+	struct window_adding a = { .w = w, .cw = cw, .spec = spec, .counts = counts };
+	int status;
+
+	memset(counts, 0, sizeof *counts);
+	a.hasher = window_hasher(w);
+	status = cli_each_batch(inputs, ninputs, delim, &stage, &a);
+	for (unsigned i = 0; i < CLI_SLOTS; i++)
+		cli_keys_free(&a.keys[i]);
+	free(a.record_times);
+	free(a.key_times);
+	free(a.present);
+	return status;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_window.h - what the programs that read windowed filters (window.h)
+ * share: the --window, --generations, --time-field, --bad-time and --now
+ * options, the time of each input record, and loading and saving either
+ * kind of filter. Like cli.h it prints and exits; the window is lib's.
+ */
+#ifndef BFTOOLS_CLI_WINDOW_H
+#define BFTOOLS_CLI_WINDOW_H
+
+#include <stdint.h>
+
+#include "cascade.h"
+#include "keys.h"
+#include "line.h"
+#include "window.h"
+
+/* Keys expected in a time window when -n is not given (first stages n / (G - 1)). */
+#define CLI_WINDOW_EXPECTED 1000000u
+
+/* The window options as given; kind 0 when --window was not. */
+struct cli_window {
+	struct window_params wp;	/* kind, size, generations, flags */
+	struct key_spec time;		/* field 0: no --time-field (the wall clock) */
+	int skip_bad_time;		/* --bad-time=skip */
+	int now_given;
+	uint64_t now;			/* --now, ms */
+};
+
+/* Defaults: no window, G = 8, the wall clock. */
+void cli_window_init(struct cli_window *cw);
+/* --window ARG: a count ("1e7", "10M") or a duration ("90s", "10m", "24h", "7d"). */
+void cli_window_size(struct cli_window *cw, const char *arg);
+void cli_window_generations(struct cli_window *cw, const char *arg);
+void cli_window_time_field(struct cli_window *cw, const char *arg);
+void cli_window_bad_time(struct cli_window *cw, const char *arg);
+void cli_window_now(struct cli_window *cw, const char *arg);
+
+/*
+ * After option parsing: the window's expected keys (capacity, 0 when -n
+ * was not given) and rate; checks that the options agree.
+ */
+void cli_window_finish(struct cli_window *cw, uint64_t capacity, double rate, int separator);
+
+/* The time of now: --now, else the wall clock, in ms. */
+uint64_t cli_window_clock(const struct cli_window *cw);
+
+/*
+ * times[r] for records[0..n) of the batch being consumed: each record's
+ * time field in ms. One that cannot be read is fatal, naming the input
+ * and line, unless --bad-time=skip: then WINDOW_TIME_NONE, and *skipped
+ * grows.
+ */
+void cli_window_record_times(const struct cli_window *cw, const struct line *records,
+			     size_t n, uint64_t *times, uint64_t *skipped);
+
+/* Grow-on-demand array of n times (cli_flags' sibling). Fatal when out of memory. */
+uint64_t *cli_window_times(uint64_t **times, size_t *cap, size_t n);
+
+/*
+ * After the filter is known: the time options must suit what was loaded
+ * (w NULL: a plain filter; a count window takes no times). Usage error if not.
+ */
+void cli_window_check_use(const struct cli_window *cw, const struct window *w);
+
+/* A new, empty window of cw's plan with the shape's layout, hash and key. */
+struct window *cli_window_new(const struct cli_window *cw, const struct filter_params *shape);
+
+/*
+ * Load path, which may be windowed: exactly one of *c and *w is set. A bad
+ * file is fatal, naming it; a key file is applied as cli_load_filter does.
+ */
+void cli_load_any(const char *path, struct cascade **c, struct window **w);
+
+/* State loaded from path must be the window cw asks for (when it asks); fatal if not. */
+void cli_window_agrees(const struct cli_window *cw, const struct window *w, const char *path);
+
+/* Save a window to path atomically, or to stdout when path is NULL. */
+void cli_save_window(const struct window *w, const char *path);
+
+/*
+ * Test-and-add the keys of the inputs (as cli_each_batch reads them) into
+ * w, with their times as cw says; counts what was read. Returns
+ * cli_each_batch's status.
+ */
+struct cli_window_counts {
+	uint64_t lines, keys, fresh, bad_times;
+};
+int cli_window_add_lines(struct window *w, const struct cli_window *cw, const struct key_spec *spec,
+			 char *const *inputs, int ninputs, char delim, struct cli_window_counts *counts);
+
+/* "7d", "90s", "10000000 keys": how a window is shown. */
+const char *cli_window_describe(const struct window_params *wp, char buf[48]);
+
+#endif

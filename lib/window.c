@@ -1,0 +1,675 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * window.c - a sliding-window Bloom filter made of G generations.
+ *
+ * A plain Bloom filter cannot forget: a key once added stays, and the
+ * filter fills without end on an endless stream. A window forgets keys
+ * older than N keys (a count window) or W seconds (a time window), so
+ * memory is bounded by what the window holds, not by the stream.
+ *
+ * Design: a ring of G generations (default 8, 2..64), each a cascade
+ * (cascade.h) sharing one hash, key and normalisation, so each key is
+ * hashed once for all of them. The clock (keys offered so far, or the
+ * latest time seen, in ms) gives the generation number of the present:
+ *
+ *     count window N:  g = ceil(N / (G - 1)) keys,   number = floor(t / g)
+ *     time window W:   tau = W / (G - 1) seconds,    number = floor(t / tau)
+ *                      computed exactly as floor(t_ms (G - 1) / (1000 W))
+ *
+ * The live generations are those whose number is > current - G; new keys
+ * go into the newest (number = current), which is created when the clock
+ * first reaches its number, and the ones that fall out are freed. A time
+ * window's numbers are aligned to absolute time (Unix epoch), not to when
+ * the filter began, so shards built apart on the same W and G have equal
+ * numbers for the same periods and merge exactly (window_merge).
+ *
+ * The guarantee and its slack. A key added at t lies in generation
+ * a = floor(t / g), which stays live while the clock is below (a + G) g.
+ * Since t < (a + 1) g, it stays at least (G - 1) g >= N (count) or
+ * (G - 1) tau = W (time) after t: no false negative within the window.
+ * Since t >= a g, it is gone by t + G g: a key older than
+ *
+ *     G / (G - 1) window   (slack 1 / (G - 1): 14% for G = 8, 33% for 4)
+ *
+ * is certainly forgotten; between 1 and G / (G - 1) windows it may or may
+ * not be. More generations mean less slack but one more probe per absent
+ * key each (below).
+ *
+ * Sizing. Each generation gets rate P / G, so the compounded rate
+ * 1 - prod(1 - p_i) <= sum p_i = P holds with all G generations live.
+ * A count generation takes at most g keys (a key offered counts once
+ * towards the clock whether new or not), so it is one fixed filter sized
+ * for g keys at P / G. A time generation takes however many keys arrive
+ * in tau seconds, so it is a growing cascade whose first stage takes
+ * n / (G - 1) keys (n: expected keys per window) at rate P / G: a burst
+ * grows the generation, with its own geometric series of rates below
+ * P / G, instead of saturating it or rotating early. Memory, count
+ * window, blocked layout: G g bits(P / G) ~ N G/(G - 1) (bits(P) +
+ * 1.44 log2 G), about 1.4x one filter of N keys at P for G = 8, P = 1e-4.
+ *
+ * Refresh. By default (no refresh) a key's age counts from its first
+ * sighting within the window: a repeat found in an older generation is
+ * not added again, so a key lives in exactly one generation (estimates
+ * are a plain sum) and a key seen steadily passes once per window or so.
+ * With WINDOW_REFRESH a repeat found only in an older generation is also
+ * added to the newest, so a key passes again only after a whole window
+ * without it.
+ *
+ * Order of probes: with no refresh, the older generations are tested
+ * newest first on a shrinking subset (a key found stops there), then the
+ * keys left are test-and-added into the newest; with refresh, the newest
+ * is test-and-added first and only its new keys are tested against the
+ * older ones. Either way an absent key costs one probe per live
+ * generation: G cache misses where one filter costs one. Each call
+ * batches its keys, so the misses of a batch overlap (filter.c).
+ *
+ * Related work. Age-Partitioned Bloom Filters (Shtul, Baquero & Almeida
+ * 2020, arXiv 2001.03147) keep k + l slices of one filter, one probe per
+ * slice, and shift one slice per generation: k + l accesses per absent
+ * key (fewer: a lookup stops early) and a finer slack, at best-in-class
+ * memory. The Time-limited Bloom Filter (Rodrigues et al., SAC 2023,
+ * arXiv 2306.06742) stores a timestamp per cell, so it forgets exactly at
+ * W, with no slack, at the cost of a timestamp (tens of bits) per cell
+ * instead of a bit. Generations of blocked filters trade slack for speed:
+ * one cache line per live generation and whole-filter sizing from the
+ * existing sizing code.
+ *
+ * Deliberately absent: counting layouts (a generation is dropped whole,
+ * keys are never removed) and any thread of its own.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cascade.h"
+#include "filter.h"
+#include "merge.h"
+#include "sizing.h"
+#include "window.h"
+
+static int bad(const char **errstr, const char *msg)
+{
+	*errstr = msg;
+	return -1;
+}
+
+int window_params_check(const struct window_params *wp, const char **errstr)
+{
+	if (wp->kind != WINDOW_COUNT && wp->kind != WINDOW_TIME)
+		return bad(errstr, "unknown window kind");
+	if (wp->generations < WINDOW_GENERATIONS_MIN || wp->generations > WINDOW_GENERATIONS_MAX)
+		return bad(errstr, "generations out of range 2..64");
+	if (wp->flags & ~WINDOW_FLAGS_KNOWN)
+		return bad(errstr, "unknown window flags");
+	if (wp->size < 1 || (wp->kind == WINDOW_TIME && wp->size > WINDOW_SECONDS_MAX))
+		return bad(errstr, "window size out of range");
+	if (wp->kind == WINDOW_COUNT && wp->size > FILTER_M_MAX)
+		return bad(errstr, "window size out of range");
+	if (wp->expected < 1 || wp->expected > FILTER_M_MAX)
+		return bad(errstr, "expected keys per window out of range");
+	if (wp->kind == WINDOW_COUNT && wp->expected != wp->size)
+		return bad(errstr, "a count window expects its own size");
+	if (!(wp->target_p > 0.0 && wp->target_p < 1.0))
+		return bad(errstr, "window rate not in (0, 1)");
+	return 0;
+}
+
+void window_generation_plan(const struct window_params *wp, uint64_t *capacity, double *rate,
+			    unsigned *growth, unsigned *tighten)
+{
+	uint64_t per = wp->generations - 1;
+
+	*capacity = wp->expected / per + (wp->expected % per != 0);
+	*rate = wp->target_p / wp->generations;
+	*growth = wp->kind == WINDOW_TIME ? CASCADE_GROWTH_DEFAULT : 0;
+	*tighten = wp->kind == WINDOW_TIME ? CASCADE_TIGHTEN_DEFAULT : 0;
+}
+
+uint64_t window_generation_of(const struct window_params *wp, uint64_t t)
+{
+	uint64_t per = wp->generations - 1;
+
+	if (wp->kind == WINDOW_COUNT)
+		return t / (wp->size / per + (wp->size % per != 0));
+	/* t < 2^53, per < 2^6: the product fits; so does 1000 W < 2^50 */
+	return t * per / (wp->size * 1000);
+}
+
+uint64_t window_generation_start(const struct window_params *wp, uint64_t no)
+{
+	uint64_t per = wp->generations - 1, len, num;
+
+	if (wp->kind == WINDOW_COUNT) {
+		len = wp->size / per + (wp->size % per != 0);
+		return no > UINT64_MAX / len ? UINT64_MAX : no * len;
+	}
+	len = wp->size * 1000;	/* the start is ceil(no * len / per) */
+	if (no > (UINT64_MAX - per) / len)
+		return UINT64_MAX;
+	num = no * len;
+	return num / per + (num % per != 0);
+}
+
+static int needs_key(const struct filter_params *p)
+{
+	static const unsigned char none[16];
+
+	return (p->flags & FILTER_KEY_EXTERNAL) && memcmp(p->key, none, sizeof none) == 0;
+}
+
+/* The smallest filter there is, kept only for its hash and key. */
+static struct filter *new_hasher(const struct filter_params *shape, const char **errstr)
+{
+	struct filter_params p = *shape;
+
+	p.layout = FILTER_BLOCKED;
+	p.k = 1;
+	p.m = FILTER_BLOCK_BITS;
+	p.capacity = 1;
+	p.target_p = 0.5;
+	p.probe_bits = 0;
+	return filter_new(&p, errstr);
+}
+
+static struct window *window_alloc(const struct window_params *wp,
+				   const struct filter_params *shape, const char **errstr)
+{
+	struct window *w;
+
+	if (window_params_check(wp, errstr) < 0)
+		return NULL;
+	if (shape->layout != FILTER_BLOCKED && shape->layout != FILTER_CLASSIC) {
+		*errstr = "a window's generations are blocked or classic filters";
+		return NULL;
+	}
+	w = calloc(1, sizeof *w);
+	if (w == NULL) {
+		*errstr = strerror(ENOMEM);
+		return NULL;
+	}
+	w->wp = *wp;
+	w->layout = shape->layout;
+	w->hasher = new_hasher(shape, errstr);
+	if (w->hasher == NULL) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+struct window *window_new(const struct window_params *wp, const struct filter_params *shape,
+			  const char **errstr)
+{
+	return window_alloc(wp, shape, errstr);
+}
+
+/* Generation i against the plan and the hasher: its stages' shapes. */
+static int generation_fits(const struct window *w, const struct cascade *c, const char **errstr)
+{
+	const struct filter_params *h = &w->hasher->params, *p = cascade_params(c);
+	uint64_t capacity;
+	double rate;
+	unsigned growth, tighten;
+
+	window_generation_plan(&w->wp, &capacity, &rate, &growth, &tighten);
+	if (c->capacity != capacity || c->target_p != rate || c->growth != growth ||
+	    c->tighten != tighten)
+		return bad(errstr, "a generation does not follow the window's plan");
+	for (size_t s = 0; s < c->nstages; s++) {
+		p = &c->stages[s]->params;
+		if (p->layout != w->layout)
+			return bad(errstr, "generations disagree on layout");
+		if (p->hash != h->hash || p->flags != h->flags || p->fingerprint != h->fingerprint)
+			return bad(errstr, "generations disagree on hash, key or normalisation");
+	}
+	return 0;
+}
+
+/* The numbers strictly increasing, all live at clock. */
+static int numbers_fit(const struct window_params *wp, uint64_t clock, const uint64_t *nos,
+		       size_t n, const char **errstr)
+{
+	uint64_t current = window_generation_of(wp, clock);
+
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && nos[i] <= nos[i - 1])
+			return bad(errstr, "generation numbers not increasing");
+		if (nos[i] > current || nos[i] + wp->generations <= current)
+			return bad(errstr, "a generation is not live at the window's clock");
+	}
+	return 0;
+}
+
+struct window *window_from_generations(const struct window_params *wp, uint64_t clock,
+				       struct cascade **gens, const uint64_t *nos, size_t n,
+				       const struct filter_params *shape, const char **errstr)
+{
+	struct window *w;
+
+	if (wp->kind == WINDOW_TIME && clock >= WINDOW_TIME_MAX)
+		return bad(errstr, "window clock out of range"), NULL;
+	if (window_params_check(wp, errstr) < 0 || numbers_fit(wp, clock, nos, n, errstr) < 0)
+		return NULL;
+	w = window_alloc(wp, shape, errstr);
+	if (w == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (generation_fits(w, gens[i], errstr) < 0) {
+			w->ngen = 0;	/* not ours until success */
+			window_free(w);
+			return NULL;
+		}
+		w->gen[i] = gens[i];
+		w->gen_no[i] = nos[i];
+	}
+	w->ngen = n;
+	w->clock = clock;
+	return w;
+}
+
+void window_free(struct window *w)
+{
+	if (w == NULL)
+		return;
+	for (size_t i = 0; i < w->ngen; i++)
+		cascade_free(w->gen[i]);
+	filter_free(w->hasher);
+	free(w->sub_keys);
+	free(w->sub_hash);
+	free(w->sub_index);
+	free(w->sub_present);
+	free(w);
+}
+
+const struct filter *window_hasher(const struct window *w)
+{
+	return needs_key(&w->hasher->params) ? NULL : w->hasher;
+}
+
+int window_needs_key(const struct window *w)
+{
+	return needs_key(&w->hasher->params);
+}
+
+int window_supply_key(struct window *w, const unsigned char key[16], const char **errstr)
+{
+	if (filter_supply_key(w->hasher, key, errstr) < 0)
+		return -1;
+	for (size_t i = 0; i < w->ngen; i++)
+		if (cascade_supply_key(w->gen[i], key, errstr) < 0)
+			return -1;
+	return 0;
+}
+
+const struct filter_params *window_params_of(const struct window *w)
+{
+	return &w->hasher->params;
+}
+
+size_t window_live_from(const struct window *w, uint64_t now)
+{
+	uint64_t current;
+	size_t i = 0;
+
+	if (w->wp.kind == WINDOW_COUNT)
+		return 0;
+	current = window_generation_of(&w->wp, now > w->clock ? now : w->clock);
+	while (i < w->ngen && w->gen_no[i] + w->wp.generations <= current)
+		i++;
+	return i;
+}
+
+/* An empty generation by the window's plan. */
+static struct cascade *new_generation(struct window *w, const char **errstr)
+{
+	struct filter_params p = w->hasher->params;
+	unsigned growth, tighten;
+
+	p.layout = w->layout;
+	window_generation_plan(&w->wp, &p.capacity, &p.target_p, &growth, &tighten);
+	if (growth != 0)
+		return cascade_new_growing(&p, p.target_p, growth, tighten, errstr);
+	/* sizing takes microseconds (lgamma, exp): once per window, not per generation */
+	if (w->gen_m == 0 && sizing_choose(p.layout, p.capacity, p.target_p, &p.m, &p.k, errstr) < 0)
+		return NULL;
+	if (w->gen_m == 0) {
+		w->gen_m = p.m;
+		w->gen_k = p.k;
+	}
+	p.m = w->gen_m;
+	p.k = w->gen_k;
+	return cascade_new_fixed(&p, errstr);
+}
+
+/* Make generation number no the newest: drop those it pushes out, add it. */
+static int advance(struct window *w, uint64_t no, const char **errstr)
+{
+	size_t drop = 0;
+	struct cascade *c;
+
+	if (w->ngen > 0 && w->gen_no[w->ngen - 1] == no)
+		return 0;
+	while (drop < w->ngen && w->gen_no[drop] + w->wp.generations <= no)
+		cascade_free(w->gen[drop++]);
+	memmove(w->gen, w->gen + drop, (w->ngen - drop) * sizeof *w->gen);
+	memmove(w->gen_no, w->gen_no + drop, (w->ngen - drop) * sizeof *w->gen_no);
+	w->ngen -= drop;
+	c = new_generation(w, errstr);
+	if (c == NULL)
+		return -1;
+	w->gen[w->ngen] = c;
+	w->gen_no[w->ngen++] = no;
+	return 0;
+}
+
+static int scratch(struct window *w, size_t n, const char **errstr)
+{
+	size_t cap = w->sub_cap;
+	void *k, *h, *x, *p;
+
+	if (n <= cap)
+		return 0;
+	while (cap < n)
+		cap = cap ? 2 * cap : 8192;
+	k = realloc(w->sub_keys, cap * sizeof *w->sub_keys);
+	if (k != NULL)
+		w->sub_keys = k;
+	h = realloc(w->sub_hash, 2 * cap * sizeof *w->sub_hash);
+	if (h != NULL)
+		w->sub_hash = h;
+	x = realloc(w->sub_index, cap * sizeof *w->sub_index);
+	if (x != NULL)
+		w->sub_index = x;
+	p = realloc(w->sub_present, cap);
+	if (p != NULL)
+		w->sub_present = p;
+	if (k == NULL || h == NULL || x == NULL || p == NULL)
+		return bad(errstr, strerror(ENOMEM));
+	w->sub_cap = cap;
+	return 0;
+}
+
+/* Gather the keys (and hashes) named by sub_index[0..m) into the scratch arrays. */
+static void gather(struct window *w, const struct line *keys, const uint64_t *h, size_t m)
+{
+	for (size_t j = 0; j < m; j++) {
+		size_t i = w->sub_index[j];
+
+		w->sub_keys[j] = keys[i];
+		if (h != NULL) {
+			w->sub_hash[2 * j] = h[2 * i];
+			w->sub_hash[2 * j + 1] = h[2 * i + 1];
+		}
+	}
+}
+
+/*
+ * Test the m keys of sub_index against generations [from, to), newest
+ * first; mark those found present and keep the rest. Returns how many
+ * are left.
+ */
+static size_t test_older(struct window *w, const struct line *keys, const uint64_t *h,
+			 size_t m, size_t from, size_t to, unsigned char *present)
+{
+	for (size_t g = to; g-- > from && m > 0;) {
+		size_t left = 0;
+
+		gather(w, keys, h, m);
+		cascade_test_hashed(w->gen[g], w->sub_keys, h ? w->sub_hash : NULL, m,
+				    w->sub_present);
+		for (size_t j = 0; j < m; j++) {
+			if (w->sub_present[j])
+				present[w->sub_index[j]] = 1;
+			else
+				w->sub_index[left++] = w->sub_index[j];
+		}
+		m = left;
+	}
+	return m;
+}
+
+/* Keys [a, b), all of the newest generation's time: test, and add the new ones. */
+static int take_segment(struct window *w, const struct line *keys, const uint64_t *h, size_t a,
+			size_t b, unsigned char *present, size_t *fresh, const char **errstr)
+{
+	struct cascade *newest = w->gen[w->ngen - 1];
+	size_t m = 0, added;
+
+	if (w->wp.flags & WINDOW_REFRESH) {
+		if (cascade_test_and_add_hashed(newest, keys + a, h ? h + 2 * a : NULL, b - a,
+						present + a, &added, errstr) < 0)
+			return -1;
+		for (size_t i = a; i < b; i++)
+			if (!present[i])
+				w->sub_index[m++] = i;
+		*fresh += test_older(w, keys, h, m, 0, w->ngen - 1, present);
+		return 0;
+	}
+	for (size_t i = a; i < b; i++) {
+		present[i] = 0;
+		w->sub_index[m++] = i;
+	}
+	m = test_older(w, keys, h, m, 0, w->ngen - 1, present);
+	gather(w, keys, h, m);
+	if (cascade_test_and_add_hashed(newest, w->sub_keys, h ? w->sub_hash : NULL, m,
+					w->sub_present, &added, errstr) < 0)
+		return -1;
+	for (size_t j = 0; j < m; j++)
+		present[w->sub_index[j]] = w->sub_present[j];
+	*fresh += added;
+	return 0;
+}
+
+/* The time of key i: the clock when it is earlier (or a count window's position). */
+static uint64_t key_time(const struct window *w, const uint64_t *times, uint64_t now, size_t i)
+{
+	uint64_t t = times != NULL ? times[i] : now;
+
+	if (w->wp.kind == WINDOW_COUNT || t < w->clock)
+		return w->clock;
+	return t >= WINDOW_TIME_MAX ? WINDOW_TIME_MAX - 1 : t;
+}
+
+/* The end of the run of keys from a that share key a's generation no; moves the clock. */
+static size_t segment_end(struct window *w, const uint64_t *times, uint64_t now, size_t a,
+			  size_t n, uint64_t no)
+{
+	size_t b = a;
+
+	if (w->wp.kind == WINDOW_COUNT) {
+		uint64_t left = window_generation_start(&w->wp, no + 1) - w->clock;
+
+		b = n - a < left ? n : a + (size_t)left;
+		w->clock += b - a;
+		return b;
+	}
+	while (b < n && (times == NULL || times[b] != WINDOW_TIME_NONE)) {
+		uint64_t t = key_time(w, times, now, b);
+
+		if (window_generation_of(&w->wp, t) != no)
+			break;
+		w->clock = t;
+		b++;
+	}
+	return b;
+}
+
+int window_test_and_add_hashed(struct window *w, const struct line *keys, const uint64_t *h,
+			       size_t n, const uint64_t *times, uint64_t now,
+			       unsigned char *present, size_t *fresh, const char **errstr)
+{
+	size_t a = 0, total = 0;
+
+	if (fresh != NULL)
+		*fresh = 0;
+	if (window_needs_key(w))
+		return bad(errstr, cascade_err_no_key);
+	if (scratch(w, n, errstr) < 0)
+		return -1;
+	while (a < n) {
+		uint64_t no;
+		size_t b;
+
+		if (times != NULL && times[a] == WINDOW_TIME_NONE && w->wp.kind == WINDOW_TIME) {
+			present[a++] = 0;
+			continue;
+		}
+		no = window_generation_of(&w->wp, key_time(w, times, now, a));
+		if (advance(w, no, errstr) < 0)
+			return -1;
+		b = segment_end(w, times, now, a, n, no);
+		if (take_segment(w, keys, h, a, b, present, &total, errstr) < 0)
+			return -1;
+		a = b;
+	}
+	if (fresh != NULL)
+		*fresh = total;
+	return 0;
+}
+
+int window_test_hashed(const struct window *w, const struct line *keys, const uint64_t *h,
+		       size_t n, uint64_t now, unsigned char *present)
+{
+	unsigned char more[4096];
+	size_t from = window_live_from(w, now);
+
+	if (window_needs_key(w))
+		return -1;
+	memset(present, 0, n);
+	for (size_t g = w->ngen; g-- > from;) {
+		for (size_t done = 0; done < n; done += sizeof more) {
+			size_t len = n - done < sizeof more ? n - done : sizeof more;
+
+			cascade_test_hashed(w->gen[g], keys + done, h ? h + 2 * done : NULL, len,
+					    more);
+			for (size_t i = 0; i < len; i++)
+				present[done + i] |= more[i];
+		}
+	}
+	return 0;
+}
+
+double window_estimate_count(const struct window *w, uint64_t now)
+{
+	double total = 0.0;
+
+	for (size_t g = window_live_from(w, now); g < w->ngen; g++)
+		total += cascade_estimate_count(w->gen[g]);
+	return total;
+}
+
+uint64_t window_bytes(const struct window *w)
+{
+	uint64_t total = 0;
+
+	for (size_t g = 0; g < w->ngen; g++)
+		total += cascade_bytes(w->gen[g]);
+	return total;
+}
+
+size_t window_stages(const struct window *w)
+{
+	size_t total = 0;
+
+	for (size_t g = 0; g < w->ngen; g++)
+		total += w->gen[g]->nstages;
+	return total;
+}
+
+/* Whether b's window is a's: same plan, layout, hash, key and normalisation. */
+static int same_window(const struct window *a, const struct window *b, const char **errstr)
+{
+	const struct filter_params *p = &a->hasher->params, *q = &b->hasher->params;
+
+	if (a->wp.kind != b->wp.kind || a->wp.size != b->wp.size)
+		return bad(errstr, "window size");
+	if (a->wp.generations != b->wp.generations)
+		return bad(errstr, "generations");
+	if (a->wp.flags != b->wp.flags)
+		return bad(errstr, "refresh");
+	if (a->wp.expected != b->wp.expected || a->wp.target_p != b->wp.target_p ||
+	    a->layout != b->layout)
+		return bad(errstr, "size");
+	if (p->hash != q->hash)
+		return bad(errstr, "hash function");
+	if (p->fingerprint != q->fingerprint)
+		return bad(errstr, "key");
+	if (p->flags != q->flags)
+		return bad(errstr, "normalisation");
+	return 0;
+}
+
+/* Index of generation number no in w, or w->ngen. */
+static size_t find_generation(const struct window *w, uint64_t no)
+{
+	size_t i = 0;
+
+	while (i < w->ngen && w->gen_no[i] != no)
+		i++;
+	return i;
+}
+
+/* A copy of c: an empty one of its shape with c OR-ed in. */
+static struct cascade *copy_generation(const struct cascade *c, const char **errstr)
+{
+	struct cascade *copy = cascade_new_like(c, errstr);
+
+	if (copy != NULL && merge_into(copy, c, MERGE_OR, errstr) < 0) {
+		cascade_free(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+/* Generation number no of the merge: a's, OR-ed with b's where both have it. */
+static int merge_one(struct window *a, const struct window *b, uint64_t no,
+		     struct cascade **out, const char **errstr)
+{
+	size_t i = find_generation(a, no), j = find_generation(b, no);
+
+	if (i == a->ngen) {
+		*out = copy_generation(b->gen[j], errstr);
+		return *out == NULL ? -1 : 0;
+	}
+	*out = a->gen[i];
+	return j == b->ngen ? 0 : merge_into(a->gen[i], b->gen[j], MERGE_OR, errstr);
+}
+
+int window_merge(struct window *a, const struct window *b, const char **errstr)
+{
+	struct cascade *gens[WINDOW_GENERATIONS_MAX];
+	uint64_t nos[2 * WINDOW_GENERATIONS_MAX], clock = a->clock > b->clock ? a->clock : b->clock;
+	uint64_t current = window_generation_of(&a->wp, clock);
+	size_t n = 0;
+
+	if (same_window(a, b, errstr) < 0)
+		return -1;
+	for (size_t j = 0; j < b->ngen; j++) {
+		size_t i = find_generation(a, b->gen_no[j]);
+
+		if (i < a->ngen && !cascade_compatible(a->gen[i], b->gen[j], errstr))
+			return -1;
+	}
+	/* the union of the numbers still live at the later clock, in order */
+	for (size_t i = 0, j = 0; i < a->ngen || j < b->ngen;) {
+		uint64_t x = i < a->ngen ? a->gen_no[i] : UINT64_MAX;
+		uint64_t y = j < b->ngen ? b->gen_no[j] : UINT64_MAX;
+		uint64_t no = x < y ? x : y;
+
+		i += x == no;
+		j += y == no;
+		if (no + a->wp.generations > current)
+			nos[n++] = no;
+	}
+	for (size_t g = 0; g < n; g++)
+		if (merge_one(a, b, nos[g], &gens[g], errstr) < 0)
+			return -1;	/* a holds what was merged so far: discard it */
+	for (size_t i = 0; i < a->ngen; i++)	/* a's generations too old to keep */
+		if (a->gen_no[i] + a->wp.generations <= current)
+			cascade_free(a->gen[i]);
+	memcpy(a->gen, gens, n * sizeof *gens);
+	memcpy(a->gen_no, nos, n * sizeof *nos);
+	a->ngen = n;
+	a->clock = clock;
+	return 0;
+}
