@@ -60,7 +60,8 @@ SHLIB     = $(O)/lib/libbftools.so.$(SOVERSION)
 # The library's public headers, installed under INCLUDEDIR/bftools/.
 PUBLIC_HEADERS = lib/bftools.h lib/line.h lib/siphash.h lib/filter.h lib/sizing.h \
 	lib/cascade.h lib/format.h lib/merge.h lib/lines.h lib/keys.h lib/writer.h \
-	lib/hll.h lib/numparse.h lib/atomic.h lib/keyfile.h lib/dcso.h lib/pipeline.h
+	lib/hll.h lib/numparse.h lib/atomic.h lib/keyfile.h lib/dcso.h lib/pipeline.h \
+	lib/sketch.h
 UNIT_BIN  = $(O)/tests/unit/unit
 ACCURACY_BIN = $(O)/tests/accuracy/accuracy
 

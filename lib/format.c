@@ -129,7 +129,10 @@
  * Other formats: the first bytes of every file are read before anything
  * else (read_start), enough for dcso.c to tell a DCSO bloom filter, plain
  * or gzipped, from ours; format_load hands such a file to dcso_load whole,
- * format_open refuses it. Anything else goes on to the checks below, so
+ * format_open refuses it. A sketch file (sketch.c) is told apart the same
+ * way, by its magic "\x89BFS\r\n\x1a\n" (S where ours has T):
+ * format_load_any hands it to sketch_load_started, the others refuse it
+ * with format_err_sketch. Anything else goes on to the checks below, so
  * its messages are those of a damaged bftools file.
  *
  * Deliberately absent: stdio streams (descriptors are read and written
@@ -158,6 +161,7 @@
 #include "pgzip.h"
 #include "pipeline.h"
 #include "siphash.h"
+#include "sketch.h"
 #include "writer.h"
 
 #define FILE_HEADER_LEN 64u
@@ -648,6 +652,8 @@ int format_save_path(const struct cascade *c, const char *path, const char **err
 
 /* ---- reading ---------------------------------------------------------- */
 
+const char format_err_sketch[] = "a bftools sketch, not a filter";
+
 struct format_reader {
 	struct gzin in;
 	uint64_t left;		/* payload bytes not yet handed out */
@@ -663,18 +669,40 @@ static int inflate_headers(struct format_reader *r, unsigned char *dst, size_t l
 	return gzin_read(&r->in, dst, len, &done, errstr);
 }
 
+/* What the first bytes of a file say it is. */
+enum start_kind { START_OURS, START_DCSO, START_SKETCH };
+
+/* gzin_sniff's test: an enum start_kind, or -1 until both tests can tell. */
+static int start_kind(const unsigned char *start, size_t len)
+{
+	int dcso = dcso_detect(start, len), sketch = sketch_detect(start, len);
+
+	if (dcso == 1)
+		return START_DCSO;
+	if (sketch == 1)
+		return START_SKETCH;
+	return dcso < 0 || sketch < 0 ? -1 : START_OURS;
+}
+
 /*
- * Read the first bytes, enough to tell a DCSO bloom filter (dcso.h) from
- * anything else, as r's input. Returns 1 for a DCSO filter, 0 for anything
- * else, -1 on a read error.
+ * Read the first bytes, enough to tell a DCSO bloom filter (dcso.h) or a
+ * sketch (sketch.h) from anything else, as r's input. Returns an enum
+ * start_kind (START_OURS for anything else, ours or not), -1 on a read
+ * error.
  */
 static int read_start(struct format_reader *r, const char **errstr)
 {
 	int kind;
 
-	if (gzin_sniff(&r->in, dcso_detect, DCSO_SNIFF_MAX, &kind, errstr) < 0)
+	if (gzin_sniff(&r->in, start_kind, DCSO_SNIFF_MAX, &kind, errstr) < 0)
 		return -1;
-	return kind == 1;
+	return kind < 0 ? START_OURS : kind;	/* undecided: the headers will say */
+}
+
+/* A sketch's magic (sketch.c): ours with S for T, the byte that names the kind. */
+static int sketch_magic(const unsigned char *h)
+{
+	return h[3] == 'S' && memcmp(h, magic, 3) == 0 && memcmp(h + 4, magic + 4, MAGIC_LEN - 4) == 0;
 }
 
 /* Every header, file and stages, into fi: all of it checked before any bits are read. */
@@ -687,6 +715,8 @@ static int read_headers(struct format_reader *r, struct file_info *fi, const cha
 			*errstr = "not a bftools filter (bad magic)";
 		return -1;
 	}
+	if (sketch_magic(h))
+		return bad(errstr, format_err_sketch);
 	if (memcmp(h, magic, MAGIC_LEN) != 0)
 		return bad(errstr, "not a bftools filter (bad magic)");
 	if (inflate_headers(r, h + MAGIC_LEN, FILE_HEADER_LEN - MAGIC_LEN, errstr) < 0
@@ -763,11 +793,12 @@ void format_abandon(struct format_reader *r)
 
 /*
  * A reader past the headers of the bftools filter in fd, *shape its
- * headers. A DCSO filter is loaded whole into *dcso when dcso is not NULL
- * (the reader is then NULL), else refused. NULL with *errstr on failure.
+ * headers. A DCSO filter is loaded whole into *dcso when dcso is not NULL,
+ * a sketch into *sketch when sketch is not NULL (the reader is then NULL);
+ * else they are refused. NULL with *errstr on failure.
  */
 static struct format_reader *open_reader(int fd, struct cascade **shape, struct cascade **dcso,
-					 const char **errstr)
+					 struct sketch **sketch, const char **errstr)
 {
 	struct format_reader *r = reader_new(fd, errstr);
 	struct file_info fi;
@@ -777,12 +808,16 @@ static struct format_reader *open_reader(int fd, struct cascade **shape, struct 
 	if (r == NULL)
 		return NULL;
 	kind = read_start(r, errstr);
-	if (kind == 1 && dcso != NULL)
+	if (kind == START_DCSO && dcso != NULL)
 		*dcso = dcso_load(fd, r->in.buf, r->in.zs.avail_in, r->in.eof, errstr);
-	else if (kind == 1)
+	else if (kind == START_DCSO)
 		*errstr = "a DCSO bloom filter, not a bftools filter (it cannot be streamed)";
-	if (kind != 0 || gzin_expect_gzip(&r->in, errstr) < 0 || read_headers(r, &fi, errstr) < 0
-	    || (*shape = make_shape(&fi, errstr)) == NULL) {
+	else if (kind == START_SKETCH && sketch != NULL)
+		*sketch = sketch_load_started(fd, r->in.buf, r->in.zs.avail_in, r->in.eof, errstr);
+	else if (kind == START_SKETCH)
+		*errstr = format_err_sketch;
+	if (kind != START_OURS || gzin_expect_gzip(&r->in, errstr) < 0
+	    || read_headers(r, &fi, errstr) < 0 || (*shape = make_shape(&fi, errstr)) == NULL) {
 		format_abandon(r);
 		return NULL;
 	}
@@ -793,7 +828,7 @@ static struct format_reader *open_reader(int fd, struct cascade **shape, struct 
 
 struct format_reader *format_open(int fd, struct cascade **shape, const char **errstr)
 {
-	return open_reader(fd, shape, NULL, errstr);
+	return open_reader(fd, shape, NULL, NULL, errstr);
 }
 
 int format_read(struct format_reader *r, void *buf, size_t len, const char **errstr)
@@ -902,14 +937,15 @@ static int trailer_disagrees(int fd, const struct cascade *shape)
 	return bytes_get_le(isize, 4) != (content & 0xffffffffu);
 }
 
-struct cascade *format_load(int fd, const char **errstr)
+/* A whole filter from fd; a sketch into *sketch when sketch is not NULL. */
+static struct cascade *load(int fd, struct sketch **sketch, const char **errstr)
 {
 	struct filter *stages[CASCADE_STAGES_MAX];
 	struct cascade *shape, *c = NULL;
-	struct format_reader *r = open_reader(fd, &shape, &c, errstr);
+	struct format_reader *r = open_reader(fd, &shape, &c, sketch, errstr);
 
 	if (r == NULL)
-		return c;	/* a DCSO filter, or NULL */
+		return c;	/* a DCSO filter, or NULL (a sketch, or failure) */
 	/* the whole file's bit arrays, before any of them is allocated */
 	if (!filter_memory_allows(cascade_bytes(shape))) {
 		*errstr = trailer_disagrees(fd, shape) ? trailer_message : filter_err_limit;
@@ -929,6 +965,39 @@ struct cascade *format_load(int fd, const char **errstr)
 		free_stages(stages, shape->nstages);
 	cascade_free(shape);
 	return c;
+}
+
+struct cascade *format_load(int fd, const char **errstr)
+{
+	return load(fd, NULL, errstr);
+}
+
+int format_load_any(int fd, struct cascade **filter, struct sketch **sketch, const char **errstr)
+{
+	*sketch = NULL;
+	*filter = load(fd, sketch, errstr);
+	return *filter != NULL || *sketch != NULL ? 0 : -1;
+}
+
+int format_load_any_path(const char *path, struct cascade **filter, struct sketch **sketch,
+			 const char **errstr)
+{
+	int fd, ret;
+
+	*filter = NULL;
+	*sketch = NULL;
+	if (strcmp(path, "-") == 0)
+		return format_load_any(STDIN_FILENO, filter, sketch, errstr);
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		*errstr = strerror(errno);
+		return -1;
+	}
+	ret = format_load_any(fd, filter, sketch, errstr);
+	close(fd);	/* read-only: nothing to lose */
+	return ret;
 }
 
 struct cascade *format_load_path(const char *path, const char **errstr)

@@ -82,6 +82,25 @@ struct cascade *format_load(int fd, const char **errstr);
 struct cascade *format_load_path(const char *path, const char **errstr);
 
 /*
+ * A sketch file (sketch.h) is refused by the calls above with this
+ * message (the pointer itself, for callers that compare): it is told
+ * apart by its magic, before anything else is read.
+ */
+extern const char format_err_sketch[];
+
+/*
+ * Any file a bftools reader takes, told apart by its first bytes: a
+ * filter (ours or DCSO's, as format_load) into *filter, or a sketch into
+ * *sketch; the other is set to NULL. Returns 0, or -1 with *errstr.
+ */
+struct sketch;
+int format_load_any(int fd, struct cascade **filter, struct sketch **sketch, const char **errstr);
+
+/* Open path ("-" is stdin) and format_load_any it. */
+int format_load_any_path(const char *path, struct cascade **filter, struct sketch **sketch,
+			 const char **errstr);
+
+/*
  * Write c to fd as a complete filter file. The compression level adapts per
  * chunk of the bit arrays: stored (level 0) where the bits look random,
  * Z_RLE level 1 where they are sparse enough to shrink. Returns 0, or -1

@@ -66,6 +66,7 @@ static const struct {
 	{ "keyfile", suite_keyfile },
 	{ "dcso", suite_dcso },
 	{ "counting", suite_counting },
+	{ "sketch", suite_sketch },
 };
 
 static int selected(const char *name, int argc, char **argv)

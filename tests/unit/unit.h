@@ -68,5 +68,6 @@ void suite_merge(void);
 void suite_keyfile(void);
 void suite_dcso(void);
 void suite_counting(void);
+void suite_sketch(void);
 
 #endif
