@@ -20,6 +20,7 @@
 #include "keys.h"
 #include "line.h"
 #include "pipeline.h"
+#include "sketch.h"
 #include "writer.h"
 
 #define EXIT_NONE 1
@@ -136,6 +137,12 @@ size_t cli_stdin_uses(char *const *paths, size_t n);
 /* Load a filter file ("-" is stdin); a bad one is fatal, naming the file. */
 struct cascade *cli_load_filter(const char *path);
 /*
+ * Load a filter or a sketch, whichever path holds (format_load_any), into
+ * *filter or *sketch, the other NULL; checked as cli_load_filter and
+ * cli_load_sketch (keys not needed) check them.
+ */
+void cli_load_any(const char *path, struct cascade **filter, struct sketch **sketch);
+/*
  * Open a filter file for streaming ("-" is stdin), with progress: *shape
  * gets its headers, *fd the descriptor to close after the reader (unless it
  * is stdin). A file that cannot be opened or read is fatal, naming it.
@@ -154,6 +161,27 @@ const char *cli_key_file_disagrees(const struct cascade *c);
 
 /* Save a filter to path atomically, or to stdout when path is NULL. */
 void cli_save_filter(const struct cascade *c, const char *path);
+
+/*
+ * Sketches (sketch.h), the keyed HyperLogLog counts of bfcount -o. Load
+ * one ("-" is stdin); a bad one is fatal, naming the file. Its key is
+ * handled as a filter's: with need_key (keys will be hashed) a sketch
+ * whose key is kept outside needs --key-file; a key file given is checked
+ * against the sketch's key either way.
+ */
+struct sketch *cli_load_sketch(const char *path, int need_key);
+/* --key-file against a sketch just loaded (name for messages); fatal when wrong. */
+void cli_sketch_key(struct sketch *s, const char *name, int need_key);
+/* For bfinfo, which goes on after a bad file: NULL when --key-file agrees, else what is wrong. */
+const char *cli_sketch_key_file_disagrees(const struct sketch *s);
+/* Save a sketch to path atomically, or to stdout when path is NULL. */
+void cli_save_sketch(const struct sketch *s, const char *path);
+/*
+ * What differs between sketches a and b, sketch_compatible's what, in
+ * words with the values where they are not secret: "precision (12 vs 16)".
+ */
+void cli_sketch_difference(const struct sketch *a, const struct sketch *b, const char *what,
+			   char *out, size_t len);
 
 /*
  * Read the inputs (none, or "-", is stdin) in batches, on a second thread
