@@ -551,6 +551,16 @@ e.hll" ]
 	done
 }
 
+@test "completions: bash: bfinfo and bfmerge offer .bf filters and .hll sketches" {
+	touch d.hll
+	for prog in bfinfo bfmerge; do
+		run bash_complete "$prog" ''
+		[ "$output" = "a.bf
+b.bf
+d.hll" ]
+	done
+}
+
 @test "completions: zsh: bfcount -s offers only .hll files" {
 	need_shell zsh
 	touch d.hll
@@ -574,4 +584,26 @@ e.hll" ]
 	touch d.hll
 	run fish_complete 'bfcount -s '
 	[ "$output" = "d.hll" ]
+}
+
+@test "completions: zsh: bfinfo and bfmerge offer .bf filters and .hll sketches" {
+	need_shell zsh
+	touch d.hll
+	for prog in bfinfo bfmerge; do
+		run zsh_complete "$prog "
+		[ "$output" = "a.bf
+b.bf
+d.hll" ]
+	done
+}
+
+@test "completions: fish: bfinfo and bfmerge offer .bf filters and .hll sketches" {
+	need_shell fish
+	touch d.hll
+	for prog in bfinfo bfmerge; do
+		run fish_complete "$prog "
+		[ "$output" = "a.bf
+b.bf
+d.hll" ]
+	done
 }
