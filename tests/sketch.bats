@@ -211,6 +211,11 @@ expect_same_file() {
 	# with -s and no FILE, standard input is not read without --add
 	run --separate-stderr bfcount -s a.hll <c.txt
 	expect_output 3000
+	# the long spellings
+	run --separate-stderr bfcount --sketch=a.hll --sketch b.hll --output=ab.hll c.txt
+	expect_output 6000
+	run --separate-stderr bfcount --sketch ab.hll
+	expect_output 6000
 }
 
 @test "sketch: -s SKETCH --add adds standard input and replaces the sketch, as if counted at once" {
