@@ -448,7 +448,7 @@ static struct cascade *acquire_filter(struct options *opt, struct window **w)
 	if (opt->filter == NULL && opt->like == NULL)
 		return new_filter(opt);
 	if (opt->filter)
-		cli_load_any(opt->filter, &c, w);
+		cli_load_any(opt->filter, &c, w, NULL);
 	else
 		c = empty_like(opt->like);
 	if (*w != NULL) {

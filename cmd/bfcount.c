@@ -8,6 +8,14 @@
  * beyond. With -f it reads the count off filters' fill instead, and
  * combines filters: --union (the OR of the bits), --intersection (by
  * inclusion-exclusion over unions), --jaccard (intersection over union).
+ *
+ * The HyperLogLog of a stream outlives the process as a sketch file
+ * (sketch.h): -o saves it, -s loads sketches and counts their union (and
+ * any input given), and -s SKETCH --add adds the input to a sketch and
+ * replaces it, load, add, atomic save. Sketches are keyed like filters
+ * (--key, --key-file, --like), so those of other runs and machines
+ * combine; by default with the public key streams were always counted
+ * with, so a count is the same whether it is saved or not.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,8 +30,8 @@
 #include "hll.h"
 #include "keys.h"
 #include "merge.h"
-#include "siphash.h"
 #include "sizing.h"
+#include "sketch.h"
 
 /* Sets of filters beyond this make inclusion-exclusion (2^N unions) too slow. */
 #define INTERSECT_MAX 12
@@ -31,7 +39,9 @@
 static const char usage[] =
 	"Usage: bfcount [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
 	"   or: bfcount -f FILTER [-f FILTER...] [--union|--intersection|--jaccard] [-v] [FILTER...]\n"
-	"Print the estimated number of distinct keys in the input, or in filters.\n"
+	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
+	"Print the estimated number of distinct keys in the input, or in filters,\n"
+	"or in HyperLogLog sketches saved by -o.\n"
 	"\n"
 	"  -k, --field=N         key on the Nth field of each line\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
@@ -42,12 +52,21 @@ static const char usage[] =
 	"      --union           the number of elements in the union of the filters\n"
 	"      --intersection    the number of elements in their intersection\n"
 	"      --jaccard         intersection over union, from 0 to 1\n"
+	"  -o, --output=SKETCH   also save the count's sketch to SKETCH (atomically)\n"
+	"  -s, --sketch=SKETCH   count the union of sketches (repeatable), and of\n"
+	"                        the FILEs given\n"
+	"      --add             add the input (FILEs, or standard input) to -s SKETCH\n"
+	"                        and replace it (or write -o)\n"
+	"      --precision=P     2^P registers in a new sketch, 4..18 (default 16)\n"
+	"      --key=HEX         128-bit SipHash key of a new sketch, 32 hex digits\n"
+	"                        (default: bfcount's own, public key)\n"
+	"      --like=SKETCH     a new sketch with SKETCH's key and precision\n"
 	"  -v, --verbose         also report the standard error on stderr\n"
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
-enum { OPT_UNION = 256, OPT_INTERSECTION, OPT_JACCARD };
+enum { OPT_UNION = 256, OPT_INTERSECTION, OPT_JACCARD, OPT_ADD, OPT_PRECISION, OPT_KEY, OPT_LIKE };
 enum set_op { COUNT_EACH, UNION, INTERSECTION, JACCARD };
 
 static const struct option long_options[] = {
@@ -59,6 +78,12 @@ static const struct option long_options[] = {
 	{ "union", no_argument, NULL, OPT_UNION },
 	{ "intersection", no_argument, NULL, OPT_INTERSECTION },
 	{ "jaccard", no_argument, NULL, OPT_JACCARD },
+	{ "output", required_argument, NULL, 'o' },
+	{ "sketch", required_argument, NULL, 's' },
+	{ "add", no_argument, NULL, OPT_ADD },
+	{ "precision", required_argument, NULL, OPT_PRECISION },
+	{ "key", required_argument, NULL, OPT_KEY },
+	{ "like", required_argument, NULL, OPT_LIKE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -75,6 +100,17 @@ struct options {
 	size_t nfilters;
 	char **inputs;
 	int ninputs;
+	struct sketch_options {
+		const char **paths;	/* -s */
+		size_t n;
+		const char *output;	/* -o */
+		const char *like;	/* --like */
+		int add;		/* --add */
+		unsigned precision;	/* --precision, 0 = default */
+		unsigned char key[16];	/* --key */
+		int key_given;
+		const char *first;	/* the first sketch option given, for conflicts */
+	} sk;
 };
 
 static void set_op(struct options *opt, enum set_op op)
@@ -82,6 +118,29 @@ static void set_op(struct options *opt, enum set_op op)
 	if (opt->op != COUNT_EACH && opt->op != op)
 		cli_usage_error("choose one of --union, --intersection and --jaccard");
 	opt->op = op;
+}
+
+/* -o, -s, --add, --precision, --key, --like: the sketch a stream is counted into. */
+static void sketch_option(struct sketch_options *sk, int c, const char *arg)
+{
+	static const struct { int c; const char *name; } named[] = {
+		{ 'o', "-o" }, { 's', "-s" }, { OPT_ADD, "--add" }, { OPT_PRECISION, "--precision" },
+		{ OPT_KEY, "--key" }, { OPT_LIKE, "--like" },
+	};
+
+	for (size_t i = 0; sk->first == NULL && i < sizeof named / sizeof named[0]; i++)
+		if (named[i].c == c)
+			sk->first = named[i].name;
+	switch (c) {
+	case 'o': sk->output = arg; break;
+	case 's': sk->paths[sk->n++] = arg; break;
+	case OPT_ADD: sk->add = 1; break;
+	case OPT_PRECISION:
+		sk->precision = (unsigned)cli_count("precision", arg, HLL_PRECISION_MIN, HLL_PRECISION_MAX);
+		break;
+	case OPT_KEY: cli_hex_key("key", arg, sk->key); sk->key_given = 1; break;
+	case OPT_LIKE: sk->like = arg; break;
+	}
 }
 
 static void parse_option(struct options *opt, int c, const char *arg)
@@ -95,6 +154,9 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_UNION: set_op(opt, UNION); break;
 	case OPT_INTERSECTION: set_op(opt, INTERSECTION); break;
 	case OPT_JACCARD: set_op(opt, JACCARD); break;
+	case 'o': case 's': case OPT_ADD: case OPT_PRECISION: case OPT_KEY: case OPT_LIKE:
+		sketch_option(&opt->sk, c, arg);
+		break;
 	case 'v': opt->verbose = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
@@ -119,6 +181,55 @@ static void check_filter_mode(struct options *opt)
 		cli_usage_error("--intersection and --jaccard take at most %d filters", INTERSECT_MAX);
 }
 
+/* Whether the stream is read: always without -s; with -s, for FILEs or --add. */
+static int reads_input(const struct options *opt)
+{
+	return opt->sk.n == 0 || opt->sk.add || opt->ninputs > 0;
+}
+
+/* Where the sketch is saved: -o, over the one -s with --add, or nowhere (NULL). */
+static const char *sketch_destination(const struct options *opt)
+{
+	if (opt->sk.output)
+		return opt->sk.output;
+	return opt->sk.add ? opt->sk.paths[0] : NULL;
+}
+
+static void check_sketch_stdin(const struct options *opt)
+{
+	const struct sketch_options *sk = &opt->sk;
+	size_t uses = cli_stdin_uses((char *const *)sk->paths, sk->n)
+		      + (sk->like != NULL && strcmp(sk->like, "-") == 0);
+
+	if (uses > 1)
+		cli_usage_error("standard input can be read only once");
+	if (uses == 1 && reads_input(opt)
+	    && (opt->ninputs == 0 || cli_stdin_uses(opt->inputs, (size_t)opt->ninputs) > 0))
+		cli_usage_error("standard input cannot be both a sketch and the input");
+}
+
+static void check_sketch_options(const struct options *opt)
+{
+	const struct sketch_options *sk = &opt->sk;
+	const char *dest = sketch_destination(opt);
+
+	if (sk->add && sk->n == 0)
+		cli_usage_error("--add needs -s SKETCH, the sketch to add to");
+	if (sk->add && sk->output == NULL && (sk->n > 1 || strcmp(sk->paths[0], "-") == 0))
+		cli_usage_error("--add with %s needs -o FILE, where the result goes",
+				sk->n > 1 ? "several sketches" : "-s -");
+	if (sk->n > 0 && sk->like)
+		cli_usage_error("--like cannot be used with -s: the sketches are the model");
+	if ((sk->n > 0 || sk->like) && (sk->key_given || sk->precision))
+		cli_usage_error("%s cannot be used with %s: the sketch's key and precision are fixed",
+				sk->key_given ? "--key" : "--precision", sk->n > 0 ? "-s" : "--like");
+	if (sk->key_given && cli_key_file)
+		cli_usage_error("--key and --key-file cannot be used together");
+	if (dest && strcmp(dest, "-") == 0)
+		cli_usage_error("-o -: a sketch does not go to standard output, which carries the count");
+	check_sketch_stdin(opt);
+}
+
 static void parse_options(struct options *opt, int argc, char **argv)
 {
 	int c;
@@ -127,12 +238,17 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->spec.separator = -1;
 	opt->delim = '\n';
 	opt->filters = calloc((size_t)argc, sizeof *opt->filters);
-	if (opt->filters == NULL)
+	opt->sk.paths = calloc((size_t)argc, sizeof *opt->sk.paths);
+	if (opt->filters == NULL || opt->sk.paths == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
-	while ((c = cli_getopt(argc, argv, ":k:t:izf:vhV", long_options)) != -1)
+	while ((c = cli_getopt(argc, argv, ":k:t:izf:o:s:vhV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	if (opt->nfilters > 0 && opt->sk.first)
+		cli_usage_error("%s works on streams and sketches, not with filters (-f)", opt->sk.first);
+	if (opt->nfilters == 0)
+		check_sketch_options(opt);
 	if (opt->nfilters > 0)
 		check_filter_mode(opt);
 	else if (opt->op != COUNT_EACH)
@@ -141,13 +257,92 @@ static void parse_options(struct options *opt, int argc, char **argv)
 
 /* ---- stream mode ---------------------------------------------------- */
 
-/* A fixed key: counts are reproducible, and nobody is fed an adversary's filter. */
-static const unsigned char count_key[16] = "bfcount-hll-key1";
+/* A new sketch: --precision, and --key, --key-file or bfcount's own key. */
+static struct sketch *new_sketch(const struct options *opt)
+{
+	unsigned precision = opt->sk.precision ? opt->sk.precision : HLL_PRECISION_DEFAULT;
+	uint32_t flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
+	unsigned char key[16];
+	struct sketch *s;
+	const char *why;
+
+	if (opt->sk.key_given)
+		memcpy(key, opt->sk.key, sizeof key);
+	else if (cli_key_file)
+		flags |= cli_new_key(key);
+	else
+		memcpy(key, sketch_default_key, sizeof key);
+	s = sketch_new(precision, FILTER_SIPHASH_1_3, flags, key, &why);
+	if (s == NULL)
+		cli_fatal("%s", why);
+	return s;
+}
+
+/* --like: an empty sketch that combines with the model. */
+static struct sketch *empty_like(const struct options *opt)
+{
+	struct sketch *model = cli_load_sketch(opt->sk.like, reads_input(opt));
+	const char *why;
+	struct sketch *s = sketch_new_like(model, &why);
+
+	sketch_free(model);
+	if (s == NULL)
+		cli_fatal("%s", why);
+	return s;
+}
+
+/* -s: the union of the sketches, in the first one. */
+static struct sketch *union_of_sketches(const struct options *opt)
+{
+	const char *const *paths = opt->sk.paths;
+	struct sketch *acc = cli_load_sketch(paths[0], reads_input(opt));
+
+	for (size_t i = 1; i < opt->sk.n; i++) {
+		struct sketch *s = cli_load_sketch(paths[i], 0);
+		const char *what;
+		char difference[96];
+
+		if (!sketch_compatible(acc, s, &what)) {
+			cli_sketch_difference(s, acc, what, difference, sizeof difference);
+			sketch_free(s);
+			sketch_free(acc);
+			cli_fatal("%s: cannot be combined with %s: different %s",
+				  cli_display_name(paths[i]), cli_display_name(paths[0]), difference);
+		}
+		if (sketch_merge(acc, s, &what) < 0) {
+			sketch_free(s);
+			sketch_free(acc);
+			cli_fatal("%s: %s", cli_display_name(paths[i]), what);
+		}
+		sketch_free(s);
+	}
+	return acc;
+}
+
+/* The sketch the input is counted into; the keys normalised as it says. */
+static struct sketch *acquire_sketch(struct options *opt)
+{
+	const char *from = opt->sk.n > 0 ? opt->sk.paths[0] : opt->sk.like;
+	struct sketch *s;
+
+	if (opt->sk.n > 0)
+		s = union_of_sketches(opt);
+	else if (opt->sk.like)
+		s = empty_like(opt);
+	else
+		return new_sketch(opt);
+	if (opt->spec.fold_case && !(s->flags & FILTER_FOLD_CASE)) {
+		sketch_free(s);
+		cli_fatal("%s: the sketch was made without -i: its keys are case-sensitive",
+			  cli_display_name(from));
+	}
+	opt->spec.fold_case = (s->flags & FILTER_FOLD_CASE) != 0;
+	return s;
+}
 
 struct counter {
 	const struct options *opt;
-	struct hll *hll;
-	struct siphash_key key;
+	struct sketch *sketch;
 	struct count_slot {
 		struct keyset keys;
 		uint64_t *hashes;	/* one per key */
@@ -182,12 +377,7 @@ static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
 	struct counter *c = ctx;
 	struct count_slot *s = &c->slots[slot];
 
-	for (size_t i = from; i < to; i++) {
-		uint64_t h[2];
-
-		siphash_1_3_128(&c->key, s->keys.keys[i].data, s->keys.keys[i].len, h);
-		s->hashes[i] = h[0];
-	}
+	sketch_hash(c->sketch, s->keys.keys + from, to - from, s->hashes + from);
 }
 
 /* Calling thread: the counter has one writer. */
@@ -197,43 +387,64 @@ static int count_batch(void *ctx, unsigned slot, const struct line *records, siz
 
 	(void)records;
 	(void)n;
-	hll_add_many(c->hll, c->slots[slot].hashes, c->slots[slot].keys.count);
+	sketch_add_hashed(c->sketch, c->slots[slot].hashes, c->slots[slot].keys.count);
 	return 0;
 }
 
 /* The counter under way, for the progress line. */
-static const struct hll *counting;
+static const struct sketch *counting;
 
 static void count_progress(char *buf, size_t len)
 {
-	snprintf(buf, len, "about %.0f distinct", hll_estimate(counting));
+	snprintf(buf, len, "about %.0f distinct", sketch_estimate(counting));
 }
 
-static int count_stream(const struct options *opt, struct writer *out)
+/* The count on stdout, and with -v its precision (and the sketch saved) on stderr. */
+static void put_estimate(const struct options *opt, const struct sketch *s, const char *saved,
+			 struct writer *out)
 {
-	static const struct cli_stage stage = { prepare_keys, hash_keys, count_batch };
-	struct counter c = { .opt = opt, .hll = hll_new(HLL_PRECISION_DEFAULT) };
-	int status;
-	double estimate;
+	double estimate = sketch_estimate(s), error = sketch_relative_error(s);
 	char text[32];
 
-	if (c.hll == NULL)
-		cli_fatal("%s", strerror(ENOMEM));
-	siphash_key_from_bytes(&c.key, count_key);
-	counting = c.hll;
-	cli_progress_detail = count_progress;
-	status = cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, &c);
-	estimate = hll_estimate(c.hll);
 	snprintf(text, sizeof text, "%.0f\n", estimate);
 	if (writer_put(out, text, strlen(text)) < 0)
 		cli_write_error(errno);
-	if (opt->verbose && hll_is_exact(c.hll))
+	if (!opt->verbose)
+		return;
+	if (sketch_is_exact(s))
 		cli_warn("exact count (below the HyperLogLog threshold)");
-	else if (opt->verbose)
+	else
 		cli_warn("HyperLogLog estimate: standard error %.2f%% (about %.0f); 95%% within +-%.0f",
-			 100.0 * hll_relative_error(c.hll), estimate * hll_relative_error(c.hll),
-			 1.96 * estimate * hll_relative_error(c.hll));
-	hll_free(c.hll);
+			 100.0 * error, estimate * error, 1.96 * estimate * error);
+	if (saved)
+		cli_warn("%s: sketch saved: precision %u, %llu keys added in all", saved,
+			 sketch_precision(s), (unsigned long long)s->insertions);
+}
+
+static int count_stream(struct options *opt, struct writer *out)
+{
+	static const struct cli_stage stage = { prepare_keys, hash_keys, count_batch };
+	const char *dest = sketch_destination(opt);
+	struct counter c = { .opt = opt };
+	int status = 0;
+
+	if (dest)
+		cli_check_destination(dest);
+	for (size_t i = 0; dest && i < opt->sk.n; i++)
+		if (cli_same_file(dest, opt->sk.paths[i]))
+			cli_lock_update(dest);	/* --add in place: read, then replaced */
+	c.sketch = acquire_sketch(opt);
+	counting = c.sketch;
+	cli_progress_detail = count_progress;
+	if (reads_input(opt))
+		status = cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, &c);
+	if (dest && status < 0)
+		cli_warn("no sketch written: an input could not be read");
+	else if (dest)
+		cli_save_sketch(c.sketch, dest);
+	cli_unlock();
+	put_estimate(opt, c.sketch, status < 0 ? NULL : dest, out);
+	sketch_free(c.sketch);
 	for (unsigned i = 0; i < CLI_SLOTS; i++) {
 		keyset_free(&c.slots[i].keys);
 		free(c.slots[i].hashes);
@@ -293,7 +504,7 @@ static void count_each(const struct options *opt, struct writer *out)
 		struct window *w;
 		double estimate;
 
-		cli_load_any(opt->filters[i], &c, &w);
+		cli_load_any(opt->filters[i], &c, &w, NULL);
 		if (w != NULL) {
 			count_window(opt, i, w, out);
 			continue;
@@ -445,5 +656,6 @@ int main(int argc, char **argv)
 		count_combined(&opt, &out);
 	cli_stdout_finish(&out);
 	free(opt.filters);
+	free(opt.sk.paths);
 	return status < 0 ? EXIT_TROUBLE : 0;
 }

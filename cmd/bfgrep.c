@@ -300,7 +300,7 @@ int main(int argc, char **argv)
 	if (g.filters == NULL || g.windows == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
 	for (size_t j = 0; j < opt.nfilters; j++)
-		cli_load_any(opt.filters[j], &g.filters[j], &g.windows[j]);
+		cli_load_any(opt.filters[j], &g.filters[j], &g.windows[j], NULL);
 	g.now = cli_window_clock(&opt.win);
 	cli_stdout_init(&g.out, opt.line_buffered);
 	input_status = select_lines(&g);

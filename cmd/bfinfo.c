@@ -12,7 +12,9 @@
  * the same way bfgrep would report it; a bad file does not stop the others.
  * A counting stage (filter.h) is described in counters: its non-zero ones
  * stand where a bit stage's set bits do, and its saturated counters and
- * removals are added.
+ * removals are added. A HyperLogLog sketch (bfcount -o, sketch.h), told
+ * apart by its magic, is described by its own fields: precision, hash,
+ * key fingerprint, the distinct count and the registers in use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +34,8 @@
 #include "dcso.h"
 #include "filter.h"
 #include "format.h"
+#include "hll.h"
+#include "sketch.h"
 #include "writer.h"
 
 /* The rule bfbuild warns by: see OVER_CAPACITY_SLACK there. */
@@ -41,14 +45,15 @@
 
 static const char usage[] =
 	"Usage: bfinfo [--json] FILTER...\n"
-	"Show the header fields and estimated contents of filter files (bftools' or DCSO's).\n"
+	"Show the header fields and estimated contents of filter files (bftools' or DCSO's)\n"
+	"and of HyperLogLog sketch files (bfcount's).\n"
 	"\n"
 	"      --json            one JSON object per file and line (JSON Lines)\n"
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
-	"A FILTER of - is read from standard input.\n"
+	"A FILTER of - is read from standard input. A FILTER may be a sketch.\n"
 	"Exit status: 0 if every filter was described, 2 on trouble.\n";
 
 enum { OPT_JSON = 256 };
@@ -120,42 +125,69 @@ static void parse_options(struct options *opt, int argc, char **argv)
 
 /* ------------------------------------------------------------ loading */
 
-/*
- * Load one filter; NULL (reported) when it cannot be. The size on disk is
- * taken from the descriptor the filter is read from, so both describe the
- * same file even if the name is replaced meanwhile.
- */
-static struct cascade *load_filter(const char *path, struct disk_size *disk, struct window **win)
+/* What one file holds: a filter, a window or a sketch (the others NULL), all NULL when it could not be read. */
+struct loaded {
+	struct cascade *filter;
+	struct window *window;
+	struct sketch *sketch;
+};
+
+/* The key file against what was loaded: NULL when it agrees or none was given. */
+static const char *key_file_problem(const struct loaded *l)
 {
-	struct cascade *c = NULL;
+	if (l->sketch)
+		return cli_sketch_key_file_disagrees(l->sketch);
+	if (l->window)
+		return NULL;	/* bfinfo shows a window's key fingerprint; it hashes nothing */
+	return cli_key_file_disagrees(l->filter);
+}
+
+static void unload(struct loaded *l)
+{
+	cascade_free(l->filter);
+	window_free(l->window);
+	sketch_free(l->sketch);
+	l->filter = NULL;
+	l->window = NULL;
+	l->sketch = NULL;
+}
+
+/*
+ * Load one file, a filter, a window or a sketch; nothing (reported) when it cannot
+ * be. The size on disk is taken from the descriptor the file is read
+ * from, so both describe the same file even if the name is replaced
+ * meanwhile. Returns 0, or -1 when nothing was loaded.
+ */
+static int load_file(const char *path, struct disk_size *disk, struct loaded *l)
+{
 	struct stat st;
 	const char *why;
-	int fd;
+	int fd, ret;
 
 	disk->known = 0;
-	*win = NULL;
 	cli_progress_loading(cli_display_name(path));
 	if (strcmp(path, "-") == 0) {
-		(void)format_load_any(STDIN_FILENO, &c, win, &why);
+		ret = format_load_any(STDIN_FILENO, &l->filter, &l->window, &l->sketch, &why);
 	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		ret = -1;
 		why = strerror(errno);
 	} else {
-		(void)format_load_any(fd, &c, win, &why);
-		disk->known = (c != NULL || *win != NULL) && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+		ret = format_load_any(fd, &l->filter, &l->window, &l->sketch, &why);
+		disk->known = ret == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 		disk->bytes = disk->known ? (uint64_t)st.st_size : 0;
 		close(fd);	/* read-only: nothing to lose */
 	}
 	cli_progress_done();
-	if (c == NULL && *win == NULL)
+	if (ret < 0) {
 		cli_warn("%s: %s", cli_display_name(path), cli_explain(why));
-	else if (c == NULL)
-		return NULL;
-	else if ((why = cli_key_file_disagrees(c)) != NULL) {
-		cli_warn("%s: %s", cli_display_name(path), why);
-		cascade_free(c);
-		c = NULL;
+		return -1;
 	}
-	return c;
+	if ((why = key_file_problem(l)) != NULL) {
+		cli_warn("%s: %s", cli_display_name(path), why);
+		unload(l);
+		return -1;
+	}
+	return 0;
 }
 
 static double ratio(uint64_t part, uint64_t whole)
@@ -666,6 +698,114 @@ static void describe_window_json(struct writer *w, const char *path, const struc
 	put(w, "}\n", 2);
 }
 
+/* ------------------------------------------------------------ sketches */
+
+/* Everything shown about a sketch beyond its fields. */
+struct sketch_info {
+	const char *name;
+	const struct sketch *s;
+	struct disk_size disk;
+	uint64_t registers, nonzero, memory_bytes;
+	double estimate, error;
+};
+
+static void measure_sketch(struct sketch_info *in, const struct sketch *s)
+{
+	in->s = s;
+	in->registers = UINT64_C(1) << sketch_precision(s);
+	in->nonzero = sketch_registers_nonzero(s);
+	in->estimate = sketch_estimate(s);
+	in->error = sketch_relative_error(s);
+	in->memory_bytes = sizeof *s + hll_memory(sketch_precision(s));
+}
+
+/* Where the key is, and whether it is bfcount's public default. */
+static const char *sketch_key_words(const struct sketch *s)
+{
+	if (s->flags & FILTER_KEY_EXTERNAL)
+		return "kept in a key file (--key-file)";
+	if (s->fingerprint == filter_key_fingerprint(sketch_default_key))
+		return "stored in the sketch (bfcount's default key, public)";
+	return "stored in the sketch";
+}
+
+static void text_sketch(struct writer *w, const struct sketch_info *in)
+{
+	const struct sketch *s = in->s;
+	struct info file = { .name = in->name };
+
+	text_file_name(w, &file);
+	text_field(w, 0, "format version", "%u (sketch)", SKETCH_FORMAT_VERSION);
+	text_field(w, 0, "kind", "HyperLogLog sketch");
+	text_field(w, 0, "precision", "%u (%llu registers)", sketch_precision(s),
+		   (unsigned long long)in->registers);
+	text_field(w, 0, "hash function", "%s", hash_name(s->hash));
+	text_field(w, 0, "key fingerprint", "%016llx", (unsigned long long)s->fingerprint);
+	text_field(w, 0, "key", "%s", sketch_key_words(s));
+	text_field(w, 0, "key normalisation", "%s",
+		   s->flags & FILTER_FOLD_CASE ? "ASCII case folded" : "none");
+	text_field(w, 0, "insertions", "%llu", (unsigned long long)s->insertions);
+	text_field(w, 0, "registers non-zero", "%llu of %llu (%.2f%%)", (unsigned long long)in->nonzero,
+		   (unsigned long long)in->registers, 100.0 * ratio(in->nonzero, in->registers));
+	if (sketch_is_exact(s))
+		text_field(w, 0, "distinct keys", "%.0f (exact)", in->estimate);
+	else
+		text_field(w, 0, "distinct keys", "%.0f (standard error %.2f%%, about %.0f)",
+			   in->estimate, 100.0 * in->error, in->error * in->estimate);
+	text_bytes(w, "size in memory", in->memory_bytes);
+	if (in->disk.known)
+		text_bytes(w, "size on disk", in->disk.bytes);
+	else
+		text_field(w, 0, "size on disk", "unknown");
+}
+
+static void json_sketch(struct writer *w, const struct sketch_info *in)
+{
+	const struct sketch *s = in->s;
+
+	put(w, "{\"file\":", 8);
+	json_string(w, in->name);
+	json_u64(w, "format_version", SKETCH_FORMAT_VERSION);
+	json_key(w, "kind");
+	put(w, "\"sketch\"", 8);
+	json_u64(w, "precision", sketch_precision(s));
+	json_u64(w, "registers", in->registers);
+	json_key(w, "hash");
+	json_string(w, hash_name(s->hash));
+	json_key(w, "key_fingerprint");
+	putf(w, "\"%016llx\"", (unsigned long long)s->fingerprint);
+	json_key(w, "key_external");
+	putf(w, "%s", s->flags & FILTER_KEY_EXTERNAL ? "true" : "false");
+	json_key(w, "fold_case");
+	putf(w, "%s", s->flags & FILTER_FOLD_CASE ? "true" : "false");
+	json_u64(w, "insertions", s->insertions);
+	json_u64(w, "registers_nonzero", in->nonzero);
+	json_key(w, "exact");
+	putf(w, "%s", sketch_is_exact(s) ? "true" : "false");
+	json_key(w, "distinct_keys");
+	json_double(w, in->estimate);
+	json_key(w, "relative_error");
+	json_double(w, in->error);
+	json_u64(w, "bytes_in_memory", in->memory_bytes);
+	json_u64_or_null(w, "bytes_on_disk", in->disk.known, in->disk.bytes);
+	put(w, "}\n", 2);
+}
+
+static void describe_sketch(struct writer *w, const struct options *opt, const char *path,
+			    const struct sketch *s, struct disk_size disk, int first)
+{
+	struct sketch_info in = { .name = path, .disk = disk };
+
+	measure_sketch(&in, s);
+	if (opt->json) {
+		json_sketch(w, &in);
+		return;
+	}
+	if (!first)
+		put(w, "\n", 1);
+	text_sketch(w, &in);
+}
+
 /* ------------------------------------------------------------ main */
 
 /* Describe the filter c read from path, after a blank line unless first. */
@@ -696,25 +836,25 @@ int main(int argc, char **argv)
 	parse_options(&opt, argc, argv);
 	cli_stdout_init(&out, 0);
 	for (int i = 0; i < opt.nfilters; i++) {
-		struct window *win;
-		struct cascade *c = load_filter(opt.filters[i], &disk, &win);
+		struct loaded l = { NULL, NULL, NULL };
 
-		if (win != NULL) {
-			if (!opt.json && described++ > 0)
-				put(&out, "\n", 1);
-			if (opt.json)
-				describe_window_json(&out, opt.filters[i], win);
-			else
-				describe_window_text(&out, opt.filters[i], win);
-			window_free(win);
-			continue;
-		}
-		if (c == NULL) {
+		if (load_file(opt.filters[i], &disk, &l) < 0) {
 			status = EXIT_TROUBLE;
 			continue;
 		}
-		describe(&out, &opt, opt.filters[i], c, disk, described++ == 0);
-		cascade_free(c);
+		if (l.window && !opt.json && described > 0)
+			put(&out, "\n", 1);
+		if (l.window && opt.json)
+			describe_window_json(&out, opt.filters[i], l.window);
+		else if (l.window)
+			describe_window_text(&out, opt.filters[i], l.window);
+		if (l.window)
+			described++;
+		else if (l.sketch)
+			describe_sketch(&out, &opt, opt.filters[i], l.sketch, disk, described++ == 0);
+		else
+			describe(&out, &opt, opt.filters[i], l.filter, disk, described++ == 0);
+		unload(&l);
 		/* a file at a time, so a long list shows progress */
 		if (writer_flush(&out) < 0)
 			cli_write_error(errno);

@@ -12,6 +12,11 @@
  * into it chunk by chunk, so memory stays at about one filter. -o onto one
  * of the inputs is an update: its lock is held from before any input is
  * read until the result is renamed into place.
+ *
+ * HyperLogLog sketches (bfcount -o) merge the same way, told apart by
+ * their magic: the register-wise maximum is exactly the sketch of the
+ * union, so a week's distinct count is the merge of seven days'. A sketch
+ * and a filter do not merge, and sketches have no intersection.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,10 +30,12 @@
 #include "cli_window.h"
 #include "format.h"
 #include "merge.h"
+#include "sketch.h"
 
 static const char usage[] =
 	"Usage: bfmerge [-o FILE] [--intersect] [-v] [--no-wait] FILTER...\n"
-	"Combine filters of the same shape and key into one: OR (union) or AND.\n"
+	"Combine filters of the same shape and key into one: OR (union) or AND;\n"
+	"or HyperLogLog sketches of the same precision and key into their union.\n"
 	"\n"
 	"  -o, --output=FILE     write the result to FILE (atomically), not stdout\n"
 	"      --intersect       AND the filters instead of OR-ing them\n"
@@ -38,7 +45,7 @@ static const char usage[] =
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
-	"Each FILTER may be - (standard input) once.\n";
+	"Each FILTER (or sketch) may be - (standard input) once.\n";
 
 enum { OPT_INTERSECT = 256 };
 
@@ -154,7 +161,7 @@ static void merge_windows(const struct options *opt)
 		struct cascade *c;
 		struct window *w;
 
-		cli_load_any(opt->inputs[i], &c, &w);
+		cli_load_any(opt->inputs[i], &c, &w, NULL);
 		if (c != NULL)
 			cli_fatal("%s: cannot be merged with %s: not a windowed filter", name, first);
 		if (window_merge(merged_window, w, &why) < 0)
@@ -163,22 +170,81 @@ static void merge_windows(const struct options *opt)
 	}
 }
 
+/* The sketch result, when the first input is a sketch; kept for the same reason. */
+static struct sketch *merged_sketch;
+
+/* A further input of a sketch merge: a sketch, refused when it is a filter. */
+static struct sketch *load_sketch(const char *path)
+{
+	const char *why, *name = cli_display_name(path);
+	struct sketch *s = sketch_load_path(path, &why);
+
+	if (s == NULL && why == sketch_err_filter)
+		cli_fatal("%s: %s: sketches and filters cannot be merged", name, why);
+	if (s == NULL)
+		cli_fatal("%s: %s", name, why);
+	cli_sketch_key(s, name, 0);
+	return s;
+}
+
+/* Sketches are small (256 KiB at most): each further one is loaded whole and merged. */
+static void merge_sketches(const struct options *opt)
+{
+	const char *first = cli_display_name(opt->inputs[0]);
+
+	if (opt->op == MERGE_AND)
+		cli_fatal("%s: sketches cannot be intersected (--intersect): only their union is a sketch",
+			  first);
+	for (int i = 1; i < opt->ninputs; i++) {
+		struct sketch *s = load_sketch(opt->inputs[i]);
+		const char *what, *name = cli_display_name(opt->inputs[i]);
+		char difference[96];
+
+		if (!sketch_compatible(merged_sketch, s, &what)) {
+			cli_sketch_difference(s, merged_sketch, what, difference, sizeof difference);
+			sketch_free(s);
+			cli_fatal("%s: cannot be merged with %s: different %s", name, first, difference);
+		}
+		if (sketch_merge(merged_sketch, s, &what) < 0) {
+			sketch_free(s);
+			cli_fatal("%s: %s", name, what);
+		}
+		sketch_free(s);
+	}
+}
+
 static void merge_files(const struct options *opt)
 {
 	struct cascade *result;
 
-	cli_load_any(opt->inputs[0], &merged, &merged_window);
+	cli_load_any(opt->inputs[0], &merged, &merged_window, &merged_sketch);
 	if (merged_window != NULL) {
 		merge_windows(opt);
 		return;
 	}
+	if (merged_sketch != NULL) {
+		merge_sketches(opt);
+		return;
+	}
 	result = merged;
-
 	if (opt->op == MERGE_AND && result->growth != 0)
 		cli_fatal("%s: cannot intersect growing filters (a key may sit in different stages)",
 			  cli_display_name(opt->inputs[0]));
 	for (int i = 1; i < opt->ninputs; i++)
 		merge_file(result, opt->inputs[0], opt->inputs[i], opt->op);
+}
+
+static void report_sketch(const struct sketch *s)
+{
+	double estimate = sketch_estimate(s);
+
+	cli_warn("HyperLogLog sketch, precision %u, %llu insertions", sketch_precision(s),
+		 (unsigned long long)s->insertions);
+	if (sketch_is_exact(s))
+		cli_warn("%.0f distinct keys, counted exactly", estimate);
+	else
+		cli_warn("about %.0f distinct keys, standard error %.2f%% (about %.0f)", estimate,
+			 100.0 * sketch_relative_error(s), estimate * sketch_relative_error(s));
 }
 
 static void report(const struct cascade *c)
@@ -210,12 +276,17 @@ int main(int argc, char **argv)
 	if (merged_window != NULL) {
 		cli_save_window(merged_window, opt.output);
 		window_free(merged_window);
-		return 0;
+	} else if (merged_sketch != NULL) {
+		if (opt.verbose)
+			report_sketch(merged_sketch);
+		cli_save_sketch(merged_sketch, opt.output);
+		sketch_free(merged_sketch);
+	} else {
+		if (opt.verbose)
+			report(merged);
+		cli_save_filter(merged, opt.output);
+		cascade_free(merged);
 	}
-	if (opt.verbose)
-		report(merged);
-	cli_save_filter(merged, opt.output);
 	cli_unlock();
-	cascade_free(merged);
 	return 0;
 }

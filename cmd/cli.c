@@ -26,6 +26,7 @@
 #include "lines.h"
 #include "lock.h"
 #include "numparse.h"
+#include "sketch.h"
 
 const char *cli_progname = "bftools";
 int cli_progress_mode = -1;
@@ -643,6 +644,8 @@ struct cascade *cli_load_filter(const char *path)
 	c = format_load_path(path, &why);
 	progress_finish();
 
+	if (c == NULL && why == format_err_sketch)
+		cli_fatal("%s: %s (bfcount -s, bfmerge and bfinfo read sketches)", cli_display_name(path), why);
 	if (c == NULL)
 		cli_fatal("%s: %s", cli_display_name(path), cli_explain(why));
 	return cli_loaded_filter(c, path);
@@ -663,6 +666,30 @@ struct cascade *cli_loaded_filter(struct cascade *c, const char *path)
 	return c;
 }
 
+void cli_load_any(const char *path, struct cascade **c, struct window **w, struct sketch **sk)
+{
+	const char *why, *name = cli_display_name(path);
+	unsigned char key[16];
+
+	progress_start(0, name);
+	format_set_progress(file_progress, NULL);
+	if (format_load_any_path(path, c, w, sk, &why) < 0 && why == format_err_sketch)
+		cli_fatal("%s: %s (bfcount -s, bfmerge and bfinfo read sketches)", name, why);
+	if (*c == NULL && (w == NULL || *w == NULL) && (sk == NULL || *sk == NULL))
+		cli_fatal("%s: %s", name, cli_explain(why));
+	progress_finish();
+	if (sk != NULL && *sk != NULL) {
+		cli_sketch_key(*sk, name, 0);
+		return;
+	}
+	if (*c != NULL) {
+		*c = cli_loaded_filter(*c, path);
+		return;
+	}
+	if (cli_key_needed(window_params_of(*w), name, key) && window_supply_key(*w, key, &why) < 0)
+		cli_fatal("%s: the key in %s is not this filter's key", name, cli_key_file);
+}
+
 struct format_reader *cli_open_filter(const char *path, struct cascade **shape, int *fd)
 {
 	const char *why;
@@ -674,6 +701,8 @@ struct format_reader *cli_open_filter(const char *path, struct cascade **shape, 
 	progress_start(0, cli_display_name(path));
 	format_set_progress(file_progress, NULL);
 	r = format_open(*fd, shape, &why);
+	if (r == NULL && why == format_err_sketch)	/* bfmerge's first input was a filter */
+		cli_fatal("%s: %s: sketches and filters cannot be merged", cli_display_name(path), why);
 	if (r == NULL)
 		cli_fatal("%s: %s", cli_display_name(path), why);
 	return r;
@@ -698,6 +727,80 @@ void cli_save_filter(const struct cascade *f, const char *path)
 	format_set_progress(file_progress, NULL);
 	save_filter(f, path);
 	progress_finish();
+}
+
+/* ---- sketches -------------------------------------------------------- */
+
+void cli_sketch_key(struct sketch *s, const char *name, int need_key)
+{
+	unsigned char key[16];
+	const char *why;
+
+	if (s->needs_key) {
+		if (cli_key_file == NULL && !need_key)
+			return;
+		if (cli_key_file == NULL)
+			cli_fatal("%s: the sketch's key is kept in a key file: give it with --key-file", name);
+		read_key_file(key);
+		if (sketch_supply_key(s, key, &why) < 0)
+			cli_fatal("%s: the key in %s is not this sketch's key", name, cli_key_file);
+		return;
+	}
+	if (cli_key_file) {
+		read_key_file(key);
+		if (filter_key_fingerprint(key) != s->fingerprint)
+			cli_fatal("%s: the sketch carries its own key, which is not the key in %s", name, cli_key_file);
+	}
+}
+
+const char *cli_sketch_key_file_disagrees(const struct sketch *s)
+{
+	static char text[300];
+	unsigned char key[16];
+
+	if (cli_key_file == NULL)
+		return NULL;
+	read_key_file(key);
+	if (filter_key_fingerprint(key) == s->fingerprint)
+		return NULL;
+	snprintf(text, sizeof text, "the key in %s is not this sketch's key", cli_key_file);
+	return text;
+}
+
+struct sketch *cli_load_sketch(const char *path, int need_key)
+{
+	const char *why, *name = cli_display_name(path);
+	struct sketch *s = sketch_load_path(path, &why);
+
+	if (s == NULL && why == sketch_err_filter)
+		cli_fatal("%s: %s (bfcount -f counts filters)", name, why);
+	if (s == NULL)
+		cli_fatal("%s: %s", name, why);
+	cli_sketch_key(s, name, need_key);
+	return s;
+}
+
+void cli_sketch_difference(const struct sketch *a, const struct sketch *b, const char *what,
+			   char *out, size_t len)
+{
+	if (strcmp(what, "precision") == 0)
+		snprintf(out, len, "precision (%u vs %u)", sketch_precision(a), sketch_precision(b));
+	else if (strcmp(what, "normalisation") == 0)
+		snprintf(out, len, "normalisation (%s vs %s)",
+			 a->flags & FILTER_FOLD_CASE ? "case folded" : "none",
+			 b->flags & FILTER_FOLD_CASE ? "case folded" : "none");
+	else
+		snprintf(out, len, "%s", what);
+}
+
+void cli_save_sketch(const struct sketch *s, const char *path)
+{
+	const char *why;
+
+	if (path == NULL && sketch_save(s, STDOUT_FILENO, &why) < 0)
+		cli_fatal("write error: %s", why);
+	if (path != NULL && sketch_save_path(s, path, &why) < 0)
+		cli_fatal("%s: %s", path, why);
 }
 
 /*

@@ -20,6 +20,7 @@
 #include "keys.h"
 #include "line.h"
 #include "pipeline.h"
+#include "sketch.h"
 #include "writer.h"
 
 #define EXIT_NONE 1
@@ -172,6 +173,13 @@ struct cascade *cli_load_filter(const char *path);
 /* What cli_load_filter does after loading c from path: the key file, DCSO. */
 struct cascade *cli_loaded_filter(struct cascade *c, const char *path);
 /*
+ * Load path, whatever it holds: a filter in *c, a windowed filter in *w,
+ * a sketch in *sk, the others NULL; a NULL w or sk refuses that kind. A
+ * bad file is fatal, naming it; a key file is applied as cli_load_filter
+ * does.
+ */
+void cli_load_any(const char *path, struct cascade **c, struct window **w, struct sketch **sk);
+/*
  * Open a filter file for streaming ("-" is stdin), with progress: *shape
  * gets its headers, *fd the descriptor to close after the reader (unless it
  * is stdin). A file that cannot be opened or read is fatal, naming it.
@@ -225,6 +233,27 @@ void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, cons
 			const char *path, struct writer *out, uint64_t lines);
 /* Before the final save: wait for a snapshot still being written (it must not land after). */
 void cli_checkpoint_finish(struct cli_checkpoint *cp);
+
+/*
+ * Sketches (sketch.h), the keyed HyperLogLog counts of bfcount -o. Load
+ * one ("-" is stdin); a bad one is fatal, naming the file. Its key is
+ * handled as a filter's: with need_key (keys will be hashed) a sketch
+ * whose key is kept outside needs --key-file; a key file given is checked
+ * against the sketch's key either way.
+ */
+struct sketch *cli_load_sketch(const char *path, int need_key);
+/* --key-file against a sketch just loaded (name for messages); fatal when wrong. */
+void cli_sketch_key(struct sketch *s, const char *name, int need_key);
+/* For bfinfo, which goes on after a bad file: NULL when --key-file agrees, else what is wrong. */
+const char *cli_sketch_key_file_disagrees(const struct sketch *s);
+/* Save a sketch to path atomically, or to stdout when path is NULL. */
+void cli_save_sketch(const struct sketch *s, const char *path);
+/*
+ * What differs between sketches a and b, sketch_compatible's what, in
+ * words with the values where they are not secret: "precision (12 vs 16)".
+ */
+void cli_sketch_difference(const struct sketch *a, const struct sketch *b, const char *what,
+			   char *out, size_t len);
 
 /*
  * Read the inputs (none, or "-", is stdin) in batches, on a second thread

@@ -158,24 +158,6 @@ struct window *cli_window_new(const struct cli_window *cw, const struct filter_p
 	return w;
 }
 
-void cli_load_any(const char *path, struct cascade **c, struct window **w)
-{
-	const char *why, *name = cli_display_name(path);
-	unsigned char key[16];
-
-	cli_progress_loading(name);
-	if (format_load_any_path(path, c, w, &why) < 0) {
-		cli_progress_done();
-		cli_fatal("%s: %s", name, cli_explain(why));
-	}
-	cli_progress_done();
-	if (*c != NULL) {
-		*c = cli_loaded_filter(*c, path);
-		return;
-	}
-	if (cli_key_needed(window_params_of(*w), name, key) && window_supply_key(*w, key, &why) < 0)
-		cli_fatal("%s: the key in %s is not this filter's key", name, cli_key_file);
-}
 
 void cli_window_agrees(const struct cli_window *cw, const struct window *w, const char *path)
 {

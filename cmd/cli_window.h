@@ -66,12 +66,6 @@ void cli_window_check_use(const struct cli_window *cw, const struct window *w);
 /* A new, empty window of cw's plan with the shape's layout, hash and key. */
 struct window *cli_window_new(const struct cli_window *cw, const struct filter_params *shape);
 
-/*
- * Load path, which may be windowed: exactly one of *c and *w is set. A bad
- * file is fatal, naming it; a key file is applied as cli_load_filter does.
- */
-void cli_load_any(const char *path, struct cascade **c, struct window **w);
-
 /* State loaded from path must be the window cw asks for (when it asks); fatal if not. */
 void cli_window_agrees(const struct cli_window *cw, const struct window *w, const char *path);
 

@@ -1,18 +1,20 @@
 # SPDX-License-Identifier: MIT
 # bash completion for bfcount(1): every option; *.bf filters after
 # -f/--filter, and as the operands once a -f is on the line (bfcount then
-# counts filters); ordinary files (the input stream, --key-file) otherwise.
+# counts filters); *.hll sketches after -s/--sketch and --like; ordinary
+# files (the input stream, -o, --key-file) otherwise.
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--filter=sp" whether or not COMP_WORDBREAKS splits at "=".
-# -k, -t and --max-memory get no suggestions (there is nothing sensible
-# to guess).
+# -k, -t, --precision, --key and --max-memory get no suggestions (there
+# is nothing sensible to guess).
 # Install as .../bash-completion/completions/bfcount, or source it from
 # ~/.bashrc.
 
 _bfcount_options='-k --field -t --separator -i --ignore-case -z --null-data
--f --filter --union --intersection --jaccard -v --verbose --key-file
---max-memory --progress --no-progress -h --help -V --version'
+-f --filter --union --intersection --jaccard -o --output -s --sketch --add
+--precision --key --like -v --verbose --key-file --max-memory --progress
+--no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
 # word splitting, no globbing, so any file name survives.
@@ -31,6 +33,14 @@ _bfcount_filters() {
 	return 0
 }
 
+# Sketches (*.hll, as bfcount -o names them in the docs) and directories.
+_bfcount_sketches() {
+	_bfcount_add compgen -f -X '!*.hll' -- "$1"
+	_bfcount_add compgen -d -X '*.hll' -- "$1"
+	compopt -o filenames 2>/dev/null
+	return 0
+}
+
 _bfcount_files() {
 	_bfcount_add compgen -f -- "$1"
 	compopt -o filenames 2>/dev/null
@@ -42,8 +52,9 @@ _bfcount_files() {
 _bfcount_value() {
 	case $1 in
 	-f | --filter) _bfcount_filters "$2" ;;
-	--key-file) _bfcount_files "$2" ;;
-	-k | --field | -t | --separator | --max-memory) ;;
+	-s | --sketch | --like) _bfcount_sketches "$2" ;;
+	-o | --output | --key-file) _bfcount_files "$2" ;;
+	-k | --field | -t | --separator | --precision | --key | --max-memory) ;;
 	*) return 1 ;;
 	esac
 	return 0

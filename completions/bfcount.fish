@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
 # fish completion for bfcount(1): every option with its description; *.bf
 # filters after -f/--filter, and as the operands once a -f is on the line
-# (bfcount then counts filters); ordinary files (fish's default) for the
-# input stream and --key-file otherwise. The key options (-k -t -i -z)
-# and the filter options are offered only while the other kind is absent,
-# as bfcount refuses to mix them.
+# (bfcount then counts filters); *.hll sketches after -s/--sketch and
+# --like; ordinary files (fish's default) for the input stream, -o and
+# --key-file otherwise. The key and sketch options and the filter options
+# are offered only while the other kind is absent, as bfcount refuses to
+# mix them.
 # Install in ~/.config/fish/completions/ or a vendor completions directory.
 
 # Filters (*.bf) and directories to descend into. fish's own
@@ -21,14 +22,31 @@ function __bfcount_filters
     end
 end
 
+# Sketches (*.hll) and directories to descend into, as for filters.
+function __bfcount_sketches
+    set -l token (commandline -ct | string replace -r -- '^--[a-z-]+=' '')
+    for f in $token*.hll
+        test -f $f; and echo $f
+    end
+    for d in $token*/
+        echo $d
+    end
+end
+
 # Whether a -f/--filter is already on the line: operands are then filters.
 function __bfcount_filter_mode
     __fish_contains_opt -s f filter
 end
 
-# Whether a key option is on the line: a stream is being counted.
+# Whether a key or sketch option is on the line: a stream is being counted.
 function __bfcount_stream_mode
-    __fish_contains_opt -s k field -s t separator -s i ignore-case -s z null-data
+    __fish_contains_opt -s k field -s t separator -s i ignore-case -s z null-data \
+        -s o output -s s sketch add precision key like
+end
+
+# Whether -s/--sketch is on the line: the sketch's key and precision are fixed.
+function __bfcount_sketch_given
+    __fish_contains_opt -s s sketch
 end
 
 # Whether one of --union, --intersection and --jaccard is already given.
@@ -44,6 +62,12 @@ complete -c bfcount -n 'not __bfcount_stream_mode' -s f -l filter -x -a '(__bfco
 complete -c bfcount -n 'not __bfcount_stream_mode; and not __bfcount_set_op' -l union -d 'The number of elements in the union of the filters'
 complete -c bfcount -n 'not __bfcount_stream_mode; and not __bfcount_set_op' -l intersection -d 'The number of elements in their intersection'
 complete -c bfcount -n 'not __bfcount_stream_mode; and not __bfcount_set_op' -l jaccard -d 'Intersection over union, from 0 to 1'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s o -l output -r -F -d "Also save the count's sketch to SKETCH, atomically"
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s s -l sketch -x -a '(__bfcount_sketches)' -d 'Count the union of sketches (repeatable; - is stdin)'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l add -d 'Add the input to -s SKETCH and replace it (or write -o)'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op; and not __bfcount_sketch_given' -l precision -x -d '2^P registers in a new sketch, 4..18'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op; and not __bfcount_sketch_given' -l key -x -d '128-bit SipHash key of a new sketch (32 hex digits)'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op; and not __bfcount_sketch_given' -l like -x -a '(__bfcount_sketches)' -d "A new sketch with SKETCH's key and precision"
 complete -c bfcount -s v -l verbose -d 'Also report the standard error on stderr'
 complete -c bfcount -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
 complete -c bfcount -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # bash completion for bfinfo(1): its options, any file after --key-file,
-# nothing after --max-memory, and *.bf filters (with directories to descend
-# into) for every other word, since every other argument is a filter.
+# nothing after --max-memory, and *.bf filters and *.hll sketches (with
+# directories to descend into) for every other word, since every other
+# argument is a filter or a sketch.
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--key-file=ke" whether or not COMP_WORDBREAKS splits at "=".
@@ -20,9 +21,10 @@ _bfinfo_add() {
 	done < <("$@")
 }
 
-# Filters (*.bf) and directories to descend into.
+# Filters (*.bf), sketches (*.hll) and directories to descend into.
 _bfinfo_filters() {
 	_bfinfo_add compgen -f -X '!*.bf' -- "$1"
+	_bfinfo_add compgen -f -X '!*.hll' -- "$1"
 	_bfinfo_add compgen -d -X '*.bf' -- "$1"
 	compopt -o filenames 2>/dev/null
 	return 0

@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: MIT
 # fish completion for bfinfo(1): its options with their descriptions, any
-# file for --key-file, and *.bf filters (with directories to descend
-# into) for every other argument. Install in ~/.config/fish/completions/
+# file for --key-file, and *.bf filters and *.hll sketches (with
+# directories to descend into) for every other argument. Install in ~/.config/fish/completions/
 # or a vendor completions directory.
 
-# Filters (*.bf) and directories. fish's own __fish_complete_suffix offers
-# every file, only sorting *.bf first; every argument here is a filter.
+# Filters (*.bf), sketches (*.hll) and directories. fish's own
+# __fish_complete_suffix offers every file, only sorting *.bf first;
+# every argument here is a filter or a sketch.
 function __bfinfo_filters
     set -l token (commandline -ct)
-    for f in $token*.bf
+    for f in $token*.bf $token*.hll
         test -f $f; and echo $f
     end
     for d in $token*/

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # bash completion for bfmerge(1): every option, any file after -o/--output
 # (the result) and --key-file, nothing after --max-memory, *.bf filters
-# (and directories to reach them) for the FILTER arguments.
+# and *.hll sketches (and directories to reach them) for the FILTER
+# arguments.
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--output=me" whether or not COMP_WORDBREAKS splits at "=".
@@ -20,9 +21,10 @@ _bfmerge_add() {
 	done < <("$@")
 }
 
-# Filters (*.bf) and directories to descend into.
+# Filters (*.bf), sketches (*.hll) and directories to descend into.
 _bfmerge_filters() {
 	_bfmerge_add compgen -f -X '!*.bf' -- "$1"
+	_bfmerge_add compgen -f -X '!*.hll' -- "$1"
 	_bfmerge_add compgen -d -X '*.bf' -- "$1"
 	compopt -o filenames 2>/dev/null
 	return 0

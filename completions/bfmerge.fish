@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: MIT
 # fish completion for bfmerge(1): every option with its description, any
-# file for -o/--output (the result) and --key-file, *.bf filters (and
-# directories to reach them) for the FILTER arguments.
+# file for -o/--output (the result) and --key-file, *.bf filters and
+# *.hll sketches (and directories to reach them) for the FILTER arguments.
 # Install in ~/.config/fish/completions/ or a vendor completions directory.
 
-# Filters (*.bf) and directories to descend into. fish's own
-# __fish_complete_suffix offers every file, only sorting *.bf first; a
-# FILTER argument should offer filters.
+# Filters (*.bf), sketches (*.hll) and directories to descend into.
+# fish's own __fish_complete_suffix offers every file, only sorting *.bf
+# first; a FILTER argument should offer filters and sketches.
 function __bfmerge_filters
     set -l token (commandline -ct)
-    for f in $token*.bf
+    for f in $token*.bf $token*.hll
         test -f $f; and echo $f
     end
     for d in $token*/

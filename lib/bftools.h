@@ -12,6 +12,7 @@
  *   merge.h     OR/AND filters of the same shape and key
  *   siphash.h   SipHash-2-4 and -1-3, 64- and 128-bit; many keys at once (SIMD)
  *   hll.h       HyperLogLog distinct counting
+ *   sketch.h    HyperLogLog sketches keyed like filters: saved, loaded, merged
  *   lines.h, keys.h, writer.h   fast record input, key extraction, checked output
  *   numparse.h  counts and rates as users type them
  *   atomic.h    replace a file all at once or not at all
@@ -42,6 +43,7 @@
 #include "keys.h"
 #include "writer.h"
 #include "hll.h"
+#include "sketch.h"
 #include "numparse.h"
 #include "atomic.h"
 #include "lock.h"

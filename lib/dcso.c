@@ -69,6 +69,7 @@
 #include "atomic.h"
 #include "cascade.h"
 #include "filter.h"
+#include "gzin.h"
 #include "gzout.h"
 #include "sizing.h"
 #include "writer.h"
@@ -164,24 +165,11 @@ static int version_match(const unsigned char *p, size_t len)
 static int gzip_match(const unsigned char *p, size_t len)
 {
 	unsigned char head[sizeof version_word];
-	z_stream zs;
-	int ret, verdict;
+	int more;
+	size_t got = gzin_peek(p, len, head, sizeof head, &more);
+	int verdict = version_match(head, got);
 
-	memset(&zs, 0, sizeof zs);
-	if (inflateInit2(&zs, GZIP_WINDOW) != Z_OK)
-		return 0;	/* cannot look inside: the caller's own reader will say why */
-	zs.next_in = p;
-	zs.avail_in = (uInt)len;
-	zs.next_out = head;
-	zs.avail_out = sizeof head;
-	do
-		ret = inflate(&zs, Z_NO_FLUSH);
-	while (ret == Z_OK && zs.avail_out > 0 && zs.avail_in > 0);
-	verdict = version_match(head, sizeof head - zs.avail_out);
-	if (verdict < 0 && ret != Z_OK && ret != Z_BUF_ERROR)
-		verdict = 0;	/* ended or broken before 8 bytes */
-	inflateEnd(&zs);
-	return verdict;
+	return verdict < 0 && !more ? 0 : verdict;	/* ended or broken before 8 bytes */
 }
 
 int dcso_detect(const unsigned char *start, size_t len)

@@ -129,7 +129,10 @@
  * Other formats: the first bytes of every file are read before anything
  * else (read_start), enough for dcso.c to tell a DCSO bloom filter, plain
  * or gzipped, from ours; format_load hands such a file to dcso_load whole,
- * format_open refuses it. Anything else goes on to the checks below, so
+ * format_open refuses it. A sketch file (sketch.c) is told apart the same
+ * way, by its magic "\x89BFS\r\n\x1a\n" (S where ours has T):
+ * format_load_any hands it to sketch_load_started, the others refuse it
+ * with format_err_sketch. Anything else goes on to the checks below, so
  * its messages are those of a damaged bftools file.
  *
  * Deliberately absent: stdio streams (descriptors are read and written
@@ -149,13 +152,16 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "bytes.h"
 #include "cascade.h"
 #include "dcso.h"
 #include "filter.h"
 #include "format.h"
+#include "gzin.h"
 #include "pgzip.h"
 #include "pipeline.h"
 #include "siphash.h"
+#include "sketch.h"
 #include "window.h"
 #include "writer.h"
 
@@ -166,15 +172,13 @@
 #define MAGIC_LEN 8u
 static const unsigned char magic[MAGIC_LEN] = { 0x89, 'B', 'F', 'T', '\r', '\n', 0x1a, '\n' };
 
-#define IO_CHUNK ((size_t)1 << 20)	/* read size, output buffer, compression chunk */
-#define INFLATE_MAX ((size_t)1 << 30)	/* avail_out is a 32-bit uInt: feed it in pieces */
+#define IO_CHUNK ((size_t)1 << 20)	/* output buffer, compression chunk, progress step */
 /*
  * Filters from this size on are saved around the page cache (gzout.c says
  * why); smaller ones through it, where a program that loads the file next
  * finds it cached.
  */
 #define SAVE_DIRECT_MIN ((uint64_t)64 << 20)
-#define GZIP_WINDOW (15 + 16)		/* 32 KiB window, gzip wrapper only */
 #define RATE_TOLERANCE 1e-9		/* relative, for growing stages' rates */
 
 /*
@@ -190,48 +194,6 @@ static const unsigned char magic[MAGIC_LEN] = { 0x89, 'B', 'F', 'T', '\r', '\n',
 _Static_assert(FILTER_BLOCKED == 1 && FILTER_CLASSIC == 2 && FILTER_COUNTING == 3, "layout ids");
 _Static_assert(FILTER_SIPHASH_2_4 == 1 && FILTER_SIPHASH_1_3 == 2, "hash ids");
 _Static_assert(CASCADE_GROWTH_MAX <= 255 && CASCADE_TIGHTEN_MAX <= 255, "one byte each");
-
-/* ---- little-endian fields -------------------------------------------- */
-
-static void put_le(unsigned char *p, uint64_t v, unsigned len)
-{
-	for (unsigned i = 0; i < len; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le(const unsigned char *p, unsigned len)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < len; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-static void put_double(unsigned char *p, double d)
-{
-	uint64_t bits;
-
-	memcpy(&bits, &d, sizeof bits);
-	put_le(p, bits, 8);
-}
-
-static double get_double(const unsigned char *p)
-{
-	uint64_t bits = get_le(p, 8);
-	double d;
-
-	memcpy(&d, &bits, sizeof d);
-	return d;
-}
-
-static int all_zero(const unsigned char *p, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (p[i] != 0)
-			return 0;
-	return 1;
-}
 
 /* Words from file byte order to host order and back: a no-op on little-endian hosts. */
 static void swap_words(uint64_t *words, uint64_t nwords)
@@ -270,17 +232,17 @@ static void encode_file_header(const struct cascade *c, unsigned char *h)
 
 	memset(h, 0, FILE_HEADER_LEN);
 	memcpy(h, magic, MAGIC_LEN);
-	put_le(h + 8, FORMAT_VERSION, 4);
-	put_le(h + 12, FILE_HEADER_LEN, 4);
-	put_le(h + 16, c->nstages, 4);
+	bytes_put_le(h + 8, FORMAT_VERSION, 4);
+	bytes_put_le(h + 12, FILE_HEADER_LEN, 4);
+	bytes_put_le(h + 16, c->nstages, 4);
 	h[20] = (unsigned char)p->hash;
 	h[21] = (unsigned char)p->flags;
 	if (p->flags & FILTER_KEY_EXTERNAL)	/* the fingerprint only, never the key */
-		put_le(h + 24, p->fingerprint, 8);
+		bytes_put_le(h + 24, p->fingerprint, 8);
 	else
 		memcpy(h + 24, p->key, 16);
-	put_le(h + 40, c->capacity, 8);
-	put_double(h + 48, c->target_p);
+	bytes_put_le(h + 40, c->capacity, 8);
+	bytes_put_double(h + 48, c->target_p);
 	h[56] = (unsigned char)c->growth;	/* range-checked by check_cascade */
 	h[57] = (unsigned char)c->tighten;
 }
@@ -291,14 +253,14 @@ static void encode_stage_header(const struct filter *f, unsigned char *s)
 
 	memset(s, 0, STAGE_HEADER_LEN);
 	s[0] = (unsigned char)p->layout;
-	put_le(s + 4, p->k, 4);
-	put_le(s + 8, p->m, 8);
-	put_le(s + 16, p->capacity, 8);
-	put_double(s + 24, p->target_p);
-	put_le(s + 32, f->insertions, 8);
-	put_le(s + 40, filter_array_bytes(p), 8);
+	bytes_put_le(s + 4, p->k, 4);
+	bytes_put_le(s + 8, p->m, 8);
+	bytes_put_le(s + 16, p->capacity, 8);
+	bytes_put_double(s + 24, p->target_p);
+	bytes_put_le(s + 32, f->insertions, 8);
+	bytes_put_le(s + 40, filter_array_bytes(p), 8);
 	if (p->layout == FILTER_COUNTING)
-		put_le(s + 48, f->removals, 8);
+		bytes_put_le(s + 48, f->removals, 8);
 }
 
 static int bad(const char **errstr, const char *msg)
@@ -332,7 +294,7 @@ static const char *stage_message(size_t i, const char *what)
 /* Bytes 56 and 57 and the stage count, which must agree with them. */
 static int decode_growth(const unsigned char *h, struct file_info *fi, const char **errstr)
 {
-	uint64_t count = get_le(h + 16, 4);
+	uint64_t count = bytes_get_le(h + 16, 4);
 
 	fi->growth = h[56];
 	fi->tighten = h[57];
@@ -367,16 +329,16 @@ static int decode_window_block(const unsigned char *h, struct file_info *fi, con
 	double rate;
 	unsigned growth, tighten;
 
-	if (!all_zero(h + 4, 4) || !all_zero(h + 40, 24))
+	if (!bytes_all_zero(h + 4, 4) || !bytes_all_zero(h + 40, 24))
 		return bad(errstr, "bad header: window reserved field not zero");
 	wp->kind = (enum window_kind)h[0];
 	wp->generations = h[1];
 	wp->flags = h[2];
 	fi->window_layout = (enum filter_layout)h[3];
-	wp->size = get_le(h + 8, 8);
-	wp->expected = get_le(h + 16, 8);
-	fi->clock = get_le(h + 24, 8);
-	wp->target_p = get_double(h + 32);
+	wp->size = bytes_get_le(h + 8, 8);
+	wp->expected = bytes_get_le(h + 16, 8);
+	fi->clock = bytes_get_le(h + 24, 8);
+	wp->target_p = bytes_get_double(h + 32);
 	if (window_params_check(wp, errstr) < 0)
 		return bad(errstr, "bad header: window out of range");
 	if (fi->window_layout != FILTER_BLOCKED && fi->window_layout != FILTER_CLASSIC)
@@ -393,7 +355,7 @@ static int decode_window_block(const unsigned char *h, struct file_info *fi, con
 /* The file header into fi; the shared hash, flags and key into every stage. */
 static int decode_file_header(const unsigned char *h, struct file_info *fi, const char **errstr)
 {
-	uint64_t version = get_le(h + 8, 4);
+	uint64_t version = bytes_get_le(h + 8, 4);
 	struct filter_params *p = &fi->stage[0];
 
 	memset(fi, 0, sizeof *fi);
@@ -402,9 +364,9 @@ static int decode_file_header(const unsigned char *h, struct file_info *fi, cons
 	if (version != FORMAT_VERSION && version != FORMAT_VERSION_WINDOW)
 		return bad(errstr, version_message(version));
 	fi->windowed = version == FORMAT_VERSION_WINDOW;
-	if (!fi->windowed && get_le(h + 12, 4) != FILE_HEADER_LEN)
+	if (!fi->windowed && bytes_get_le(h + 12, 4) != FILE_HEADER_LEN)
 		return bad(errstr, "bad header: file header length is not 64");
-	if (fi->windowed && get_le(h + 12, 4) != WINDOW_HEADER_LEN)
+	if (fi->windowed && bytes_get_le(h + 12, 4) != WINDOW_HEADER_LEN)
 		return bad(errstr, "bad header: file header length is not 128");
 	if (decode_growth(h, fi, errstr) < 0)
 		return -1;
@@ -412,10 +374,10 @@ static int decode_file_header(const unsigned char *h, struct file_info *fi, cons
 		return bad(errstr, "bad header: unknown hash function");
 	if (h[21] & ~FILTER_FLAGS_KNOWN)
 		return bad(errstr, "bad header: unknown key flags");
-	if (!all_zero(h + 22, 2) || !all_zero(h + 58, 6))
+	if (!bytes_all_zero(h + 22, 2) || !bytes_all_zero(h + 58, 6))
 		return bad(errstr, "bad header: reserved field not zero");
-	fi->capacity = get_le(h + 40, 8);
-	fi->target_p = get_double(h + 48);
+	fi->capacity = bytes_get_le(h + 40, 8);
+	fi->target_p = bytes_get_double(h + 48);
 	if (fi->capacity < 1)
 		return bad(errstr, "bad header: capacity is zero");
 	if (!check_rate(fi->target_p))
@@ -423,9 +385,9 @@ static int decode_file_header(const unsigned char *h, struct file_info *fi, cons
 	p->hash = (enum filter_hash)h[20];
 	p->flags = h[21];
 	if (p->flags & FILTER_KEY_EXTERNAL) {
-		if (!all_zero(h + 32, 8))
+		if (!bytes_all_zero(h + 32, 8))
 			return bad(errstr, "bad header: key field of an external key not a bare fingerprint");
-		p->fingerprint = get_le(h + 24, 8);
+		p->fingerprint = bytes_get_le(h + 24, 8);
 	} else {
 		memcpy(p->key, h + 24, 16);
 		p->fingerprint = filter_key_fingerprint(p->key);
@@ -440,7 +402,7 @@ static int decode_stage_fields(const unsigned char *s, struct file_info *fi, siz
 			       const char **errstr)
 {
 	struct filter_params *p = &fi->stage[i];
-	uint64_t k = get_le(s + 4, 4), m = get_le(s + 8, 8);
+	uint64_t k = bytes_get_le(s + 4, 4), m = bytes_get_le(s + 8, 8);
 	/* a counting stage keeps its removals in 8 of the reserved bytes */
 	int counting = s[0] == FILTER_COUNTING;
 	size_t reserved_from = counting ? 56 : 48;
@@ -451,29 +413,29 @@ static int decode_stage_fields(const unsigned char *s, struct file_info *fi, siz
 		return bad(errstr, "bad header: unknown layout");
 	if (fi->windowed && s[0] != fi->window_layout)
 		return bad(errstr, "bad header: stage layout is not the window's");
-	if (!all_zero(s + 1, 3) || !all_zero(s + reserved_from, reserved_to - reserved_from))
+	if (!bytes_all_zero(s + 1, 3) || !bytes_all_zero(s + reserved_from, reserved_to - reserved_from))
 		return bad(errstr, "bad header: stage reserved field not zero");
-	fi->gen_no[i] = fi->windowed ? get_le(s + 56, 8) : 0;
+	fi->gen_no[i] = fi->windowed ? bytes_get_le(s + 56, 8) : 0;
 	if (k < 1 || k > FILTER_K_MAX)
 		return bad(errstr, "bad header: k out of range");
 	if (m % FILTER_BLOCK_BITS != 0)
 		return bad(errstr, "bad header: size (m) not a multiple of 512");
 	if (m < FILTER_BLOCK_BITS || m > FILTER_M_MAX)
 		return bad(errstr, "bad header: size (m) out of range");
-	if (get_le(s + 16, 8) < 1)
+	if (bytes_get_le(s + 16, 8) < 1)
 		return bad(errstr, "bad header: stage capacity is zero");
-	if (!check_rate(get_double(s + 24)))
+	if (!check_rate(bytes_get_double(s + 24)))
 		return bad(errstr, "bad header: stage target rate not in (0, 1)");
-	if (get_le(s + 40, 8) != (counting ? m / 2 : m / 8))
+	if (bytes_get_le(s + 40, 8) != (counting ? m / 2 : m / 8))
 		return bad(errstr, counting ? "bad header: payload length is not m / 2"
 					    : "bad header: payload length is not m / 8");
 	p->layout = (enum filter_layout)s[0];
 	p->k = (uint32_t)k;
 	p->m = m;
-	p->capacity = get_le(s + 16, 8);
-	p->target_p = get_double(s + 24);
-	fi->insertions[i] = get_le(s + 32, 8);
-	fi->removals[i] = counting ? get_le(s + 48, 8) : 0;
+	p->capacity = bytes_get_le(s + 16, 8);
+	p->target_p = bytes_get_double(s + 24);
+	fi->insertions[i] = bytes_get_le(s + 32, 8);
+	fi->removals[i] = counting ? bytes_get_le(s + 48, 8) : 0;
 	return 0;
 }
 
@@ -630,31 +592,31 @@ static int encode_window_checked(const struct window *w, unsigned char h[HEADERS
 	window_generation_plan(&w->wp, &capacity, &rate, &growth, &tighten);
 	memset(h, 0, WINDOW_HEADER_LEN);
 	memcpy(h, magic, MAGIC_LEN);
-	put_le(h + 8, FORMAT_VERSION_WINDOW, 4);
-	put_le(h + 12, WINDOW_HEADER_LEN, 4);
-	put_le(h + 16, window_stages(w), 4);
+	bytes_put_le(h + 8, FORMAT_VERSION_WINDOW, 4);
+	bytes_put_le(h + 12, WINDOW_HEADER_LEN, 4);
+	bytes_put_le(h + 16, window_stages(w), 4);
 	h[20] = (unsigned char)p->hash;
 	h[21] = (unsigned char)p->flags;
 	if (p->flags & FILTER_KEY_EXTERNAL)
-		put_le(h + 24, p->fingerprint, 8);
+		bytes_put_le(h + 24, p->fingerprint, 8);
 	else
 		memcpy(h + 24, p->key, 16);
-	put_le(h + 40, capacity, 8);
-	put_double(h + 48, rate);
+	bytes_put_le(h + 40, capacity, 8);
+	bytes_put_double(h + 48, rate);
 	h[56] = (unsigned char)growth;
 	h[57] = (unsigned char)tighten;
 	b[0] = (unsigned char)w->wp.kind;
 	b[1] = (unsigned char)w->wp.generations;
 	b[2] = (unsigned char)w->wp.flags;
 	b[3] = (unsigned char)w->layout;
-	put_le(b + 8, w->wp.size, 8);
-	put_le(b + 16, w->wp.expected, 8);
-	put_le(b + 24, w->clock, 8);
-	put_double(b + 32, w->wp.target_p);
+	bytes_put_le(b + 8, w->wp.size, 8);
+	bytes_put_le(b + 16, w->wp.expected, 8);
+	bytes_put_le(b + 24, w->clock, 8);
+	bytes_put_double(b + 32, w->wp.target_p);
 	for (size_t g = 0; g < w->ngen; g++)
 		for (size_t i = 0; i < w->gen[g]->nstages; i++, sh += STAGE_HEADER_LEN) {
 			encode_stage_header(w->gen[g]->stages[i], sh);
-			put_le(sh + 56, w->gen_no[g], 8);
+			bytes_put_le(sh + 56, w->gen_no[g], 8);
 		}
 	if (decode_file_header(h, &fi, errstr) < 0
 	    || decode_stages(h + WINDOW_HEADER_LEN, &fi, errstr) < 0)
@@ -664,13 +626,6 @@ static int encode_window_checked(const struct window *w, unsigned char h[HEADERS
 }
 
 /* ---- writing ---------------------------------------------------------- */
-
-static const char *zlib_message(const z_stream *zs, int ret)
-{
-	if (ret == Z_MEM_ERROR)
-		return "out of memory";
-	return zs->msg ? zs->msg : "zlib: internal error";
-}
 
 /*
  * The gzip member (pgzip.c), and buffers for byte-swapping words on
@@ -888,165 +843,57 @@ int format_save_window_path(const struct window *w, const char *path, const char
 
 /* ---- reading ---------------------------------------------------------- */
 
+const char format_err_sketch[] = "a bftools sketch, not a filter";
+
 struct format_reader {
-	int fd;
-	int eof;		/* read() returned 0 */
-	int ended;		/* inflate reached the end of the gzip member */
+	struct gzin in;
 	uint64_t left;		/* payload bytes not yet handed out */
 	const char *pending;	/* an end-of-member error kept for format_close */
 	const char *failed;	/* the error that broke the stream, repeated after */
-	z_stream zs;
-	unsigned char *buf;	/* IO_CHUNK bytes of compressed input */
 };
-
-static ssize_t read_some(int fd, unsigned char *p, size_t len)
-{
-	ssize_t n;
-
-	do
-		n = read(fd, p, len);
-	while (n < 0 && errno == EINTR);
-	return n;
-}
-
-static int refill(struct format_reader *r, const char **errstr)
-{
-	ssize_t n = read_some(r->fd, r->buf, IO_CHUNK);
-
-	if (n < 0)
-		return bad(errstr, strerror(errno));
-	r->eof = n == 0;
-	r->zs.next_in = r->buf;
-	r->zs.avail_in = (uInt)n;
-	return 0;
-}
-
-/* zlib's words for damage, in ours. */
-static const char *corrupt_message(const char *zmsg)
-{
-	static const struct {
-		const char *zlib, *ours;
-	} known[] = {
-		{ "incorrect data check", "corrupt: checksum mismatch" },
-		{ "incorrect length check", "corrupt: length mismatch" },
-		{ "header crc mismatch", "corrupt: header checksum mismatch" },
-		{ "unknown compression method", "corrupt: unknown gzip compression method" },
-		{ "unknown header flags set", "corrupt: unknown gzip header flags" },
-	};
-
-	for (size_t i = 0; zmsg && i < sizeof known / sizeof known[0]; i++)
-		if (strcmp(zmsg, known[i].zlib) == 0)
-			return known[i].ours;
-	return "corrupt: invalid compressed data";
-}
-
-/*
- * One inflate call into the caller's next_out/avail_out (avail_out > 0),
- * reading more input first if none is left. Returns 0 (carry on), 1 (end of
- * the gzip member) or -1.
- */
-static int inflate_step(struct format_reader *r, const char **errstr)
-{
-	int ret;
-
-	if (r->zs.avail_in == 0 && !r->eof && refill(r, errstr) < 0)
-		return -1;
-	ret = inflate(&r->zs, Z_NO_FLUSH);
-	if (ret == Z_STREAM_END) {
-		r->ended = 1;
-		return 1;
-	}
-	if (ret == Z_OK)
-		return 0;
-	if (ret == Z_BUF_ERROR && r->zs.avail_in == 0)	/* wants input, and there is none */
-		return bad(errstr, "truncated");
-	if (ret == Z_DATA_ERROR)
-		return bad(errstr, corrupt_message(r->zs.msg));
-	return bad(errstr, zlib_message(&r->zs, ret));
-}
-
-/*
- * Inflate exactly len bytes into dst; *done says how many arrived, also on
- * failure. Returns 0, or -1 ("truncated" when the member ends first).
- */
-static int inflate_exact(struct format_reader *r, unsigned char *dst, size_t len, size_t *done,
-			 const char **errstr)
-{
-	*done = 0;
-	while (*done < len) {
-		size_t want = len - *done < INFLATE_MAX ? len - *done : INFLATE_MAX;
-		int st;
-
-		r->zs.next_out = dst + *done;
-		r->zs.avail_out = (uInt)want;
-		st = inflate_step(r, errstr);
-		*done += want - r->zs.avail_out;
-		if (st < 0)
-			return -1;
-		if (st == 1 && *done < len)
-			return bad(errstr, "truncated");
-	}
-	return 0;
-}
 
 static int inflate_headers(struct format_reader *r, unsigned char *dst, size_t len,
 			   const char **errstr)
 {
 	size_t done;
 
-	return inflate_exact(r, dst, len, &done, errstr);
+	return gzin_read(&r->in, dst, len, &done, errstr);
 }
 
-/* The content must end here, and the gzip member must be the last thing in the file. */
-static int expect_end(struct format_reader *r, const char **errstr)
-{
-	unsigned char extra;
-	ssize_t n;
+/* What the first bytes of a file say it is. */
+enum start_kind { START_OURS, START_DCSO, START_SKETCH };
 
-	while (!r->ended) {
-		r->zs.next_out = &extra;
-		r->zs.avail_out = 1;
-		if (inflate_step(r, errstr) < 0)
-			return -1;
-		if (r->zs.avail_out == 0)
-			return bad(errstr, "trailing data inside the filter");
-	}
-	if (r->zs.avail_in > 0)
-		return bad(errstr, "trailing data after the filter");
-	if (r->eof)
-		return 0;
-	n = read_some(r->fd, r->buf, IO_CHUNK);
-	if (n < 0)
-		return bad(errstr, strerror(errno));
-	return n > 0 ? bad(errstr, "trailing data after the filter") : 0;
+/* gzin_sniff's test: an enum start_kind, or -1 until both tests can tell. */
+static int start_kind(const unsigned char *start, size_t len)
+{
+	int dcso = dcso_detect(start, len), sketch = sketch_detect(start, len);
+
+	if (dcso == 1)
+		return START_DCSO;
+	if (sketch == 1)
+		return START_SKETCH;
+	return dcso < 0 || sketch < 0 ? -1 : START_OURS;
 }
 
 /*
- * Read the first bytes, enough to tell a DCSO bloom filter (dcso.h) from
- * anything else, as r's input. Returns 1 for a DCSO filter, 0 for anything
- * else, -1 on a read error.
+ * Read the first bytes, enough to tell a DCSO bloom filter (dcso.h) or a
+ * sketch (sketch.h) from anything else, as r's input. Returns an enum
+ * start_kind (START_OURS for anything else, ours or not), -1 on a read
+ * error.
  */
 static int read_start(struct format_reader *r, const char **errstr)
 {
-	size_t got;
-	int eof, kind = dcso_sniff(r->fd, r->buf, IO_CHUNK, &got, &eof, errstr);
+	int kind;
 
-	r->eof = eof;
-	r->zs.next_in = r->buf;
-	r->zs.avail_in = (uInt)got;
-	return kind;
+	if (gzin_sniff(&r->in, start_kind, DCSO_SNIFF_MAX, &kind, errstr) < 0)
+		return -1;
+	return kind < 0 ? START_OURS : kind;	/* undecided: the headers will say */
 }
 
-/* The first bytes (read_start's) must open a gzip member: 1f 8b. */
-static int expect_gzip(struct format_reader *r, const char **errstr)
+/* A sketch's magic (sketch.c): ours with S for T, the byte that names the kind. */
+static int sketch_magic(const unsigned char *h)
 {
-	size_t got = r->zs.avail_in;
-
-	if (got == 0)
-		return bad(errstr, "empty file");
-	if (r->buf[0] != 0x1f || (got > 1 && r->buf[1] != 0x8b))
-		return bad(errstr, "not a bftools filter (not gzip data)");
-	return got < 2 ? bad(errstr, "truncated") : 0;
+	return h[3] == 'S' && memcmp(h, magic, 3) == 0 && memcmp(h + 4, magic + 4, MAGIC_LEN - 4) == 0;
 }
 
 /* Every header, file and stages, into fi: all of it checked before any bits are read. */
@@ -1055,16 +902,18 @@ static int read_headers(struct format_reader *r, struct file_info *fi, const cha
 	unsigned char h[HEADERS_MAX];
 
 	if (inflate_headers(r, h, MAGIC_LEN, errstr) < 0) {
-		if (r->ended)	/* a whole gzip member, too short to be ours */
+		if (r->in.ended)	/* a whole gzip member, too short to be ours */
 			*errstr = "not a bftools filter (bad magic)";
 		return -1;
 	}
+	if (sketch_magic(h))
+		return bad(errstr, format_err_sketch);
 	if (memcmp(h, magic, MAGIC_LEN) != 0)
 		return bad(errstr, "not a bftools filter (bad magic)");
 	if (inflate_headers(r, h + MAGIC_LEN, FILE_HEADER_LEN - MAGIC_LEN, errstr) < 0)
 		return -1;
 	/* version 2 (checked again by the decoder): the window block follows */
-	if (get_le(h + 8, 4) == FORMAT_VERSION_WINDOW && get_le(h + 12, 4) == WINDOW_HEADER_LEN
+	if (bytes_get_le(h + 8, 4) == FORMAT_VERSION_WINDOW && bytes_get_le(h + 12, 4) == WINDOW_HEADER_LEN
 	    && inflate_headers(r, h + FILE_HEADER_LEN, WINDOW_HEADER_LEN - FILE_HEADER_LEN,
 			       errstr) < 0)
 		return -1;
@@ -1119,18 +968,12 @@ static struct cascade *make_shape(const struct file_info *fi, const char **errst
 static struct format_reader *reader_new(int fd, const char **errstr)
 {
 	struct format_reader *r = calloc(1, sizeof *r);
-	int ret;
 
-	if (r == NULL || (r->buf = malloc(IO_CHUNK)) == NULL) {
-		free(r);
+	if (r == NULL) {
 		*errstr = strerror(ENOMEM);
 		return NULL;
 	}
-	r->fd = fd;
-	ret = inflateInit2(&r->zs, GZIP_WINDOW);	/* gzip only: never zlib's transparent mode */
-	if (ret != Z_OK) {
-		*errstr = zlib_message(&r->zs, ret);
-		free(r->buf);
+	if (gzin_open(&r->in, fd, GZIN_FILTER, errstr) < 0) {
 		free(r);
 		return NULL;
 	}
@@ -1141,8 +984,7 @@ void format_abandon(struct format_reader *r)
 {
 	if (r == NULL)
 		return;
-	inflateEnd(&r->zs);
-	free(r->buf);
+	gzin_close(&r->in);
 	free(r);
 }
 
@@ -1151,11 +993,12 @@ const char format_err_windowed[] =
 
 /*
  * A reader past the headers of the bftools filter in fd, fi its headers.
- * A DCSO filter is loaded whole into *dcso when dcso is not NULL (the
- * reader is then NULL), else refused. NULL with *errstr on failure.
+ * A DCSO filter is loaded whole into *dcso when dcso is not NULL, a
+ * sketch into *sketch when sketch is not NULL (the reader is then NULL);
+ * else they are refused. NULL with *errstr on failure.
  */
 static struct format_reader *open_reader(int fd, struct file_info *fi, struct cascade **dcso,
-					 const char **errstr)
+					 struct sketch **sketch, const char **errstr)
 {
 	struct format_reader *r = reader_new(fd, errstr);
 	int kind;
@@ -1163,11 +1006,16 @@ static struct format_reader *open_reader(int fd, struct file_info *fi, struct ca
 	if (r == NULL)
 		return NULL;
 	kind = read_start(r, errstr);
-	if (kind == 1 && dcso != NULL)
-		*dcso = dcso_load(fd, r->buf, r->zs.avail_in, r->eof, errstr);
-	else if (kind == 1)
+	if (kind == START_DCSO && dcso != NULL)
+		*dcso = dcso_load(fd, r->in.buf, r->in.zs.avail_in, r->in.eof, errstr);
+	else if (kind == START_DCSO)
 		*errstr = "a DCSO bloom filter, not a bftools filter (it cannot be streamed)";
-	if (kind != 0 || expect_gzip(r, errstr) < 0 || read_headers(r, fi, errstr) < 0) {
+	else if (kind == START_SKETCH && sketch != NULL)
+		*sketch = sketch_load_started(fd, r->in.buf, r->in.zs.avail_in, r->in.eof, errstr);
+	else if (kind == START_SKETCH)
+		*errstr = format_err_sketch;
+	if (kind != START_OURS || gzin_expect_gzip(&r->in, errstr) < 0
+	    || read_headers(r, fi, errstr) < 0) {
 		format_abandon(r);
 		return NULL;
 	}
@@ -1181,7 +1029,7 @@ static struct format_reader *open_cascade(int fd, struct cascade **shape, struct
 					  const char **errstr)
 {
 	static struct file_info fi;	/* large; the library is single-threaded */
-	struct format_reader *r = open_reader(fd, &fi, dcso, errstr);
+	struct format_reader *r = open_reader(fd, &fi, dcso, NULL, errstr);
 
 	*shape = NULL;
 	if (r == NULL)
@@ -1208,7 +1056,7 @@ int format_read(struct format_reader *r, void *buf, size_t len, const char **err
 		return bad(errstr, r->failed);
 	if (len > r->left)
 		return bad(errstr, "read past the end of the payload");
-	if (inflate_exact(r, buf, len, &done, errstr) < 0) {
+	if (gzin_read(&r->in, buf, len, &done, errstr) < 0) {
 		/*
 		 * All of the payload arrived and inflate went on into the
 		 * trailer: the CRC or length is format_close's to report.
@@ -1237,7 +1085,7 @@ int format_close(struct format_reader *r, const char **errstr)
 	else if (r->pending)
 		ret = bad(errstr, r->pending);
 	else
-		ret = expect_end(r, errstr);
+		ret = gzin_end(&r->in, errstr);
 	format_abandon(r);
 	return ret;
 }
@@ -1303,7 +1151,7 @@ static int trailer_disagrees(int fd, const struct cascade *shape)
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 18 ||
 	    pread(fd, isize, 4, st.st_size - 4) != 4)
 		return 0;
-	return get_le(isize, 4) != (content & 0xffffffffu);
+	return bytes_get_le(isize, 4) != (content & 0xffffffffu);
 }
 
 /* The cascade of headers fi, its bits read from r, which is consumed. */
@@ -1344,7 +1192,7 @@ static struct file_info load_info;
 struct cascade *format_load(int fd, const char **errstr)
 {
 	struct cascade *c = NULL;
-	struct format_reader *r = open_reader(fd, &load_info, &c, errstr);
+	struct format_reader *r = open_reader(fd, &load_info, &c, NULL, errstr);
 
 	if (r == NULL)
 		return c;	/* a DCSO filter, or NULL */
@@ -1447,38 +1295,49 @@ static struct window *load_window(struct format_reader *r, const struct file_inf
 	return assemble(fi, stages, errstr);
 }
 
-int format_load_any(int fd, struct cascade **c, struct window **w, const char **errstr)
+int format_load_any(int fd, struct cascade **c, struct window **w, struct sketch **sk,
+		    const char **errstr)
 {
 	struct format_reader *r;
 
 	*c = NULL;
-	*w = NULL;
-	r = open_reader(fd, &load_info, c, errstr);
-	if (r == NULL)
-		return *c == NULL ? -1 : 0;	/* a DCSO filter, or an error */
+	if (w != NULL)
+		*w = NULL;
+	if (sk != NULL)
+		*sk = NULL;
+	r = open_reader(fd, &load_info, c, sk, errstr);
+	if (r == NULL)	/* a DCSO filter, a sketch, or an error */
+		return *c != NULL || (sk != NULL && *sk != NULL) ? 0 : -1;
+	if (load_info.windowed && w == NULL) {
+		format_abandon(r);
+		return bad(errstr, format_err_windowed);
+	}
 	if (load_info.windowed)
 		*w = load_window(r, &load_info, errstr);
 	else
 		*c = load_cascade(fd, r, &load_info, errstr);
-	return *c == NULL && *w == NULL ? -1 : 0;
+	return *c == NULL && (w == NULL || *w == NULL) ? -1 : 0;
 }
 
 int format_load_any_path(const char *path, struct cascade **c, struct window **w,
-			 const char **errstr)
+			 struct sketch **sk, const char **errstr)
 {
 	int fd, ret;
 
 	if (strcmp(path, "-") == 0)
-		return format_load_any(STDIN_FILENO, c, w, errstr);
+		return format_load_any(STDIN_FILENO, c, w, sk, errstr);
 	do
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
 		*c = NULL;
-		*w = NULL;
+		if (w != NULL)
+			*w = NULL;
+		if (sk != NULL)
+			*sk = NULL;
 		return bad(errstr, strerror(errno));
 	}
-	ret = format_load_any(fd, c, w, errstr);
-	close(fd);
+	ret = format_load_any(fd, c, w, sk, errstr);
+	close(fd);	/* read-only: nothing to lose */
 	return ret;
 }

@@ -84,6 +84,27 @@ struct cascade *format_load(int fd, const char **errstr);
 struct cascade *format_load_path(const char *path, const char **errstr);
 
 /*
+ * A sketch file (sketch.h) is refused by the calls above with this
+ * message (the pointer itself, for callers that compare): it is told
+ * apart by its magic, before anything else is read.
+ */
+extern const char format_err_sketch[];
+
+/*
+ * Any file a bftools reader takes, told apart by its first bytes and
+ * headers: a filter (ours or DCSO's, as format_load) into *c, a windowed
+ * filter into *w, a sketch into *sk; the others are set to NULL. A NULL w
+ * or sk refuses that kind (format_err_windowed, format_err_sketch).
+ * format_load_any_path opens path ("-" is stdin) first. Returns 0, or -1
+ * with *errstr.
+ */
+struct sketch;
+int format_load_any(int fd, struct cascade **c, struct window **w, struct sketch **sk,
+		    const char **errstr);
+int format_load_any_path(const char *path, struct cascade **c, struct window **w,
+			 struct sketch **sk, const char **errstr);
+
+/*
  * Write c to fd as a complete filter file. The compression level adapts per
  * chunk of the bit arrays: stored (level 0) where the bits look random,
  * Z_RLE level 1 where they are sparse enough to shrink. Returns 0, or -1
@@ -103,13 +124,9 @@ int format_save_path(const struct cascade *c, const char *path, const char **err
  * whose bytes 64-127 describe the window, then the stage headers of every
  * generation, oldest first, each carrying its generation number in bytes
  * 56-63. format_load and format_open refuse one with format_err_windowed;
- * format_load_any loads either kind, setting exactly one of *c and *w
- * (a DCSO filter comes back in *c). Returns 0, or -1 with *errstr.
+ * format_load_any loads it.
  */
 extern const char format_err_windowed[];
-int format_load_any(int fd, struct cascade **c, struct window **w, const char **errstr);
-int format_load_any_path(const char *path, struct cascade **c, struct window **w,
-			 const char **errstr);
 
 /* Save a window, as format_save and format_save_path. */
 int format_save_window(const struct window *w, int fd, const char **errstr);

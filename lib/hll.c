@@ -73,6 +73,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* sigma and tau converge in under 30 steps for any p here; this only guards. */
 #define SERIES_STEPS_MAX 200
@@ -290,4 +291,95 @@ double hll_relative_error(const struct hll *h)
 int hll_is_exact(const struct hll *h)
 {
 	return h->set != NULL;
+}
+
+/* ---- what a counter holds: out, in, and combined ------------------------ */
+
+unsigned hll_precision(const struct hll *h)
+{
+	return h->precision;
+}
+
+size_t hll_exact_max(unsigned precision)
+{
+	return exact_limit(precision);
+}
+
+unsigned hll_register_max(unsigned precision)
+{
+	return 64 - precision + 1;
+}
+
+static int compare_hashes(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+size_t hll_exact_hashes(const struct hll *h, uint64_t *out)
+{
+	size_t n = 0;
+
+	if (!h->set)
+		return 0;
+	if (h->set_has_zero)
+		out[n++] = 0;
+	for (size_t i = 0; i < h->set_slots; i++)
+		if (h->set[i] != 0)
+			out[n++] = h->set[i];
+	/* the table's order is its hash's; files want one order for one set */
+	qsort(out, n, sizeof *out, compare_hashes);
+	return n;
+}
+
+void hll_registers(const struct hll *h, uint8_t *out)
+{
+	memcpy(out, h->registers, h->m);	/* all 0 while exact: replay_set fills them */
+	if (!h->set)
+		return;
+	for (size_t i = 0; i < h->set_slots; i++)
+		if (h->set[i] != 0)
+			register_update(out, h->precision, h->set[i]);
+	if (h->set_has_zero)
+		register_update(out, h->precision, 0);
+}
+
+int hll_set_registers(struct hll *h, const uint8_t *registers)
+{
+	unsigned top = hll_register_max(h->precision);
+
+	for (size_t i = 0; i < h->m; i++)
+		if (registers[i] > top)
+			return -1;
+	free(h->set);
+	h->set = NULL;
+	memcpy(h->registers, registers, h->m);
+	return 0;
+}
+
+/* Every hash from's exact phase holds, added to into. */
+static void add_exact(struct hll *into, const struct hll *from)
+{
+	for (size_t i = 0; i < from->set_slots; i++)
+		if (from->set[i] != 0)
+			hll_add(into, from->set[i]);
+	if (from->set_has_zero)
+		hll_add(into, 0);
+}
+
+int hll_merge(struct hll *into, const struct hll *from)
+{
+	if (into->precision != from->precision)
+		return -1;
+	if (from->set) {
+		add_exact(into, from);
+		return 0;
+	}
+	if (into->set)
+		replay_set(into);	/* from holds more than the exact phase can */
+	for (size_t i = 0; i < into->m; i++)
+		if (from->registers[i] > into->registers[i])
+			into->registers[i] = from->registers[i];
+	return 0;
 }

@@ -10,7 +10,9 @@
  * in hll.c.
  *
  * The caller hashes keys (64-bit, uniformly distributed) and feeds hashes;
- * this module does no hashing of its own.
+ * this module does no hashing of its own. Counters of one precision
+ * combine exactly (hll_merge): the union of two counters is the counter
+ * of the union of their inputs, register for register.
  */
 #ifndef BFTOOLS_HLL_H
 #define BFTOOLS_HLL_H
@@ -47,6 +49,46 @@ int hll_is_exact(const struct hll *h);
 
 /* Bytes of memory the counter uses at most. */
 size_t hll_memory(unsigned precision);
+
+/*
+ * What a counter holds, for saving it and loading it back (sketch.h) and
+ * for combining counters.
+ */
+unsigned hll_precision(const struct hll *h);
+
+/* The most distinct hashes the exact phase holds: 2^precision / 8. */
+size_t hll_exact_max(unsigned precision);
+
+/* The largest value a register can hold: 64 - precision + 1. */
+unsigned hll_register_max(unsigned precision);
+
+/*
+ * While exact: the distinct hashes counted, in ascending order, into out
+ * (room for hll_exact_max of them); returns how many. 0 once estimating.
+ */
+size_t hll_exact_hashes(const struct hll *h, uint64_t *out);
+
+/*
+ * The 2^precision registers into out: as they are, or while exact, as the
+ * hashes counted so far set them (what the switch would make).
+ */
+void hll_registers(const struct hll *h, uint8_t *out);
+
+/*
+ * Make h hold exactly these 2^precision registers, estimating from now on
+ * (what was counted before is dropped). Returns 0, or -1 leaving h as it
+ * was when a register is above hll_register_max.
+ */
+int hll_set_registers(struct hll *h, const uint8_t *registers);
+
+/*
+ * into := the union of into and from, as if every hash counted by from had
+ * been added to into: register by register the larger; while both are
+ * exact, the union of their hashes (which may end into's exact phase, just
+ * as adding them would). Returns 0, or -1 leaving into as it was when the
+ * precisions differ.
+ */
+int hll_merge(struct hll *into, const struct hll *from);
 
 #ifdef __cplusplus
 }

@@ -527,3 +527,83 @@ b.bf" ]
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
+# --- sketches (bfcount -o, -s; bfmerge and bfinfo read them) ---------------
+
+@test "completions: bash: bfcount -s, --sketch and --like offer only .hll files; -o any file" {
+	touch d.hll e.hll
+	for opt in -s --sketch --like; do
+		run bash_complete bfcount "$opt" ''
+		[ "$output" = "d.hll
+e.hll" ]
+	done
+	run bash_complete bfcount --sketch=d
+	[ "$output" = "--sketch=d.hll" ]
+	run bash_complete bfcount -o ''
+	[ "$output" = "a.bf
+b.bf
+c.txt
+d.hll
+e.hll" ]
+	for opt in --precision --key; do
+		run bash_complete bfcount "$opt" ''
+		[ -z "$output" ]
+	done
+}
+
+@test "completions: bash: bfinfo and bfmerge offer .bf filters and .hll sketches" {
+	touch d.hll
+	for prog in bfinfo bfmerge; do
+		run bash_complete "$prog" ''
+		[ "$output" = "a.bf
+b.bf
+d.hll" ]
+	done
+}
+
+@test "completions: zsh: bfcount -s offers only .hll files" {
+	need_shell zsh
+	touch d.hll
+	run zsh_complete 'bfcount -s '
+	[ "$output" = "d.hll" ]
+	run zsh_complete 'bfcount --like '
+	[ "$output" = "d.hll" ]
+}
+
+@test "completions: zsh: bfcount -s a.hll - offers --add but not --key, --like or --precision" {
+	need_shell zsh
+	run zsh_complete 'bfcount -s a.hll --'
+	echo "$output"
+	[[ $output == *--add* ]]
+	[[ $output != *--like* && $output != *--precision* ]]
+	[[ $output != *$'\n'--key$'\n'* ]]
+}
+
+@test "completions: fish: bfcount -s offers only .hll files" {
+	need_shell fish
+	touch d.hll
+	run fish_complete 'bfcount -s '
+	[ "$output" = "d.hll" ]
+}
+
+@test "completions: zsh: bfinfo and bfmerge offer .bf filters and .hll sketches" {
+	need_shell zsh
+	touch d.hll
+	for prog in bfinfo bfmerge; do
+		run zsh_complete "$prog "
+		[ "$output" = "a.bf
+b.bf
+d.hll" ]
+	done
+}
+
+@test "completions: fish: bfinfo and bfmerge offer .bf filters and .hll sketches" {
+	need_shell fish
+	touch d.hll
+	for prog in bfinfo bfmerge; do
+		run fish_complete "$prog "
+		[ "$output" = "a.bf
+b.bf
+d.hll" ]
+	done
+}

@@ -39,9 +39,9 @@ check_synopsis() {
 	page=$1
 	prog=$(basename "$page" .1)
 	[ -x "$bin/$prog" ] || return 0
-	# a second form ("   or: ...", as bfcount has) belongs to the synopsis too
+	# further forms ("   or: ...", as bfcount has) belong to the synopsis too
 	want=$("$bin/$prog" --help 2>/dev/null |
-		sed -n '1s/^[Uu]sage: //p; 2s/^ *or: //p' | tr '\n' ' ' | sed 's/ $//')
+		sed -n '1s/^[Uu]sage: //p; 2,/^$/s/^ *or: //p' | tr '\n' ' ' | sed 's/ $//')
 	got=$(rendered_synopsis "$page")
 	[ "$want" = "$got" ] && return 0
 	echo "$page: SYNOPSIS differs from '$prog --help':"

@@ -164,3 +164,15 @@ stop_with() {
 	run --separate-stderr bfuniq -f s.bf --checkpoint 0 </dev/null
 	expect_usage_error bfuniq "invalid --checkpoint '0': not a duration (30s, 10m, 1h) or a line count"
 }
+
+@test "bfuniq --window -f: SIGTERM saves the window with its clock; --checkpoint snapshots it too" {
+	start_uniq --window 1000 --checkpoint 1
+	printf 'w1\nw2\nw1\n' >&7
+	expect_eq "output" $'w1\nw2' "$(read_lines 2)"
+	wait_for state.bf
+	bfinfo state.bf | grep -q '^kind: *window (count)$' || expect_eq "snapshot" "a window" "$(bfinfo state.bf)"
+	stop_with TERM
+	expect_eq "exit status" 143 "$status"
+	bfinfo state.bf | grep -q '^clock: *3 keys$' || expect_eq "clock (keys offered)" "3 keys" "$(bfinfo state.bf)"
+	expect_eq "a restart" "w3" "$(printf 'w2\nw3\nw1\n' | bfuniq --window 1000 -f state.bf)"
+}

@@ -35,6 +35,14 @@
  *   - a filter whose key is kept outside refuses a wrong key and takes
  *     its own (the seeds use the key 00 01 .. 0f), saves without it, and
  *     is only asked about keys once it has it.
+ *
+ * Sketch files (sketch.h) share the container and the harness: content
+ * with the "\x89BFS" magic is gzipped here too. Every input is also
+ * loaded by format_load_any, which must agree with format_load and with
+ * sketch_load; a loaded sketch must save, load back the same (registers,
+ * phase, counts, key) and save to the same bytes again, merge with
+ * itself and with its empty copy without changing its count, and, once
+ * it has its key, count keys added to it.
  */
 #define _GNU_SOURCE	/* memfd_create */
 #define ZLIB_CONST
@@ -52,6 +60,8 @@
 #include "filter.h"
 #include "format.h"
 #include "fuzz.h"
+#include "hll.h"
+#include "sketch.h"
 
 #define NKEYS 16
 #define KEY_MAX 48
@@ -60,6 +70,7 @@
 #define RESAVE_MAX ((uint64_t)16 << 20)
 
 static const uint8_t content_magic[4] = { 0x89, 'B', 'F', 'T' };
+static const uint8_t sketch_content_magic[4] = { 0x89, 'B', 'F', 'S' };
 
 /* ---- getting a file ---------------------------------------------------- */
 
@@ -481,6 +492,132 @@ static void exercise_dcso(struct cascade *c)
 	close(fd);
 }
 
+/* ---- sketches -------------------------------------------------------- */
+
+/* The file loaded by sketch_load, checked against format_load_any's verdict. */
+static struct sketch *load_sketch(const uint8_t *file, size_t size, int any_says_sketch)
+{
+	const char *err = NULL;
+	int fd = fuzz_file(file, size);
+	struct sketch *s = sketch_load(fd, &err);
+
+	close(fd);
+	fuzz_check(s != NULL || (err != NULL && *err != '\0'), "a failed sketch load says why");
+	fuzz_check((s != NULL) == any_says_sketch, "sketch_load and format_load_any agree");
+	return s;
+}
+
+static int same_sketch(const struct sketch *a, const struct sketch *b)
+{
+	static uint8_t ra[1u << HLL_PRECISION_MAX], rb[1u << HLL_PRECISION_MAX];
+	size_t m = (size_t)1 << sketch_precision(a);
+
+	if (sketch_precision(a) != sketch_precision(b))
+		return 0;
+	hll_registers(a->hll, ra);
+	hll_registers(b->hll, rb);
+	return memcmp(ra, rb, m) == 0 && a->hash == b->hash && a->flags == b->flags
+	       && a->fingerprint == b->fingerprint && a->insertions == b->insertions
+	       && sketch_is_exact(a) == sketch_is_exact(b);
+}
+
+static uint8_t *save_sketch(const struct sketch *s, size_t *size)
+{
+	const char *err = NULL;
+	int fd = fuzz_file(NULL, 0);
+	uint8_t *bytes;
+
+	fuzz_check(sketch_save(s, fd, &err) == 0, err ? err : "sketch_save");
+	bytes = fuzz_slurp(fd, size);
+	close(fd);
+	return bytes;
+}
+
+/* Save, load back, compare; the copy saves to the same bytes. */
+static void sketch_round_trip(const struct sketch *s)
+{
+	size_t size, size2;
+	uint8_t *bytes = save_sketch(s, &size), *bytes2;
+	struct sketch *copy = load_sketch(bytes, size, 1);
+
+	fuzz_check(same_sketch(s, copy), "a saved sketch loads back the same");
+	fuzz_check(sketch_estimate(s) == sketch_estimate(copy), "the same count");
+	bytes2 = save_sketch(copy, &size2);
+	fuzz_check(size == size2 && memcmp(bytes, bytes2, size) == 0,
+		   "the same sketch saves to the same bytes");
+	free(bytes);
+	free(bytes2);
+	sketch_free(copy);
+}
+
+/* Merging with itself and with its empty copy changes no register. */
+static void sketch_merges(const struct sketch *s)
+{
+	const char *err = NULL;
+	struct sketch *copy = sketch_new_like(s, &err), *empty = sketch_new_like(s, &err);
+
+	fuzz_check(copy && empty, err ? err : "sketch_new_like");
+	fuzz_check(sketch_merge(copy, s, &err) == 0 && sketch_merge(copy, empty, &err) == 0,
+		   "a sketch merges with its own kind");
+	fuzz_check(copy->insertions == s->insertions && same_sketch(s, copy),
+		   "the union with nothing is the sketch");
+	if (s->insertions <= UINT64_MAX / 2) {
+		fuzz_check(sketch_merge(copy, s, &err) == 0, "a sketch merges with itself");
+		fuzz_check(sketch_estimate(copy) == sketch_estimate(s), "the union with itself counts the same");
+	}
+	sketch_free(copy);
+	sketch_free(empty);
+}
+
+static void exercise_sketch(struct sketch *s, const uint8_t *data, size_t size, uint64_t *state)
+{
+	static const unsigned char seed_key[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	struct line keys[NKEYS];
+	uint64_t hashes[NKEYS];
+	const char *err = NULL;
+	double before = sketch_estimate(s);
+
+	fuzz_check(before >= 0.0 && !isnan(before), "a count is a number");
+	fuzz_check(sketch_registers_nonzero(s) <= (UINT64_C(1) << sketch_precision(s)), "registers in range");
+	sketch_round_trip(s);
+	sketch_merges(s);
+	if (s->needs_key && sketch_supply_key(s, seed_key, &err) < 0)
+		return;	/* without its key a sketch can be saved and merged, not added to */
+	make_keys(data, size, state, keys);
+	sketch_hash(s, keys, NKEYS, hashes);
+	sketch_add_hashed(s, hashes, NKEYS);
+	fuzz_check(sketch_is_exact(s) ? sketch_estimate(s) >= before : 1, "an exact count never drops");
+	sketch_round_trip(s);
+}
+
+/* Every file through format_load_any: a sketch is exercised here (1), else 0. */
+static int try_sketch(const uint8_t *file, size_t size, const struct cascade *c, const uint8_t *data,
+		      size_t data_size, uint64_t *state)
+{
+	struct cascade *filter = NULL;
+	struct window *window = NULL;
+	struct sketch *sketch = NULL, *direct;
+	const char *err = NULL;
+	int fd = fuzz_file(file, size), rc = format_load_any(fd, &filter, &window, &sketch, &err);
+
+	close(fd);
+	fuzz_check(rc == 0 || (err != NULL && *err != '\0'), "a failed load says why");
+	fuzz_check((filter != NULL) == (c != NULL) &&
+			   (rc == 0) == (filter != NULL || window != NULL || sketch != NULL),
+		   "format_load_any loads the filters format_load loads");
+	cascade_free(filter);
+	window_free(window);
+	direct = load_sketch(file, size, sketch != NULL);
+	if (sketch != NULL)
+		fuzz_check(same_sketch(sketch, direct), "both ways load the same sketch");
+	sketch_free(direct);
+	if (sketch == NULL)
+		return 0;
+	exercise_sketch(sketch, data, data_size, state);
+	sketch_free(sketch);
+	return 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t buf[PIECE_MAX];
@@ -491,13 +628,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cascade *c;
 	int verdict;
 
-	if (size >= sizeof content_magic && memcmp(data, content_magic, sizeof content_magic) == 0) {
+	if (size >= sizeof content_magic && (memcmp(data, content_magic, sizeof content_magic) == 0
+					     || memcmp(data, sketch_content_magic, sizeof content_magic) == 0)) {
 		c = load(data, size);
 		fuzz_check(c == NULL, "a plain, uncompressed file never loads");
+		fuzz_check(try_sketch(data, size, NULL, data, size, &state) == 0,
+			   "a plain, uncompressed sketch never loads");
 		wrapped = wrap_gzip(data, size, &state, &file_size);
 		file = wrapped;
 	}
 	c = load(file, file_size);
+	if (try_sketch(file, file_size, c, data, size, &state)) {
+		free(wrapped);
+		return 0;
+	}
 	if (c != NULL && cascade_params(c)->layout == FILTER_DCSO) {
 		exercise_dcso(c);	/* loads only: streaming and our format refuse it */
 		cascade_free(c);

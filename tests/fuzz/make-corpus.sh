@@ -6,8 +6,9 @@
 # harnesses' input layout changes, and commit the result. Regression
 # inputs (crash-*, and anything not made here) are left alone.
 #
-#   corpus/format/    filter files of every kind, fixed key, tiny sizes;
-#                     damaged copies; uncompressed contents (raw-*)
+#   corpus/format/    filter and sketch files of every kind, fixed key,
+#                     tiny sizes; damaged copies; uncompressed contents
+#                     (raw-*)
 #   corpus/lines/     5 option bytes (see fuzz_lines.c), then the input
 #   corpus/numparse/  strings as users type them
 set -eu
@@ -39,6 +40,15 @@ words | "$bin/bfuniq" -p 0.1 --key $key -f "$fmt/grow-bfuniq-blocked.bf" >/dev/n
 words | "$bin/bfuniq" -p 0.1 --layout classic -i --key $key \
 	-f "$fmt/grow-bfuniq-classic-i.bf" >/dev/null
 
+# ---- sketch files (bfcount -o) -------------------------------------------
+printf '%s\n' $key >"$work/seed.key"
+words | "$bin/bfcount" -o "$fmt/sketch-exact.hll" >/dev/null
+"$bin/bfcount" -o "$fmt/sketch-empty.hll" </dev/null >/dev/null
+seq 1 100 | "$bin/bfcount" --precision 4 -o "$fmt/sketch-registers-p4.hll" >/dev/null
+words | "$bin/bfcount" -i --key-file "$work/seed.key" --precision 8 \
+	-o "$fmt/sketch-extkey-i-p8.hll" >/dev/null
+seq 1 3000 | "$bin/bfcount" --key $key --precision 12 -o "$fmt/sketch-registers-p12.hll" >/dev/null
+
 # ---- multi-stage growing ones and hand-made headers ---------------------
 $CC -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$top/lib" -o "$work/seedgen" \
 	"$here/seedgen.c" "$top"/lib/*.c -lz -lm
@@ -47,6 +57,9 @@ $CC -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$top/lib" -o "$work/
 # ---- contents of good files, for the fuzzer to mutate with valid CRCs ---
 for f in fixed-blocked-s13 fixed-classic-s24-i grow-blocked-s13-g2t1 grow-classic-s24-g2t1-i; do
 	gzip -dc <"$fmt/$f.bf" >"$fmt/raw-ok-$f"
+done
+for f in sketch-exact sketch-registers-p4 sketch-extkey-i-p8; do
+	gzip -dc <"$fmt/$f.hll" >"$fmt/raw-ok-$f"
 done
 
 # ---- damaged files ------------------------------------------------------
@@ -69,6 +82,10 @@ flip "$good" 10 "$fmt/damaged-gzip-header-crc.bf"
 flip "$good" $((size - 12)) "$fmt/damaged-payload-bit.bf"
 flip "$good" $((size - 6)) "$fmt/damaged-crc.bf"
 flip "$good" $((size - 2)) "$fmt/damaged-length.bf"
+sketch="$fmt/sketch-registers-p12.hll"
+ssize=$(wc -c <"$sketch")
+head -c $((ssize - 30)) "$sketch" >"$fmt/damaged-sketch-truncated.hll"
+flip "$sketch" $((ssize - 6)) "$fmt/damaged-sketch-crc.hll"
 printf 'plain text, not a filter\n' >"$fmt/damaged-not-gzip"
 : | gzip -n >"$fmt/damaged-gzip-empty.bf"
 printf 'hello\n' | gzip -n >"$fmt/damaged-gzip-not-ours.bf"

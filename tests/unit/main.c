@@ -68,6 +68,7 @@ static const struct {
 	{ "dcso", suite_dcso },
 	{ "counting", suite_counting },
 	{ "window", suite_window },
+	{ "sketch", suite_sketch },
 };
 
 static int selected(const char *name, int argc, char **argv)

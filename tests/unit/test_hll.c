@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "hll.h"
 #include "siphash.h"
@@ -284,6 +285,124 @@ static void counts_siphashed_lines_within_2_percent(void)
 	CHECKF(fabs(err) <= 0.02, "error %.3f%%", 100 * err);
 }
 
+/* Whether a and b hold the same registers (as hll_registers gives them). */
+static int same_registers(const struct hll *a, const struct hll *b)
+{
+	static uint8_t ra[1u << HLL_PRECISION_MAX], rb[1u << HLL_PRECISION_MAX];
+	size_t m = (size_t)1 << hll_precision(a);
+
+	hll_registers(a, ra);
+	hll_registers(b, rb);
+	return hll_precision(a) == hll_precision(b) && memcmp(ra, rb, m) == 0;
+}
+
+/*
+ * Keys 0..n split into shards at the cut points, each shard counted on its
+ * own, then merged: the registers, the phase and the estimate are those of
+ * the counter that saw every key. Shards overlap (each also gets the keys
+ * of the one before), as days overlap in visitors. The cuts put the
+ * shards and the whole on either side of the exact phase's 8192.
+ */
+static void merged_shards_equal_the_whole_register_for_register(void)
+{
+	static const uint64_t cases[][4] = {
+		{ 100, 2000, 5000, 6000 },	/* all exact, the union too */
+		{ 3000, 6000, 8000, 12000 },	/* exact shards, a union past 8192 */
+		{ 1000, 9000, 20000, 50000 },	/* mixed */
+		{ 40000, 90000, 150000, 300000 },	/* all estimating */
+	};
+
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		struct hll *whole = hll_new(HLL_PRECISION_DEFAULT), *merged = hll_new(HLL_PRECISION_DEFAULT);
+		uint64_t from = 0;
+		int same;
+
+		CHECK(whole && merged);
+		add_keys(whole, 7, 0, cases[c][3]);
+		for (size_t i = 0; i < 4; from = cases[c][i++]) {
+			struct hll *shard = hll_new(HLL_PRECISION_DEFAULT);
+
+			CHECK(shard != NULL);
+			add_keys(shard, 7, from > 500 ? from - 500 : 0, cases[c][i]);
+			CHECK(hll_merge(merged, shard) == 0);
+			hll_free(shard);
+		}
+		same = same_registers(whole, merged) && hll_is_exact(whole) == hll_is_exact(merged)
+		       && hll_estimate(whole) == hll_estimate(merged);
+		hll_free(whole);
+		hll_free(merged);
+		CHECKF(same, "case %zu", c);
+	}
+}
+
+static void merging_refuses_another_precision_and_changes_nothing(void)
+{
+	struct hll *a = hll_new(12), *b = hll_new(14);
+	double before;
+
+	CHECK(a && b);
+	add_keys(a, 8, 0, 300);	/* exact: 300 < 4096 / 8 */
+	add_keys(b, 8, 300, 600);
+	before = hll_estimate(a);
+	CHECK(hll_merge(a, b) == -1);
+	CHECK(hll_estimate(a) == before && hll_is_exact(a));
+	hll_free(a);
+	hll_free(b);
+}
+
+/* The exact phase's hashes come out ascending, 0 included, each once. */
+static void gives_its_exact_hashes_in_ascending_order(void)
+{
+	static uint64_t out[P16_EXACT_LIMIT];
+	struct hll *h = hll_new(HLL_PRECISION_DEFAULT);
+	size_t n;
+
+	CHECK(h != NULL);
+	CHECK(hll_exact_max(HLL_PRECISION_DEFAULT) == P16_EXACT_LIMIT);
+	CHECK(hll_exact_hashes(h, out) == 0);
+	add_keys(h, 9, 0, 3000);
+	add_keys(h, 9, 0, 3000);
+	hll_add(h, 0);
+	hll_add(h, UINT64_MAX);
+	n = hll_exact_hashes(h, out);
+	CHECK(n == 3002 && out[0] == 0 && out[n - 1] == UINT64_MAX);
+	for (size_t i = 1; i < n; i++)
+		CHECK(out[i - 1] < out[i]);
+	add_keys(h, 9, 3000, P16_EXACT_LIMIT);
+	CHECK(!hll_is_exact(h) && hll_exact_hashes(h, out) == 0);
+	hll_free(h);
+}
+
+/*
+ * An exact counter's registers are those its hashes will set: merged
+ * into an estimating counter whose registers are all 0, they come out
+ * the same. Registers loaded back give the same estimate; one above
+ * 65 - p is refused and changes nothing.
+ */
+static void registers_go_out_and_come_back_in(void)
+{
+	static uint8_t regs[1u << HLL_PRECISION_DEFAULT];
+	struct hll *exact = hll_new(HLL_PRECISION_DEFAULT), *blank = hll_new(HLL_PRECISION_DEFAULT);
+	struct hll *big = hll_new(HLL_PRECISION_DEFAULT);
+
+	CHECK(exact && blank && big);
+	add_keys(exact, 10, 0, 5000);
+	memset(regs, 0, sizeof regs);
+	CHECK(hll_set_registers(blank, regs) == 0 && !hll_is_exact(blank));
+	CHECK(hll_estimate(blank) == 0.0);
+	CHECK(hll_merge(blank, exact) == 0 && same_registers(blank, exact));
+	add_keys(big, 11, 0, 100000);
+	hll_registers(big, regs);
+	CHECK(hll_register_max(HLL_PRECISION_DEFAULT) == 49);
+	CHECK(hll_set_registers(exact, regs) == 0 && hll_estimate(exact) == hll_estimate(big));
+	regs[77] = 50;
+	CHECK(hll_set_registers(blank, regs) == -1 && same_registers(blank, exact) == 0);
+	CHECK(hll_estimate(blank) > 4900.0 && hll_estimate(blank) < 5100.0);
+	hll_free(exact);
+	hll_free(blank);
+	hll_free(big);
+}
+
 void suite_hll(void)
 {
 	unit_run("hll: refuses a precision outside 4..18", refuses_a_precision_outside_4_to_18);
@@ -303,4 +422,11 @@ void suite_hll(void)
 		 gives_the_same_estimate_whatever_the_order_and_batching);
 	unit_run("hll: works at every precision from 4 to 18", works_at_every_precision_from_4_to_18);
 	unit_run("hll: counts SipHashed lines within 2%", counts_siphashed_lines_within_2_percent);
+	unit_run("hll: merged shards equal the whole, register for register",
+		 merged_shards_equal_the_whole_register_for_register);
+	unit_run("hll: merging refuses another precision and changes nothing",
+		 merging_refuses_another_precision_and_changes_nothing);
+	unit_run("hll: gives its exact hashes in ascending order",
+		 gives_its_exact_hashes_in_ascending_order);
+	unit_run("hll: registers go out and come back in", registers_go_out_and_come_back_in);
 }

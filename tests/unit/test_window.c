@@ -177,7 +177,7 @@ static struct window *roundtrip(const struct window *w)
 	EXPECT(fd >= 0);
 	EXPECT(format_save_window(w, fd, &why) == 0);
 	EXPECT(lseek(fd, 0, SEEK_SET) == 0);
-	EXPECT(format_load_any(fd, &c, &back, &why) == 0 && c == NULL && back != NULL);
+	EXPECT(format_load_any(fd, &c, &back, NULL, &why) == 0 && c == NULL && back != NULL);
 	EXPECT(lseek(fd, 0, SEEK_SET) == 0);
 	EXPECT(format_load(fd, &why) == NULL && why == format_err_windowed);
 	close(fd);

@@ -70,5 +70,6 @@ void suite_lock(void);
 void suite_dcso(void);
 void suite_counting(void);
 void suite_window(void);
+void suite_sketch(void);
 
 #endif

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gzin.c - one gzip member read strictly from a descriptor (see gzin.h).
+ *
+ * inflate is asked for exactly the bytes the caller wants, reading 1 MiB
+ * of input whenever it has none left. zlib's return codes become our
+ * words: Z_BUF_ERROR with no input left is a truncated file, Z_DATA_ERROR
+ * is damage (zlib's own message, translated where we know it). Integrity
+ * comes from the gzip member itself: the header CRC (FHCRC, which our
+ * writers set) and the trailer's CRC-32 and length of the content, which
+ * inflate checks when it reaches the end; gzin_end insists that it does,
+ * and that nothing follows.
+ *
+ * Deliberately absent: several members back to back (DCSO's files allow
+ * them, and dcso.c reads those itself), and zlib's transparent mode for
+ * plain files.
+ */
+#include "gzin.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gzout.h"
+
+#define INFLATE_MAX ((size_t)1 << 30)	/* avail_out is a 32-bit uInt: feed it in pieces */
+#define GZIP_WINDOW (15 + 16)		/* 32 KiB window, gzip wrapper only */
+
+/* The messages that name what the file holds, by enum gzin_kind. */
+static const struct {
+	const char *not_gzip, *inside, *after;
+} named[] = {
+	[GZIN_FILTER] = { "not a bftools filter (not gzip data)", "trailing data inside the filter",
+			  "trailing data after the filter" },
+	[GZIN_SKETCH] = { "not a bftools sketch (not gzip data)", "trailing data inside the sketch",
+			  "trailing data after the sketch" },
+};
+
+static int bad(const char **errstr, const char *msg)
+{
+	*errstr = msg;
+	return -1;
+}
+
+static ssize_t read_some(int fd, unsigned char *p, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, p, len);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+int gzin_open(struct gzin *g, int fd, enum gzin_kind kind, const char **errstr)
+{
+	int ret;
+
+	memset(g, 0, sizeof *g);
+	g->fd = fd;
+	g->kind = kind;
+	if ((g->buf = malloc(GZIN_BUFFER)) == NULL)
+		return bad(errstr, strerror(ENOMEM));
+	ret = inflateInit2(&g->zs, GZIP_WINDOW);	/* gzip only: never zlib's transparent mode */
+	if (ret != Z_OK) {
+		*errstr = gzout_zlib_message(&g->zs, ret);
+		free(g->buf);
+		g->buf = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void gzin_close(struct gzin *g)
+{
+	if (g->buf == NULL)
+		return;
+	inflateEnd(&g->zs);
+	free(g->buf);
+	g->buf = NULL;
+}
+
+int gzin_sniff(struct gzin *g, int (*tell)(const unsigned char *start, size_t len), size_t cap,
+	       int *verdict, const char **errstr)
+{
+	size_t len = 0;
+
+	if (cap > GZIN_BUFFER)
+		cap = GZIN_BUFFER;
+	while ((*verdict = tell(g->buf, len)) < 0 && !g->eof && len < cap) {
+		ssize_t n = read_some(g->fd, g->buf + len, cap - len);
+
+		if (n < 0)
+			return bad(errstr, strerror(errno));
+		g->eof = n == 0;
+		len += (size_t)n;
+	}
+	g->zs.next_in = g->buf;
+	g->zs.avail_in = (uInt)len;
+	return 0;
+}
+
+/* At least two bytes of input, unless the file ends first. */
+static int top_up(struct gzin *g, const char **errstr)
+{
+	while (g->zs.avail_in < 2 && !g->eof) {
+		size_t have = g->zs.avail_in;
+		ssize_t n;
+
+		memmove(g->buf, g->zs.next_in, have);
+		n = read_some(g->fd, g->buf + have, GZIN_BUFFER - have);
+		if (n < 0)
+			return bad(errstr, strerror(errno));
+		g->eof = n == 0;
+		g->zs.next_in = g->buf;
+		g->zs.avail_in = (uInt)(have + (size_t)n);
+	}
+	return 0;
+}
+
+int gzin_expect_gzip(struct gzin *g, const char **errstr)
+{
+	const unsigned char *p;
+	size_t got;
+
+	if (top_up(g, errstr) < 0)
+		return -1;
+	p = g->zs.next_in;
+	got = g->zs.avail_in;
+	if (got == 0)
+		return bad(errstr, "empty file");
+	if (p[0] != 0x1f || (got > 1 && p[1] != 0x8b))
+		return bad(errstr, named[g->kind].not_gzip);
+	return got < 2 ? bad(errstr, "truncated") : 0;
+}
+
+static int refill(struct gzin *g, const char **errstr)
+{
+	ssize_t n = read_some(g->fd, g->buf, GZIN_BUFFER);
+
+	if (n < 0)
+		return bad(errstr, strerror(errno));
+	g->eof = n == 0;
+	g->zs.next_in = g->buf;
+	g->zs.avail_in = (uInt)n;
+	return 0;
+}
+
+/* zlib's words for damage, in ours. */
+static const char *corrupt_message(const char *zmsg)
+{
+	static const struct {
+		const char *zlib, *ours;
+	} known[] = {
+		{ "incorrect data check", "corrupt: checksum mismatch" },
+		{ "incorrect length check", "corrupt: length mismatch" },
+		{ "header crc mismatch", "corrupt: header checksum mismatch" },
+		{ "unknown compression method", "corrupt: unknown gzip compression method" },
+		{ "unknown header flags set", "corrupt: unknown gzip header flags" },
+	};
+
+	for (size_t i = 0; zmsg && i < sizeof known / sizeof known[0]; i++)
+		if (strcmp(zmsg, known[i].zlib) == 0)
+			return known[i].ours;
+	return "corrupt: invalid compressed data";
+}
+
+/*
+ * One inflate call into the caller's next_out/avail_out (avail_out > 0),
+ * reading more input first if none is left. Returns 0 (carry on), 1 (end of
+ * the gzip member) or -1.
+ */
+static int inflate_step(struct gzin *g, const char **errstr)
+{
+	int ret;
+
+	if (g->zs.avail_in == 0 && !g->eof && refill(g, errstr) < 0)
+		return -1;
+	ret = inflate(&g->zs, Z_NO_FLUSH);
+	if (ret == Z_STREAM_END) {
+		g->ended = 1;
+		return 1;
+	}
+	if (ret == Z_OK)
+		return 0;
+	if (ret == Z_BUF_ERROR && g->zs.avail_in == 0)	/* wants input, and there is none */
+		return bad(errstr, "truncated");
+	if (ret == Z_DATA_ERROR)
+		return bad(errstr, corrupt_message(g->zs.msg));
+	return bad(errstr, gzout_zlib_message(&g->zs, ret));
+}
+
+int gzin_read(struct gzin *g, void *dst, size_t len, size_t *done, const char **errstr)
+{
+	unsigned char *out = dst;
+
+	*done = 0;
+	while (*done < len) {
+		size_t want = len - *done < INFLATE_MAX ? len - *done : INFLATE_MAX;
+		int st;
+
+		g->zs.next_out = out + *done;
+		g->zs.avail_out = (uInt)want;
+		st = inflate_step(g, errstr);
+		*done += want - g->zs.avail_out;
+		if (st < 0)
+			return -1;
+		if (st == 1 && *done < len)
+			return bad(errstr, "truncated");
+	}
+	return 0;
+}
+
+int gzin_end(struct gzin *g, const char **errstr)
+{
+	unsigned char extra;
+	ssize_t n;
+
+	while (!g->ended) {
+		g->zs.next_out = &extra;
+		g->zs.avail_out = 1;
+		if (inflate_step(g, errstr) < 0)
+			return -1;
+		if (g->zs.avail_out == 0)
+			return bad(errstr, named[g->kind].inside);
+	}
+	if (g->zs.avail_in > 0)
+		return bad(errstr, named[g->kind].after);
+	if (g->eof)
+		return 0;
+	n = read_some(g->fd, g->buf, GZIN_BUFFER);
+	if (n < 0)
+		return bad(errstr, strerror(errno));
+	return n > 0 ? bad(errstr, named[g->kind].after) : 0;
+}
+
+size_t gzin_peek(const unsigned char *p, size_t len, unsigned char *out, size_t want, int *more)
+{
+	z_stream zs;
+	int ret;
+
+	memset(&zs, 0, sizeof zs);
+	*more = 0;
+	if (inflateInit2(&zs, GZIP_WINDOW) != Z_OK)
+		return 0;	/* cannot look inside: the real reader will say why */
+	zs.next_in = p;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out;
+	zs.avail_out = (uInt)want;
+	do
+		ret = inflate(&zs, Z_NO_FLUSH);
+	while (ret == Z_OK && zs.avail_out > 0 && zs.avail_in > 0);
+	*more = zs.avail_out > 0 && (ret == Z_OK || ret == Z_BUF_ERROR);
+	inflateEnd(&zs);
+	return want - zs.avail_out;
+}
