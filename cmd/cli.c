@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -810,15 +811,17 @@ void cli_save_sketch(const struct sketch *s, const char *path)
  * `tail -f` ends at once. What was read is finished in order, and the
  * caller saves and exits with cli_stop_signal().
  */
-static volatile sig_atomic_t stop_signal;
+/* atomic: the reader thread reads it (a lock-free atomic is safe in a handler) */
+static atomic_int stop_signal;
 static int stop_pipe[2] = { -1, -1 };
 
 static void note_stop_signal(int sig)
 {
 	int saved = errno;
 
-	if (stop_signal == 0)
-		stop_signal = sig;
+	int none = 0;
+
+	atomic_compare_exchange_strong(&stop_signal, &none, sig);
 	if (write(stop_pipe[1], "s", 1) < 0) {
 		/* full (a byte is there already) or closed: nothing to do */
 	}
@@ -846,7 +849,7 @@ void cli_stop_on_signals(void)
 
 int cli_stop_signal(void)
 {
-	return stop_signal;
+	return atomic_load(&stop_signal);
 }
 
 void cli_checkpoint_option(struct cli_checkpoint *cp, const char *arg)
@@ -890,7 +893,15 @@ static _Noreturn void write_snapshot(const struct cascade *c, const struct windo
 				      const char *path)
 {
 	const char *why;
-	int r = w ? format_save_window_path(w, path, &why) : format_save_path(c, path, &why);
+	int r;
+
+	/*
+	 * Only this thread was copied into the child, and another may have
+	 * held a lock at the fork: start no thread here (saves compress on
+	 * this one alone) and touch nothing but the filter and the file.
+	 */
+	pipeline_set_threads(1);
+	r = w ? format_save_window_path(w, path, &why) : format_save_path(c, path, &why);
 
 	if (r < 0) {
 		cli_warn("%s: checkpoint failed: %s", path, why);
@@ -991,7 +1002,7 @@ static int inputs_open_next(struct inputs *in)
 {
 	const char *path;
 
-	if (in->next == in->npaths || stop_signal != 0)
+	if (in->next == in->npaths || atomic_load(&stop_signal) != 0)
 		return 0;
 	path = in->paths[in->next++];
 	in->name = path;

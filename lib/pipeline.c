@@ -262,10 +262,20 @@ int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads)
 	return stop;
 }
 
+/* pipeline_set_threads: 0 (the default) leaves the choice below. */
+static int threads_set;
+
+void pipeline_set_threads(int threads)
+{
+	threads_set = threads;
+}
+
 int pipeline_threads(void)
 {
 	const char *env = getenv("BFTOOLS_THREADS");
 
+	if (threads_set == 1 || threads_set == 2)
+		return threads_set;
 	if (env != NULL && strcmp(env, "1") == 0)
 		return 1;
 	if (env != NULL && strcmp(env, "2") == 0)

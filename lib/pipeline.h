@@ -55,6 +55,12 @@ int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads);
  */
 int pipeline_threads(void);
 
+/*
+ * Override pipeline_threads for this process: 1 or 2, or 0 to choose as
+ * above again. For a fork()ed child, which must start no thread.
+ */
+void pipeline_set_threads(int threads);
+
 #ifdef __cplusplus
 }
 #endif

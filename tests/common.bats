@@ -108,8 +108,8 @@ SLOW_NUMBERS="(seq 1 100000; sleep 1; seq 100001 200000)"
 need_native_build() {
 	[ "$(head -c 4 "$BFTOOLS_BIN/bfbuild" | tail -c 3)" = ELF ] ||
 		skip "$BFTOOLS_BIN/bfbuild is not a native program (a wrapper?): ulimit -v not tested"
-	if grep -aq __asan_init "$BFTOOLS_BIN/bfbuild"; then
-		skip "$BFTOOLS_BIN/bfbuild is built with AddressSanitizer: ulimit -v not tested"
+	if grep -aq -e __asan_init -e __tsan_init "$BFTOOLS_BIN/bfbuild"; then
+		skip "$BFTOOLS_BIN/bfbuild is built with a sanitizer (terabytes of shadow mappings): ulimit -v not tested"
 	fi
 }
 
