@@ -15,7 +15,7 @@
 # is a false positive. The number lost is a sum of independent-enough
 # Bernoulli trials with small p, so its variance is at most its mean E;
 # a row holds when |lost - E| <= 3 sqrt(E) + 1 (the +1 for E near 0 and
-# for the 3 significant digits bfuniq prints). Exit 1 if any row fails.
+# for the digits bfuniq prints). Exit 1 if any row fails.
 set -u
 build=${1:-.}
 here=$(cd "$(dirname "$0")" && pwd)
