@@ -129,26 +129,25 @@ void atomic_remove_on_signals(void)
 
 /* ---- names and modes -------------------------------------------------- */
 
-/* "dir/.base.XXXXXX" for "dir/base"; NULL with errno set. */
-static char *temp_name(const char *target)
+char *atomic_hidden_name(const char *target, const char *suffix)
 {
 	const char *slash = strrchr(target, '/');
 	size_t dirlen = slash ? (size_t)(slash - target) + 1 : 0;
-	size_t baselen = strlen(target + dirlen);
-	char *temp;
+	size_t baselen = strlen(target + dirlen), suffixlen = strlen(suffix) + 1;
+	char *name;
 
 	if (baselen == 0) {
 		errno = *target ? EISDIR : ENOENT;
 		return NULL;
 	}
-	temp = malloc(dirlen + 1 + baselen + sizeof TEMP_SUFFIX);
-	if (temp == NULL)
+	name = malloc(dirlen + 1 + baselen + suffixlen);
+	if (name == NULL)
 		return NULL;
-	memcpy(temp, target, dirlen);
-	temp[dirlen] = '.';
-	memcpy(temp + dirlen + 1, target + dirlen, baselen);
-	memcpy(temp + dirlen + 1 + baselen, TEMP_SUFFIX, sizeof TEMP_SUFFIX);
-	return temp;
+	memcpy(name, target, dirlen);
+	name[dirlen] = '.';
+	memcpy(name + dirlen + 1, target + dirlen, baselen);
+	memcpy(name + dirlen + 1 + baselen, suffix, suffixlen);
+	return name;
 }
 
 static mode_t default_mode(void)
@@ -178,7 +177,7 @@ static int open_temp(struct atomic_file *af, const char **errstr)
 	sigset_t old;
 	int err;
 
-	af->temp = temp_name(af->target);
+	af->temp = atomic_hidden_name(af->target, TEMP_SUFFIX);
 	if (af->temp == NULL) {
 		*errstr = strerror(errno);
 		atomic_abort(af);

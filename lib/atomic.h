@@ -25,6 +25,14 @@ struct atomic_file {
 	int mode;		/* permission bits the new file gets */
 };
 
+/*
+ * "dir/.base" + suffix for "dir/base", in memory the caller frees: the
+ * temporary file's name (suffix ".XXXXXX") and the lock file's
+ * (lock.h). NULL with errno set: EISDIR for a name ending in '/', ENOENT
+ * for "", ENOMEM.
+ */
+char *atomic_hidden_name(const char *target, const char *suffix);
+
 /* Returns 0, or -1 with *errstr set; af is then unusable. */
 int atomic_open(struct atomic_file *af, const char *target, const char **errstr);
 

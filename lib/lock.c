@@ -47,6 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic.h"
+
 #define LOCK_SUFFIX ".lock"
 #define POLL_NS 20000000L	/* 20 ms between tries while waiting with a deadline */
 
@@ -55,23 +57,7 @@ static const char err_symlink[] = "the lock file is a symbolic link";
 
 char *lock_path(const char *target)
 {
-	const char *slash = strrchr(target, '/');
-	size_t dirlen = slash ? (size_t)(slash - target) + 1 : 0;
-	size_t baselen = strlen(target + dirlen);
-	char *path;
-
-	if (baselen == 0) {
-		errno = *target ? EISDIR : ENOENT;
-		return NULL;
-	}
-	path = malloc(dirlen + 1 + baselen + sizeof LOCK_SUFFIX);
-	if (path == NULL)
-		return NULL;
-	memcpy(path, target, dirlen);
-	path[dirlen] = '.';
-	memcpy(path + dirlen + 1, target + dirlen, baselen);
-	memcpy(path + dirlen + 1 + baselen, LOCK_SUFFIX, sizeof LOCK_SUFFIX);
-	return path;
+	return atomic_hidden_name(target, LOCK_SUFFIX);
 }
 
 /* Open (creating if missing) the lock file; the descriptor, or -1 with *errstr. */
