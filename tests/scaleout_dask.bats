@@ -186,7 +186,7 @@ listeners() {
 }
 
 @test "scaleout dask: bfbuild shards built by every worker, merged, are the serial build byte for byte" {
-	run --separate-stderr bfdask -v --shards 6 --like template.bf -o merged.bf urls.txt
+	run --separate-stderr bfdask -v --workers $WORKERS --shards 6 --like template.bf -o merged.bf urls.txt
 	expect_status 0
 	expect_output ""
 	expect_eq "shards reported" 6 "$(printf '%s\n' "$stderr" | grep -c '^bfdask: shard [1-6]/6: urls.txt bytes ')"
@@ -198,10 +198,13 @@ listeners() {
 }
 
 @test "scaleout dask: bfcount sketches of the shards, merged, are the serial sketch and count" {
-	local serial
+	local serial addr
 	bfcount -o hll-template.hll </dev/null >/dev/null
 	serial=$(bfcount -o serial.hll urls.txt)
-	run --separate-stderr bfdask -v --count --shards 6 --like hll-template.hll -o merged.hll urls.txt
+	# the scheduler's address given as such, not in its file
+	addr=$(sed -n 's/^ *"address": "\(tcp:[^"]*\)",*$/\1/p' "$CLUSTER/scheduler.json")
+	run --separate-stderr "$PY" "$DRIVER" --scheduler "$addr" -v --count --shards 6 \
+		--like hll-template.hll -o merged.hll urls.txt
 	expect_status 0
 	expect_output "$serial"
 	expect_eq "PIDs of the workers that counted shards" "$(cat "$CLUSTER/worker_pids")" "$(shard_pids)"

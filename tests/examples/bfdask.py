@@ -4,7 +4,8 @@
 
 Usage:
     bfdask.py (--scheduler ADDR | --scheduler-file FILE) --like TEMPLATE
-              -o OUTPUT [--count] [--shards N] [-z] [-v] FILE... [-- OPTION...]
+              -o OUTPUT [--count] [--workers N] [--shards N] [-z] [-v]
+              FILE... [-- OPTION...]
 
 Map: each FILE is cut into byte ranges at line ends (NUL ends with -z),
 one per shard, and every range becomes a Dask task. The task, in whichever
@@ -49,7 +50,8 @@ class Failure(Exception):
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
+                                 epilog="OPTIONs after -- are given to every shard's bfbuild or bfcount.")
     where = ap.add_mutually_exclusive_group(required=True)
     where.add_argument("--scheduler", metavar="ADDR", help="tcp://HOST:PORT")
     where.add_argument("--scheduler-file", metavar="FILE",
@@ -59,14 +61,17 @@ def parse_args(argv):
     ap.add_argument("-o", "--output", required=True, metavar="OUTPUT")
     ap.add_argument("--count", action="store_true",
                     help="sketches with bfcount instead of filters with bfbuild")
+    ap.add_argument("--workers", type=int, default=1, metavar="N",
+                    help="wait for N workers before cutting the input (default 1)")
     ap.add_argument("--shards", type=int, default=0, metavar="N",
                     help="ranges to cut the input into (default: the workers' threads)")
     ap.add_argument("-z", "--null-data", action="store_true",
                     help="records end with NUL, not newline")
     ap.add_argument("--wait", type=float, default=60, metavar="SECONDS",
-                    help="how long to wait for a first worker (default 60)")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    ap.add_argument("files", nargs="+", metavar="FILE")
+                    help="how long to wait for the scheduler and workers (default 60)")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="report each shard's range and worker on stderr")
+    ap.add_argument("files", nargs="+", metavar="FILE", help="the input, read by the workers")
     if "--" in argv:
         cut = argv.index("--")
         args = ap.parse_args(argv[:cut])
@@ -200,7 +205,7 @@ def connect(args):
             client = Client(scheduler_file=args.scheduler_file, timeout=args.wait)
         else:
             client = Client(args.scheduler, timeout=args.wait)
-        client.wait_for_workers(1, timeout=args.wait)
+        client.wait_for_workers(args.workers, timeout=args.wait)
     except Exception as e:
         raise Failure(f"cannot use the scheduler: {e}")
     return client
