@@ -131,7 +131,12 @@ setup() {
 
 # bfdask ARGS...: the driver, on the system python, on this cluster.
 bfdask() {
-	"$PY" "$DRIVER" --scheduler-file "$CLUSTER/scheduler.json" "$@"
+	bfdask_file "$CLUSTER/scheduler.json" "$@"
+}
+
+# bfdask_file SCHEDULER_FILE ARGS...: the driver given that scheduler file.
+bfdask_file() {
+	"$PY" "$DRIVER" --scheduler-file "$@"
 }
 
 # shard_pids: the worker PIDs in bfdask -v's report ($stderr), sorted, unique.
@@ -239,4 +244,15 @@ listeners() {
 	esac
 	[ ! -e merged.bf ]
 	expect_eq "files left" "bad.bf serial.bf template.bf urls.txt" "$(ls -A | xargs)"
+}
+
+@test "scaleout dask: no scheduler fails the run after --wait: one line, status 2, no output" {
+	run --separate-stderr bfdask_file absent.json --wait 1 --like template.bf -o merged.bf urls.txt
+	expect_fail "bfdask: absent.json: no scheduler address after 1 s ([Errno 2] No such file or directory: 'absent.json')"
+	run --separate-stderr "$PY" "$DRIVER" --scheduler tcp://127.0.0.1:1 --wait 1 \
+		--like template.bf -o merged.bf urls.txt
+	expect_status 2
+	expect_output ""
+	expect_eq "stderr" "bfdask: cannot use the scheduler: Timed out trying to connect to tcp://127.0.0.1:1 after 1 s" "$stderr"
+	expect_eq "files left" "serial.bf template.bf urls.txt" "$(ls -A | xargs)"
 }

@@ -33,11 +33,14 @@ It runs with the Debian package python3-distributed; tests/scaleout_dask.bats
 runs it against a scheduler and workers started on 127.0.0.1.
 """
 import argparse
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 from distributed import Client
 
@@ -199,12 +202,25 @@ def merge(args, shards):
             raise Failure(done.stderr.decode(errors="replace").strip())
 
 
+def scheduler_address(path, wait):
+    """The address in the scheduler's file, read once it is there and whole.
+
+    Dask's own Client(scheduler_file=) would wait for the file forever."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            with open(path) as f:
+                return json.load(f)["address"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            if time.monotonic() >= deadline:
+                raise Failure(f"{path}: no scheduler address after {wait:g} s ({e})")
+        time.sleep(0.1)
+
+
 def connect(args):
+    address = args.scheduler or scheduler_address(args.scheduler_file, args.wait)
     try:
-        if args.scheduler_file:
-            client = Client(scheduler_file=args.scheduler_file, timeout=args.wait)
-        else:
-            client = Client(args.scheduler, timeout=args.wait)
+        client = Client(address, timeout=args.wait)
         client.wait_for_workers(args.workers, timeout=args.wait)
     except Exception as e:
         raise Failure(f"cannot use the scheduler: {e}")
@@ -216,16 +232,18 @@ def main(argv):
     for path in [args.like] + args.files:
         if not os.path.isfile(path):
             raise Failure(f"{path}: not a regular file")
-    shard_dir = tempfile.mkdtemp(prefix=".bfdask.", dir=os.path.dirname(os.path.abspath(args.output)))
-    try:
-        with connect(args) as client:
-            shards = build_shards(client, args, shard_dir)
-        merge(args, shards)
-    finally:
-        shutil.rmtree(shard_dir, ignore_errors=True)
+    with connect(args) as client:
+        shard_dir = tempfile.mkdtemp(prefix=".bfdask.",
+                                     dir=os.path.dirname(os.path.abspath(args.output)))
+        try:
+            merge(args, build_shards(client, args, shard_dir))
+        finally:
+            shutil.rmtree(shard_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
+    # stopped (make's ^C, kill): the shards' directory is removed all the same
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         main(sys.argv[1:])
     except Failure as e:
