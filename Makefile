@@ -22,6 +22,8 @@
 #                   lintian on them, failing on any error
 #   make check-deb  make deb, then the packages unpacked into a scratch root
 #                   and used from there (tests/deb.sh)
+#   make check-scaleout  the README's scale-out recipe on Dask distributed:
+#                   a scheduler and workers on 127.0.0.1 (tests/scaleout_dask.bats)
 #
 # The standard and the warnings live in their own variable so that a
 # packager's CFLAGS= replaces optimisation flags but never drops them.
@@ -71,7 +73,7 @@ TSAN_FLAGS = -O1 -g -fsanitize=thread
 .SECONDARY:
 
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
-	bench fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb
+	bench fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb check-scaleout deps-scaleout
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -160,6 +162,14 @@ deb: deps-deb
 check-deb: deb
 	@sh tests/deps.sh check-deb
 	@sh tests/deb.sh
+
+# Not in make check: it starts a Dask scheduler and workers (network
+# servers, on 127.0.0.1) and needs python3-distributed, which nothing else
+# does; tests/scaleout_dask.bats skips itself unless run from here.
+deps-scaleout:
+	@sh tests/deps.sh scaleout
+check-scaleout: deps-scaleout all
+	@BFTOOLS_CHECK_SCALEOUT=1 BFTOOLS_BIN="$(CURDIR)/$(O)/cmd" LC_ALL=C bats --tap tests/scaleout_dask.bats
 
 # regenerated every time: PREFIX or LIBDIR may differ from the last install
 $(O)/bftools.pc: FORCE

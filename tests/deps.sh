@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# deps.sh build|check|lint|valgrind|deb|check-deb - make sure this machine
+# deps.sh build|check|lint|valgrind|deb|check-deb|scaleout - make sure this machine
 # has what the target needs.
 #
 # Missing Debian packages are installed with apt-get (through sudo when not
@@ -53,6 +53,13 @@ check)
 	have_cmd bloom || want golang-github-dcso-bloom-cli
 	;;
 valgrind) have_cmd valgrind || want valgrind ;;
+scaleout)
+	# make check-scaleout: Dask distributed as Debian packages it, run by
+	# the system python (/usr/bin/python3, whatever python3 PATH finds)
+	check_build
+	have_cmd bats || want bats
+	/usr/bin/python3 -c 'import distributed' >/dev/null 2>&1 || want python3-distributed
+	;;
 tsan)
 	# make tsan: clang and its ThreadSanitizer runtime (make check's own come after)
 	have_cmd clang || want clang

@@ -1,0 +1,258 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# scaleout_dask.bats - the README's map-reduce recipe on a real distributed
+# engine: a Dask scheduler and three Dask workers, separate processes that
+# talk over TCP on 127.0.0.1, and the driver tests/examples/bfdask.py
+# submitting one task per shard through a Client. The tasks run bfbuild
+# --like (bfcount --like for sketches) in the worker processes; the driver
+# merges the shards with bfmerge. The result must be the serial build (or
+# count), byte for byte, and every worker must have built some of it.
+#
+# Run by `make check-scaleout` (which installs python3-distributed and sets
+# BFTOOLS_CHECK_SCALEOUT=1), not by make check: it starts network servers
+# and a Python stack that the suite otherwise never needs, and make check
+# runs four times in .ci/run. Elsewhere every test here skips, saying why.
+#
+# The cluster is started once for the file (setup_file) and always torn
+# down (teardown_file, which bats runs even when setup_file fails): every
+# process is stopped by its own PID, TERM first, then KILL. As a last
+# resort the scheduler ends itself after 300 s without work and the workers
+# when their scheduler has gone. Every port is chosen free by the system
+# (port 0); the scheduler's address reaches the workers and the driver in
+# its --scheduler-file. Dashboards are off and the HTTP servers that Dask
+# starts anyway are bound to 127.0.0.1 too: one test checks that no
+# process of the cluster listens anywhere else. Dask runs on the system
+# python (/usr/bin/python3, the Debian package), whatever python3 PATH
+# finds first, with HOME and its configuration in the test's directory.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+N=200000
+P=1e-4
+WORKERS=3
+PY=/usr/bin/python3
+DRIVER=$BATS_TEST_DIRNAME/examples/bfdask.py
+
+setup_file() {
+	export DASK_SKIP=""
+	if [ "${BFTOOLS_CHECK_SCALEOUT:-}" != 1 ]; then
+		DASK_SKIP="run by make check-scaleout (Dask distributed, not part of make check)"
+		return 0
+	fi
+	if ! "$PY" -c 'import distributed' 2>/dev/null; then
+		DASK_SKIP="python3-distributed is not installed (make check-scaleout installs it)"
+		return 0
+	fi
+	export CLUSTER="$BATS_FILE_TMPDIR/cluster"
+	mkdir -p "$CLUSTER/config"
+	export HOME="$CLUSTER" DASK_CONFIG="$CLUSTER/config"
+	start_cluster
+}
+
+teardown_file() {
+	[ -n "${CLUSTER:-}" ] && [ -f "$CLUSTER/pids" ] || return 0
+	stop_cluster
+}
+
+# start_cluster: the scheduler, then the workers, each PID written to
+# $CLUSTER/pids as soon as it is known; returns once all have registered.
+# Each runs through $DETACH, which closes every descriptor above 2 and
+# execs Dask in the same process: bats reads its own pipes (fd 3 and
+# others) to their end, so a server holding one would stall bats.
+DETACH='import os, sys; os.closerange(3, os.sysconf("SC_OPEN_MAX")); os.execv(sys.argv[1], sys.argv[1:])'
+start_cluster() {
+	cd "$CLUSTER"
+	"$PY" -c "$DETACH" "$PY" /usr/bin/dask scheduler --host 127.0.0.1 --port 0 --no-dashboard \
+		--dashboard-address 127.0.0.1:0 --scheduler-file scheduler.json \
+		--idle-timeout 300 </dev/null >scheduler.log 2>&1 &
+	echo "scheduler $!" >>pids
+	wait_for_file scheduler.json
+	local w
+	for w in $(seq 1 $WORKERS); do
+		"$PY" -c "$DETACH" "$PY" /usr/bin/dask worker --scheduler-file scheduler.json --host 127.0.0.1 --no-nanny \
+			--nthreads 1 --no-dashboard --dashboard-address 127.0.0.1:0 \
+			--local-directory "$CLUSTER/worker$w" --name "worker$w" --death-timeout 30 \
+			</dev/null >"worker$w.log" 2>&1 &
+		echo "worker $!" >>pids
+	done
+	# the worker PIDs as the scheduler knows them: each worker's own process
+	"$PY" -c "import os, sys
+from distributed import Client
+with Client(scheduler_file='scheduler.json', timeout=60) as c:
+    c.wait_for_workers($WORKERS, timeout=120)
+    print(*sorted(c.run(os.getpid).values()))" >worker_pids
+}
+
+# wait_for_file FILE: FILE exists and is not empty, within 60 s.
+wait_for_file() {
+	local i
+	for i in $(seq 1 600); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "no $1 after 60 s; scheduler.log:" >&2
+	cat "$CLUSTER/scheduler.log" >&2
+	return 1
+}
+
+# stop_cluster: TERM to every process started, by PID; those still there
+# after 15 s get KILL. Fails if one survives that.
+stop_cluster() {
+	local pids pid i
+	pids=$(cut -d ' ' -f 2 "$CLUSTER/pids")
+	for pid in $pids; do kill -TERM "$pid" 2>/dev/null || true; done
+	for i in $(seq 1 150); do
+		alive "$pids" || return 0
+		sleep 0.1
+	done
+	for pid in $pids; do kill -KILL "$pid" 2>/dev/null || true; done
+	sleep 1
+	! alive "$pids"
+}
+
+# alive PIDS: one of PIDS is still running (a zombie has ended).
+alive() {
+	local pid state
+	for pid in $1; do
+		state=$(ps -o stat= -p "$pid" 2>/dev/null) || continue
+		case $state in Z*) ;; *) return 0 ;; esac
+	done
+	return 1
+}
+
+setup() {
+	[ -z "$DASK_SKIP" ] || skip "$DASK_SKIP"
+	mkdir -p "$BATS_TEST_TMPDIR/work" && cd "$BATS_TEST_TMPDIR/work"
+	seq -f 'https://example.com/page/%g' 1 $N >urls.txt
+	bfbuild -n $N -p $P --key "$KEY" -o template.bf </dev/null
+	bfbuild -n $N -p $P --key "$KEY" -o serial.bf urls.txt
+}
+
+# bfdask ARGS...: the driver, on the system python, on this cluster.
+bfdask() {
+	bfdask_file "$CLUSTER/scheduler.json" "$@"
+}
+
+# bfdask_file SCHEDULER_FILE ARGS...: the driver given that scheduler file.
+bfdask_file() {
+	"$PY" "$DRIVER" --scheduler-file "$@"
+}
+
+# shard_pids: the worker PIDs in bfdask -v's report ($stderr), sorted, unique.
+shard_pids() {
+	printf '%s\n' "$stderr" | sed -n 's/^bfdask: shard .* pid \([0-9]*\)$/\1/p' | sort -n -u | xargs
+}
+
+# listeners PID...: "PID ADDRESS:PORT" for every TCP socket PID listens on,
+# IPv4 and IPv6, read from /proc (the socket inodes of its descriptors).
+listeners() {
+	"$PY" - "$@" <<-'EOF'
+	import os, socket, struct, sys
+	def address(hexaddr, family):
+	    # 32-bit words in host order, as the kernel prints them
+	    hexip = hexaddr.split(":")[0]
+	    raw = b"".join(struct.pack("=I", int(hexip[i:i + 8], 16)) for i in range(0, len(hexip), 8))
+	    return socket.inet_ntop(family, raw)
+	def listening():
+	    found = {}
+	    for name, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+	        with open("/proc/net/" + name) as f:
+	            next(f)
+	            for row in f:
+	                cols = row.split()
+	                if cols[3] == "0A":  # TCP_LISTEN
+	                    port = int(cols[1].split(":")[1], 16)
+	                    found[cols[9]] = "%s:%d" % (address(cols[1], family), port)
+	    return found
+	sockets = listening()
+	for pid in sys.argv[1:]:
+	    for fd in os.listdir("/proc/%s/fd" % pid):
+	        try:
+	            link = os.readlink("/proc/%s/fd/%s" % (pid, fd))
+	        except OSError:
+	            continue
+	        if link.startswith("socket:[") and link[8:-1] in sockets:
+	            print(pid, sockets[link[8:-1]])
+	EOF
+}
+
+@test "scaleout dask: scheduler and workers are separate processes listening on 127.0.0.1 only" {
+	local started workers
+	started=$(cut -d ' ' -f 2 "$CLUSTER/pids" | sort -n | xargs)
+	workers=$(grep '^worker ' "$CLUSTER/pids" | cut -d ' ' -f 2 | sort -n | xargs)
+	expect_eq "worker PIDs the scheduler reports" "$workers" "$(cat "$CLUSTER/worker_pids")"
+	expect_eq "distinct processes" $((WORKERS + 1)) "$(printf '%s\n' $started | sort -u | wc -l)"
+	run --separate-stderr listeners $started
+	expect_status 0
+	# each process listens at least once (its Dask port), all on 127.0.0.1
+	expect_eq "processes listening" "$started" "$(printf '%s\n' "$output" | cut -d ' ' -f 1 | sort -n -u | xargs)"
+	expect_eq "listeners not on 127.0.0.1" "" "$(printf '%s\n' "$output" | grep -v ' 127\.0\.0\.1:[0-9]*$' || true)"
+}
+
+@test "scaleout dask: bfbuild shards built by every worker, merged, are the serial build byte for byte" {
+	run --separate-stderr bfdask -v --workers $WORKERS --shards 6 --like template.bf -o merged.bf urls.txt
+	expect_status 0
+	expect_output ""
+	expect_eq "shards reported" 6 "$(printf '%s\n' "$stderr" | grep -c '^bfdask: shard [1-6]/6: urls.txt bytes ')"
+	expect_eq "PIDs of the workers that built shards" "$(cat "$CLUSTER/worker_pids")" "$(shard_pids)"
+	cmp merged.bf serial.bf
+	expect_eq insertions $N "$(header_uint merged.bf 96 8)"
+	# the shards' directory is gone
+	expect_eq "files left" "merged.bf serial.bf template.bf urls.txt" "$(ls -A | xargs)"
+}
+
+@test "scaleout dask: bfcount sketches of the shards, merged, are the serial sketch and count" {
+	local serial addr
+	bfcount -o hll-template.hll </dev/null >/dev/null
+	serial=$(bfcount -o serial.hll urls.txt)
+	# the scheduler's address given as such, not in its file
+	addr=$(sed -n 's/^ *"address": "\(tcp:[^"]*\)",*$/\1/p' "$CLUSTER/scheduler.json")
+	run --separate-stderr "$PY" "$DRIVER" --scheduler "$addr" -v --count --shards 6 \
+		--like hll-template.hll -o merged.hll urls.txt
+	expect_status 0
+	expect_output "$serial"
+	expect_eq "PIDs of the workers that counted shards" "$(cat "$CLUSTER/worker_pids")" "$(shard_pids)"
+	cmp merged.hll serial.hll
+	run --separate-stderr bfcount -s merged.hll
+	expect_output "$serial"
+	# a real count of the 200000 keys: within 1% at the 95th percentile,
+	# and the same every run (bfcount's default key is fixed and public)
+	[ "$serial" -ge 198000 ] && [ "$serial" -le 202000 ]
+}
+
+@test "scaleout dask: several files and -z records with a key field, merged to the serial build" {
+	# records "key<newline>N" ended by NUL, keyed on N: a cut at a newline would split them
+	seq -f 'key %g' 1 60000 | tr ' \n' '\n\000' >a.z
+	seq -f 'key %g' 60001 90000 | tr ' \n' '\n\000' >b.z
+	cat a.z b.z | bfbuild -z -k 2 -t $'\n' -n 90000 --key "$KEY" -o zserial.bf
+	bfbuild -n 90000 --key "$KEY" -o ztemplate.bf </dev/null
+	run --separate-stderr bfdask -z --shards 5 --like ztemplate.bf -o merged.bf a.z b.z -- -k 2 -t $'\n'
+	expect_status 0
+	expect_stderr ""
+	cmp merged.bf zserial.bf
+}
+
+@test "scaleout dask: a shard that fails fails the run: one line, status 2, no output" {
+	echo "not a filter" >bad.bf
+	run --separate-stderr bfdask --shards 4 --like bad.bf -o merged.bf urls.txt
+	expect_status 2
+	expect_output ""
+	case $stderr in
+	"bfdask: shard "[1-4]"/4 ($PWD/urls.txt bytes "*"): bfbuild: $PWD/bad.bf: not a bftools filter"*) ;;
+	*) expect_eq "stderr" "bfdask: shard I/4 ($PWD/urls.txt bytes A-B): bfbuild: $PWD/bad.bf: not a bftools filter..." "$stderr" ;;
+	esac
+	[ ! -e merged.bf ]
+	expect_eq "files left" "bad.bf serial.bf template.bf urls.txt" "$(ls -A | xargs)"
+}
+
+@test "scaleout dask: no scheduler fails the run after --wait: one line, status 2, no output" {
+	run --separate-stderr bfdask_file absent.json --wait 1 --like template.bf -o merged.bf urls.txt
+	expect_fail "bfdask: absent.json: no scheduler address after 1 s ([Errno 2] No such file or directory: 'absent.json')"
+	run --separate-stderr "$PY" "$DRIVER" --scheduler tcp://127.0.0.1:1 --wait 1 \
+		--like template.bf -o merged.bf urls.txt
+	expect_status 2
+	expect_output ""
+	expect_eq "stderr" "bfdask: cannot use the scheduler: Timed out trying to connect to tcp://127.0.0.1:1 after 1 s" "$stderr"
+	expect_eq "files left" "serial.bf template.bf urls.txt" "$(ls -A | xargs)"
+}
