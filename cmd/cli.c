@@ -947,7 +947,12 @@ void cli_checkpoint_finish(struct cli_checkpoint *cp)
  * The reader side of cli_each_batch: the inputs in turn, each
  * batch in a slot with what consume needs to report it. An input that
  * cannot be opened or read becomes a slot of its own carrying the error,
- * so it is reported in its place in the output's order.
+ * so it is reported in its place in the output's order. Each input's
+ * first slot says so (begins) and its end is a slot of its own (ends,
+ * after the last batch, or with the read error), so that per-input
+ * answers (bfgrep -c) come in order too. Inputs are numbered from 1; the
+ * consumer skips the rest of one by raising skip to its number, which the
+ * reader reads before each batch.
  */
 struct input_slot {
 	struct lines_batch batch;
@@ -956,6 +961,10 @@ struct input_slot {
 	int fatal;		/* err is out of memory: stop */
 	const char *name;	/* the input err is about, or the batch came from */
 	uint64_t first_line;	/* the line number of the batch's first record */
+	const char *path;	/* the input the slot belongs to, as given */
+	unsigned input;		/* its number; 0 for one that could not be opened */
+	int begins, ends;	/* the input's first slot; its last */
+	int last;		/* the input is the last one */
 };
 
 struct inputs {
@@ -964,15 +973,26 @@ struct inputs {
 	int next;		/* paths[next] is the next input to open */
 	int fd;			/* the input being read, or -1 */
 	const char *name;
+	unsigned current;	/* the number of the input being read */
+	int fresh;		/* nothing of it has been handed out yet */
 	struct lines_reader *reader;
 	uint64_t base;		/* bytes of the inputs before this one */
 	uint64_t lines;		/* records of this input read so far */
 	char delim;
 	int status;
+	atomic_uint skip;	/* inputs up to this number are not read further */
 	const struct cli_stage *stage;
+	const struct cli_input_events *events;
 	void *ctx;
 	struct input_slot slots[CLI_SLOTS];
 };
+
+static int quiet_inputs;
+
+void cli_quiet_inputs(void)
+{
+	quiet_inputs = 1;
+}
 
 static void inputs_close_current(struct inputs *in)
 {
@@ -1011,13 +1031,51 @@ static int inputs_open_next(struct inputs *in)
 	if (in->fd < 0)
 		return -1;
 	in->reader = lines_open(in->fd, in->delim);
-	if (in->reader != NULL)
+	if (in->reader != NULL) {
+		in->current++;
+		in->fresh = 1;
 		return 1;
+	}
 	if (in->fd != STDIN_FILENO)
 		close(in->fd);
 	in->fd = -1;
 	errno = ENOMEM;
 	return -1;
+}
+
+/* The next batch of the open input into s, or its end (read error, skipped, end of input). */
+static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *units)
+{
+	long n = 0;
+
+	s->path = in->name;
+	s->input = in->current;
+	s->last = in->next == in->npaths;
+	s->begins = in->fresh;
+	in->fresh = 0;
+	if (atomic_load_explicit(&in->skip, memory_order_relaxed) < in->current)
+		n = lines_next_owned(in->reader, &s->batch);
+	if (n > 0) {
+		s->bytes_read = in->base + lines_bytes_read(in->reader);
+		s->name = cli_display_name(in->name);
+		s->first_line = in->lines + 1;
+		in->lines += (uint64_t)n;
+		if (in->stage->prepare(in->ctx, (unsigned)(s - in->slots), s->batch.records,
+				       s->batch.n, units) < 0)
+			return error_slot(s, ENOMEM, in->name, units);
+		return 1;
+	}
+	s->ends = 1;
+	if (n < 0) {
+		int err = errno;
+
+		inputs_close_current(in);
+		return error_slot(s, err, cli_display_name(in->name), units);
+	}
+	inputs_close_current(in);
+	s->batch.n = 0;
+	*units = 0;
+	return 1;
 }
 
 static int inputs_fill(void *ctx, unsigned slot, size_t *units)
@@ -1026,32 +1084,17 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 	struct input_slot *s = &in->slots[slot];
 
 	s->err = 0;
-	for (;;) {
-		long n;
-		int opened = in->reader != NULL ? 1 : inputs_open_next(in);
+	s->begins = s->ends = 0;
+	s->input = 0;
+	if (in->reader == NULL) {
+		int opened = inputs_open_next(in);
 
 		if (opened == 0)
 			return 0;
 		if (opened < 0)
 			return error_slot(s, errno, in->name, units);
-		n = lines_next_owned(in->reader, &s->batch);
-		if (n > 0) {
-			s->bytes_read = in->base + lines_bytes_read(in->reader);
-			s->name = cli_display_name(in->name);
-			s->first_line = in->lines + 1;
-			in->lines += (uint64_t)n;
-			if (in->stage->prepare(in->ctx, slot, s->batch.records, s->batch.n, units) < 0)
-				return error_slot(s, ENOMEM, in->name, units);
-			return 1;
-		}
-		if (n < 0) {
-			int err = errno;
-
-			inputs_close_current(in);
-			return error_slot(s, err, cli_display_name(in->name), units);
-		}
-		inputs_close_current(in);
 	}
+	return fill_from_current(in, s, units);
 }
 
 /* Where the batch being consumed came from (cli_batch_origin). */
@@ -1071,30 +1114,54 @@ static void inputs_work(void *ctx, unsigned slot, size_t from, size_t to)
 	in->stage->work(in->ctx, slot, from, to);
 }
 
+/* A batch for the program, unless its input is being skipped: what consume said. */
+static int consume_batch(struct inputs *in, unsigned slot)
+{
+	struct input_slot *s = &in->slots[slot];
+	int rc;
+
+	if (s->batch.n == 0 || atomic_load(&in->skip) >= s->input)
+		return 0;
+	batch_name = s->name;
+	batch_first_line = s->first_line;
+	rc = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
+	if (rc == CLI_SKIP_INPUT)
+		atomic_store(&in->skip, s->input);
+	progress.lines += s->batch.n;
+	progress.bytes = s->bytes_read;
+	input_progress(0);
+	return rc;
+}
+
 static int inputs_consume(void *ctx, unsigned slot)
 {
 	struct inputs *in = ctx;
 	struct input_slot *s = &in->slots[slot];
-	int stop;
+	const struct cli_input_events *ev = in->events;
+	int rc, stop;
 
 	if (s->fatal)
 		cli_fatal("%s", strerror(s->err));
+	if (s->begins && ev)
+		ev->begin(in->ctx, s->path);
 	if (s->err != 0) {
-		cli_warn("%s: %s", s->name, strerror(s->err));
+		if (!quiet_inputs)
+			cli_warn("%s: %s", s->name, strerror(s->err));
 		in->status = -1;
-		return 0;
 	}
-	batch_name = s->name;
-	batch_first_line = s->first_line;
-	stop = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
-	progress.lines += s->batch.n;
-	progress.bytes = s->bytes_read;
-	input_progress(0);
+	rc = consume_batch(in, slot);
+	/*
+	 * Skipping the rest of the last input is the end: no need to wait
+	 * for a read that may never return (tail -f | bfgrep -m 1).
+	 */
+	stop = rc == 1 || (rc == CLI_SKIP_INPUT && s->last);
+	if ((s->ends || (rc == CLI_SKIP_INPUT && s->last)) && ev && ev->end(in->ctx, s->path))
+		stop = 1;
 	return stop;
 }
 
-int cli_each_batch(char *const *paths, int npaths, char delim,
-			    const struct cli_stage *stage, void *ctx)
+int cli_each_input(char *const *paths, int npaths, char delim, const struct cli_stage *stage,
+		   const struct cli_input_events *events, void *ctx)
 {
 	static char *const standard_input[] = { "-" };
 	static const struct pipeline_fns fns = { inputs_fill, inputs_work, inputs_consume };
@@ -1105,7 +1172,9 @@ int cli_each_batch(char *const *paths, int npaths, char delim,
 	in.npaths = npaths == 0 ? 1 : npaths;
 	in.fd = -1;
 	in.delim = delim;
+	atomic_init(&in.skip, 0);
 	in.stage = stage;
+	in.events = events;
 	in.ctx = ctx;
 	progress_start(inputs_size(in.paths, in.npaths), NULL);
 	pipeline_run(&fns, &in, pipeline_threads());
@@ -1115,6 +1184,12 @@ int cli_each_batch(char *const *paths, int npaths, char delim,
 	input_progress(1);
 	progress_finish();
 	return in.status;
+}
+
+int cli_each_batch(char *const *paths, int npaths, char delim,
+			    const struct cli_stage *stage, void *ctx)
+{
+	return cli_each_input(paths, npaths, delim, stage, NULL, ctx);
 }
 
 int cli_keys_prepare(struct cli_keys *k, const struct key_spec *spec,

@@ -287,6 +287,31 @@ int cli_each_batch(char *const *paths, int npaths, char delim,
 void cli_batch_origin(const char **name, uint64_t *first_line);
 
 /*
+ * For programs that answer per input (bfgrep -c, -l, -H): cli_each_batch
+ * with two more steps, on the calling thread, in input order:
+ *   begin  before an input's first batch (an empty input has none)
+ *   end    after its last batch, or after the read error that ended it
+ *          (reported first); 0 to go on, 1 to stop
+ * path is the input as given ("-" for standard input). An input that
+ * cannot be opened gets neither, only its message. Here consume may also
+ * return CLI_SKIP_INPUT: the rest of the input is not read (batches read
+ * ahead are dropped) and its end comes next, as for bfgrep -l and -m.
+ */
+#define CLI_SKIP_INPUT 2
+struct cli_input_events {
+	void (*begin)(void *ctx, const char *path);
+	int (*end)(void *ctx, const char *path);
+};
+int cli_each_input(char *const *paths, int npaths, char delim, const struct cli_stage *stage,
+		   const struct cli_input_events *events, void *ctx);
+
+/*
+ * From now on an input that cannot be opened or read is not reported
+ * (grep -s); cli_each_batch still returns -1 for it.
+ */
+void cli_quiet_inputs(void);
+
+/*
  * A batch's keys and, when they can be hashed ahead (hasher is not NULL:
  * see cascade_hasher), room for their SipHash halves, 2 per key. The
  * batch calls of lib/ take hashes (NULL: they hash themselves).
