@@ -38,8 +38,6 @@
 #include "sketch.h"
 #include "writer.h"
 
-/* The rule bfbuild warns by: see OVER_CAPACITY_SLACK there. */
-#define OVER_CAPACITY_SLACK 1.1
 /* Text output: values start in this column. */
 #define LABEL_WIDTH 22
 
@@ -225,7 +223,7 @@ static void measure(struct info *in, const struct cascade *c)
 	in->fill = ratio(in->bits_set, in->bits);
 	in->estimate = cascade_estimate_count(c);
 	in->rate = cascade_current_fpr(c);
-	in->over_capacity = in->rate > OVER_CAPACITY_SLACK * c->target_p;
+	in->over_capacity = in->rate > CASCADE_OVER_CAPACITY_SLACK * c->target_p;
 	in->memory_bytes = cascade_bytes(c);
 }
 

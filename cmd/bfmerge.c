@@ -284,6 +284,8 @@ int main(int argc, char **argv)
 	} else {
 		if (opt.verbose)
 			report(merged);
+		/* as bfbuild: shards that fit apart may not fit together */
+		cli_warn_over_capacity(merged, cascade_current_fpr(merged));
 		cli_save_filter(merged, opt.output);
 		cascade_free(merged);
 	}

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -707,6 +708,22 @@ struct format_reader *cli_open_filter(const char *path, struct cascade **shape, 
 	if (r == NULL)
 		cli_fatal("%s: %s", cli_display_name(path), why);
 	return r;
+}
+
+void cli_warn_over_capacity(const struct cascade *c, double rate)
+{
+	double distinct;
+	char count[64];
+
+	if (!(rate > CASCADE_OVER_CAPACITY_SLACK * c->target_p))
+		return;
+	distinct = cascade_estimate_count(c);
+	if (isinf(distinct))	/* every bit set */
+		snprintf(count, sizeof count, "every bit set: too many keys to estimate");
+	else
+		snprintf(count, sizeof count, "about %.0f distinct keys", distinct);
+	cli_warn("warning: filter over capacity: estimated false-positive rate %.3g exceeds target %g (%s, capacity %llu)",
+		 rate, c->target_p, count, (unsigned long long)c->capacity);
 }
 
 static void save_filter(const struct cascade *f, const char *path)

@@ -196,6 +196,14 @@ void cli_progress_loading(const char *name);
 void cli_progress_done(void);
 const char *cli_key_file_disagrees(const struct cascade *c);
 
+/*
+ * "PROG: warning: filter over capacity: estimated false-positive rate R
+ * exceeds target P (about N distinct keys, capacity C)" when rate (c's
+ * cascade_current_fpr) is over CASCADE_OVER_CAPACITY_SLACK times the
+ * target; nothing otherwise.
+ */
+void cli_warn_over_capacity(const struct cascade *c, double rate);
+
 /* Save a filter to path atomically, or to stdout when path is NULL. */
 void cli_save_filter(const struct cascade *c, const char *path);
 

@@ -162,6 +162,15 @@ double cascade_estimate_count(const struct cascade *c);
 double cascade_current_fpr(const struct cascade *c);
 
 /*
+ * Over capacity: the rate as it is now (cascade_current_fpr) above the
+ * target by more than this factor. The rate read off the fill scatters
+ * around the target for a filter filled exactly to capacity; 10% over it
+ * means about 2-3% more keys than the filter was sized for, beyond that
+ * noise. bfbuild and bfmerge warn by it, bfinfo says so.
+ */
+#define CASCADE_OVER_CAPACITY_SLACK 1.1
+
+/*
  * The model's rate (sizing_fpr) for a key never added: every stage but the
  * newest full at its capacity, the newest after newest_offered keys. Count
  * in newest_offered the keys the newest stage found present as well as
