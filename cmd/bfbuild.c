@@ -730,6 +730,7 @@ int main(int argc, char **argv)
 	const char *dest;
 
 	cli_init(argv[0]);
+	cli_dcso_readable();	/* -f x.bloom adds to it as DCSO's insert does */
 	parse_options(&opt, argc, argv);
 	dest = destination(&opt);
 	if (dest && opt.filter && cli_same_file(dest, opt.filter))
@@ -742,7 +743,8 @@ int main(int argc, char **argv)
 	cli_window_check_use(&opt.win, NULL);
 	if (opt.remove)
 		check_removable(b.filter, opt.filter);
-	b.count_new = opt.format != FORMAT_BFTOOLS;
+	/* a new DCSO filter, or -f x.bloom: DCSO's N counts keys that set a new bit */
+	b.count_new = opt.format != FORMAT_BFTOOLS || cascade_params(b.filter)->layout == FILTER_DCSO;
 	b.remove = opt.remove;
 	b.checkpoint = opt.checkpoint;
 	b.checkpoint_path = opt.checkpoint_given ? opt.filter : NULL;

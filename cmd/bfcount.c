@@ -173,6 +173,7 @@ static void check_filter_mode(struct options *opt)
 	if (opt->key_options)
 		cli_usage_error("-k, -t, -i and -z apply to streams, not to filters (-f)");
 	cli_keys_optional();	/* counts come from the bits: fingerprints suffice */
+	cli_dcso_readable();	/* and DCSO filters have bits too */
 	for (int i = 0; i < opt->ninputs; i++)
 		opt->filters[opt->nfilters++] = opt->inputs[i];
 	if (cli_stdin_uses((char *const *)opt->filters, opt->nfilters) > 1)

@@ -466,6 +466,7 @@ int main(int argc, char **argv)
 	int input_status;
 
 	cli_init(argv[0]);
+	cli_dcso_readable();	/* a DCSO STATE is added to and written back as such */
 	parse_options(&opt, argc, argv);
 	u.opt = &opt;
 	u.checkpoint = opt.checkpoint;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "dcso.h"
 #include "format.h"
 #include "keyfile.h"
 #include "lines.h"
@@ -116,7 +117,7 @@ static const char *dcso_unusable(void)
 
 	if (!dcso_readable) {
 		snprintf(text, sizeof text,
-			 "a DCSO bloom filter, not a bftools filter (%s does not take those; bfgrep and bfinfo read them)",
+			 "a DCSO bloom filter, not a bftools filter (%s does not take those)",
 			 cli_progname);
 		return text;
 	}
@@ -739,8 +740,23 @@ static void save_filter(const struct cascade *f, const char *path)
 		cli_fatal("%s: %s", path, why);
 }
 
+/* A DCSO filter goes back in its own format, gzipped or not as it came. */
+static void save_dcso(const struct cascade *c, const char *path)
+{
+	const char *why;
+
+	if (path == NULL && dcso_save(c, STDOUT_FILENO, c->dcso_gzip, &why) < 0)
+		cli_fatal("write error: %s", why);
+	if (path != NULL && dcso_save_path(c, path, c->dcso_gzip, &why) < 0)
+		cli_fatal("%s: %s", path, why);
+}
+
 void cli_save_filter(const struct cascade *f, const char *path)
 {
+	if (cascade_params(f)->layout == FILTER_DCSO) {
+		save_dcso(f, path);
+		return;
+	}
 	progress_start(0, path ? path : "(standard output)");
 	format_set_progress(file_progress, NULL);
 	save_filter(f, path);

@@ -204,7 +204,10 @@ const char *cli_key_file_disagrees(const struct cascade *c);
  */
 void cli_warn_over_capacity(const struct cascade *c, double rate);
 
-/* Save a filter to path atomically, or to stdout when path is NULL. */
+/*
+ * Save a filter to path atomically, or to stdout when path is NULL; a
+ * DCSO filter in the DCSO format, as it came (dcso.h).
+ */
 void cli_save_filter(const struct cascade *c, const char *path);
 
 /*
