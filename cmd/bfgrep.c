@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "cascade.h"
@@ -21,7 +22,7 @@
 #include "keys.h"
 
 static const char usage[] =
-	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-k N] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
+	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k N] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
 	"Print the lines of FILEs (or standard input) whose key may be in a filter.\n"
 	"\n"
 	"  -f, --filter=FILTER   a filter file made by bfbuild (repeatable; - is stdin)\n"
@@ -43,6 +44,7 @@ static const char usage[] =
 	"  -s, --no-messages     say nothing about FILEs that cannot be read\n"
 	"  -Z, --null            end file names with NUL, not ':' or newline\n"
 	"      --label=LABEL     the name of standard input in the output\n"
+	"  -r, --recursive       search the files under directories (no FILE: .)\n"
 	"  -k, --field=N         key on the Nth field of each line\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
@@ -74,6 +76,7 @@ static const struct option long_options[] = {
 	{ "no-messages", no_argument, NULL, 's' },
 	{ "null", no_argument, NULL, 'Z' },
 	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "recursive", no_argument, NULL, 'r' },
 	{ "field", required_argument, NULL, 'k' },
 	{ "separator", required_argument, NULL, 't' },
 	{ "null-data", no_argument, NULL, 'z' },
@@ -93,7 +96,7 @@ struct options {
 	size_t nfilters;
 	int invert, count, quiet, line_buffered;
 	int with_filename;	/* -1 until decided: names when there are several FILEs */
-	int line_number, only_matching, null_after_name, no_messages;
+	int line_number, only_matching, null_after_name, no_messages, recursive;
 	enum list_files list;
 	uint64_t max_count;	/* selected lines per FILE; UINT64_MAX: no limit */
 	const char *label;	/* the name of standard input */
@@ -122,6 +125,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 's': opt->no_messages = 1; break;
 	case 'Z': opt->null_after_name = 1; break;
 	case OPT_LABEL: opt->label = arg; break;
+	case 'r': opt->recursive = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'z': opt->delim = '\0'; break;
@@ -135,14 +139,26 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	}
 }
 
-static int reads_stdin(char *const *inputs, int n)
+static int reads_stdin(char *const *inputs, int n, int recursive)
 {
 	if (n == 0)
-		return 1;
+		return !recursive;	/* -r with no FILE searches . */
 	for (int i = 0; i < n; i++)
 		if (strcmp(inputs[i], "-") == 0)
 			return 1;
 	return 0;
+}
+
+/* Whether names go before lines by default: as grep, when there may be several files. */
+static int several_files(const struct options *opt)
+{
+	struct stat st;
+
+	if (opt->ninputs > 1 || (opt->recursive && opt->ninputs == 0))
+		return 1;
+	/* -r with one FILE: names if it is a directory */
+	return opt->recursive && opt->ninputs == 1 && stat(opt->inputs[0], &st) == 0 &&
+	       S_ISDIR(st.st_mode);
 }
 
 static void parse_options(struct options *opt, int argc, char **argv)
@@ -160,16 +176,17 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->filters = calloc((size_t)argc, sizeof *opt->filters);
 	if (opt->filters == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
-	while ((c = cli_getopt(argc, argv, ":f:vclLqwonHhm:sZk:t:zV", long_options)) != -1)
+	while ((c = cli_getopt(argc, argv, ":f:vclLqwonHhm:sZrk:t:zV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
 	if (opt->with_filename < 0)
-		opt->with_filename = opt->ninputs > 1;
+		opt->with_filename = several_files(opt);
 	if (opt->nfilters == 0)
 		cli_usage_error("no filter given (use -f FILTER)");
 	stdin_filters = cli_stdin_uses((char *const *)opt->filters, opt->nfilters);
-	if (stdin_filters > 1 || (stdin_filters && reads_stdin(opt->inputs, opt->ninputs)))
+	if (stdin_filters > 1 ||
+	    (stdin_filters && reads_stdin(opt->inputs, opt->ninputs, opt->recursive)))
 		cli_usage_error("standard input can be read only once (a filter or the input)");
 }
 
@@ -186,7 +203,9 @@ struct grep_slot {
 
 /* The input being read: what -c, -l, -L, -m and the prefixes need. */
 struct grep_input {
-	const char *name;	/* as the output names it */
+	const char *name;	/* as the output names it: the label, or name_copy */
+	char *name_copy;	/* the path lasts only during begin (cli.h) */
+	size_t name_cap;
 	uint64_t lines;		/* read before the batch at hand */
 	uint64_t selected;
 };
@@ -381,11 +400,24 @@ static int select_batch(void *ctx, unsigned slot, const struct line *records, si
 static void begin_input(void *ctx, const char *path)
 {
 	struct grep *g = ctx;
+	struct grep_input *in = &g->input;
+	size_t len = strlen(path) + 1;
 
-	g->input.name = strcmp(path, "-") != 0 ? path
-		      : g->opt->label ? g->opt->label : cli_display_name(path);
-	g->input.lines = 0;
-	g->input.selected = 0;
+	if (strcmp(path, "-") == 0) {
+		in->name = g->opt->label ? g->opt->label : cli_display_name(path);
+	} else {
+		if (len > in->name_cap) {
+			char *bigger = realloc(in->name_copy, len);
+
+			if (bigger == NULL)
+				cli_fatal("%s", strerror(ENOMEM));
+			in->name_copy = bigger;
+			in->name_cap = len;
+		}
+		in->name = memcpy(in->name_copy, path, len);
+	}
+	in->lines = 0;
+	in->selected = 0;
 }
 
 /* -c, -l and -L answer once an input has been read. */
@@ -423,6 +455,8 @@ static int select_lines(struct grep *g)
 		g->wants_fold[0] = 1;
 	if (g->opt->no_messages)
 		cli_quiet_inputs();
+	if (g->opt->recursive)
+		cli_recursive_inputs();
 	return cli_each_input(g->opt->inputs, g->opt->ninputs, g->opt->delim, &stage, &events, g);
 }
 
@@ -435,6 +469,7 @@ static void release(struct grep *g, struct options *opt)
 	free(g->filters);
 	free(g->windows);
 	free(g->selected);
+	free(g->input.name_copy);
 	for (unsigned i = 0; i < CLI_SLOTS; i++) {
 		keyset_free(&g->slots[i].keys[0]);
 		keyset_free(&g->slots[i].keys[1]);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -30,6 +31,7 @@
 #include "lock.h"
 #include "numparse.h"
 #include "sketch.h"
+#include "walk.h"
 
 const char *cli_progname = "bftools";
 int cli_progress_mode = -1;
@@ -994,7 +996,9 @@ struct input_slot {
 	int fatal;		/* err is out of memory: stop */
 	const char *name;	/* the input err is about, or the batch came from */
 	uint64_t first_line;	/* the line number of the batch's first record */
-	const char *path;	/* the input the slot belongs to, as given */
+	const char *path;	/* the input the slot belongs to, as given (path_copy) */
+	char *path_copy;	/* the slot's own: a walk's names do not last */
+	size_t path_cap;
 	unsigned input;		/* its number; 0 for one that could not be opened */
 	int begins, ends;	/* the input's first slot; its last */
 	int last;		/* the input is the last one */
@@ -1004,6 +1008,7 @@ struct inputs {
 	char *const *paths;
 	int npaths;
 	int next;		/* paths[next] is the next input to open */
+	struct walk *walk;	/* -r: the inputs are the files under paths */
 	int fd;			/* the input being read, or -1 */
 	const char *name;
 	unsigned current;	/* the number of the input being read */
@@ -1020,11 +1025,16 @@ struct inputs {
 	struct input_slot slots[CLI_SLOTS];
 };
 
-static int quiet_inputs;
+static int quiet_inputs, recursive_inputs;
 
 void cli_quiet_inputs(void)
 {
 	quiet_inputs = 1;
+}
+
+void cli_recursive_inputs(void)
+{
+	recursive_inputs = 1;
 }
 
 static void inputs_close_current(struct inputs *in)
@@ -1039,25 +1049,74 @@ static void inputs_close_current(struct inputs *in)
 	in->fd = -1;
 }
 
-/* A slot that only reports an error. */
-static int error_slot(struct input_slot *s, int err, const char *name, size_t *units)
+/* s's own copy of the input's path, for the consumer; -1 when out of memory. */
+static int slot_path(struct input_slot *s, const char *path)
+{
+	size_t len = strlen(path) + 1;
+
+	if (len > s->path_cap) {
+		char *bigger = realloc(s->path_copy, len);
+
+		if (bigger == NULL)
+			return -1;
+		s->path_copy = bigger;
+		s->path_cap = len;
+	}
+	memcpy(s->path_copy, path, len);
+	s->path = s->path_copy;
+	return 0;
+}
+
+/* A slot that only reports an error, about the input at path; name it with display. */
+static int error_slot(struct input_slot *s, int err, const char *path, int display,
+		      size_t *units)
 {
 	s->batch.n = 0;
 	s->err = err;
-	s->fatal = err == ENOMEM;
-	s->name = name;
+	if (slot_path(s, path) < 0) {
+		s->err = ENOMEM;
+		s->path = "";
+	}
+	s->fatal = s->err == ENOMEM;
+	s->name = display ? cli_display_name(s->path) : s->path;
 	*units = 0;
 	return 1;
+}
+
+/*
+ * The next input's path: 1, 0 at the end, -1 with errno when a walk could
+ * not read a directory (*path names it). A walk is never cancelled midway
+ * (pipeline.h): it holds directories open.
+ */
+static int next_path(struct inputs *in, const char **path)
+{
+	int r, err = 0, state;
+
+	if (atomic_load(&stop_signal) != 0)	/* a signal to save and stop: no more input */
+		return 0;
+	if (in->walk == NULL) {
+		if (in->next == in->npaths)
+			return 0;
+		*path = in->paths[in->next++];
+		return 1;
+	}
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	r = walk_next(in->walk, path, &err);
+	pthread_setcancelstate(state, &state);
+	errno = err;
+	return r;
 }
 
 /* Open the next input; 1 when one is open, 0 at the end, -1 with errno. */
 static int inputs_open_next(struct inputs *in)
 {
 	const char *path;
+	int found = next_path(in, &path);
 
-	if (in->next == in->npaths || atomic_load(&stop_signal) != 0)
-		return 0;
-	path = in->paths[in->next++];
+	if (found <= 0) {
+		in->name = found < 0 ? path : NULL;
+		return found;
+	}
 	in->name = path;
 	in->lines = 0;
 	in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
@@ -1081,21 +1140,22 @@ static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *un
 {
 	long n = 0;
 
-	s->path = in->name;
+	if (slot_path(s, in->name) < 0)
+		return error_slot(s, ENOMEM, "", 0, units);
 	s->input = in->current;
-	s->last = in->next == in->npaths;
+	s->last = in->walk == NULL && in->next == in->npaths;
 	s->begins = in->fresh;
 	in->fresh = 0;
 	if (atomic_load_explicit(&in->skip, memory_order_relaxed) < in->current)
 		n = lines_next_owned(in->reader, &s->batch);
 	if (n > 0) {
 		s->bytes_read = in->base + lines_bytes_read(in->reader);
-		s->name = cli_display_name(in->name);
+		s->name = cli_display_name(s->path);	/* the slot's copy: it lasts */
 		s->first_line = in->lines + 1;
 		in->lines += (uint64_t)n;
 		if (in->stage->prepare(in->ctx, (unsigned)(s - in->slots), s->batch.records,
 				       s->batch.n, units) < 0)
-			return error_slot(s, ENOMEM, in->name, units);
+			return error_slot(s, ENOMEM, in->name, 0, units);
 		return 1;
 	}
 	s->ends = 1;
@@ -1103,7 +1163,7 @@ static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *un
 		int err = errno;
 
 		inputs_close_current(in);
-		return error_slot(s, err, cli_display_name(in->name), units);
+		return error_slot(s, err, in->name, 1, units);
 	}
 	inputs_close_current(in);
 	s->batch.n = 0;
@@ -1125,7 +1185,7 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 		if (opened == 0)
 			return 0;
 		if (opened < 0)
-			return error_slot(s, errno, in->name, units);
+			return error_slot(s, errno, in->name, 0, units);
 	}
 	return fill_from_current(in, s, units);
 }
@@ -1201,19 +1261,25 @@ int cli_each_input(char *const *paths, int npaths, char delim, const struct cli_
 	struct inputs in;
 
 	memset(&in, 0, sizeof in);
-	in.paths = npaths == 0 ? standard_input : paths;
-	in.npaths = npaths == 0 ? 1 : npaths;
+	in.paths = npaths == 0 && !recursive_inputs ? standard_input : paths;
+	in.npaths = npaths == 0 && !recursive_inputs ? 1 : npaths;
+	if (recursive_inputs && (in.walk = walk_open(in.paths, (size_t)in.npaths)) == NULL)
+		cli_fatal("%s", strerror(ENOMEM));
 	in.fd = -1;
 	in.delim = delim;
 	atomic_init(&in.skip, 0);
 	in.stage = stage;
 	in.events = events;
 	in.ctx = ctx;
-	progress_start(inputs_size(in.paths, in.npaths), NULL);
+	/* the size of what a walk finds is known only at its end */
+	progress_start(in.walk ? 0 : inputs_size(in.paths, in.npaths), NULL);
 	pipeline_run(&fns, &in, pipeline_threads());
 	inputs_close_current(&in);
-	for (unsigned i = 0; i < CLI_SLOTS; i++)
+	walk_close(in.walk);
+	for (unsigned i = 0; i < CLI_SLOTS; i++) {
 		lines_batch_free(&in.slots[i].batch);
+		free(in.slots[i].path_copy);
+	}
 	input_progress(1);
 	progress_finish();
 	return in.status;

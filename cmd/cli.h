@@ -303,8 +303,9 @@ void cli_batch_origin(const char **name, uint64_t *first_line);
  *   begin  before an input's first batch (an empty input has none)
  *   end    after its last batch, or after the read error that ended it
  *          (reported first); 0 to go on, 1 to stop
- * path is the input as given ("-" for standard input). An input that
- * cannot be opened gets neither, only its message. Here consume may also
+ * path is the input as given ("-" for standard input), valid during the
+ * call only. An input that cannot be opened gets neither, only its
+ * message. Here consume may also
  * return CLI_SKIP_INPUT: the rest of the input is not read (batches read
  * ahead are dropped) and its end comes next, as for bfgrep -l and -m.
  */
@@ -321,6 +322,14 @@ int cli_each_input(char *const *paths, int npaths, char delim, const struct cli_
  * (grep -s); cli_each_batch still returns -1 for it.
  */
 void cli_quiet_inputs(void);
+
+/*
+ * From now on the inputs are the files under the paths given (walk.h, as
+ * grep -r), the working directory when there are none, instead of the
+ * paths themselves or standard input; a directory that cannot be read is
+ * reported in its place.
+ */
+void cli_recursive_inputs(void);
 
 /*
  * A batch's keys and, when they can be hashed ahead (hasher is not NULL:

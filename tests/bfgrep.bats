@@ -12,7 +12,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-k N] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]"
+SYNOPSIS="Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k N] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]"
 
 # names.bf holds alice, bob and carol.
 make_names() {
@@ -35,7 +35,7 @@ make_names() {
 	expect_status 0
 	for opt in --filter --invert-match --count --files-with-matches --files-without-match \
 		--quiet --silent --words --word-regexp --only-matching --line-number \
-		--with-filename --no-filename --max-count --no-messages --null --label --field \
+		--with-filename --no-filename --max-count --no-messages --null --label --recursive --field \
 		--separator --null-data --line-buffered --help --version; do
 		case $output in *"$opt"*) ;; *) expect_eq "help mentions" "$opt" "(missing)" ;; esac
 	done
@@ -757,6 +757,77 @@ like_grep() {
 		cmp want one || { echo "one thread differs: $args" >&2; return 1; }
 		cmp want two || { echo "two threads differ: $args" >&2; return 1; }
 	done
+}
+
+# a tree to search with -r: files at two depths, an empty file, links
+# inside (passed over, as grep -r passes them) and a FIFO (never opened)
+make_tree() {
+	make_logs
+	mkdir -p logs/old logs/empty
+	cp a.log logs/a.log
+	cp b.log logs/old/b.log
+	cp c.log logs/Z.log
+	: >logs/old/empty.log
+	ln -s ../a.log logs/link.log
+	ln -s old logs/oldlink
+	mkfifo logs/fifo
+}
+
+@test "bfgrep: -r searches the files under directories, named before each line, as grep -r" {
+	make_tree
+	local args
+	for args in "logs" "-n logs" "-c logs" "-l logs" "-L logs" "-h logs" "a.log logs/old" \
+		"logs/link.log logs/oldlink" "-o -n logs/"; do
+		# shellcheck disable=SC2086
+		grep -F -x -r -f list.txt $args | LC_ALL=C sort >want
+		# shellcheck disable=SC2086
+		timeout 60 bfgrep -r -f list.bf $args >got
+		LC_ALL=C sort got | cmp want - || { echo "differs: -r $args" >&2; return 1; }
+	done
+	# in byte order of the names, depth first
+	run --separate-stderr bfgrep --recursive -c -f list.bf logs
+	expect_status 0
+	expect_stderr ""
+	expect_output $'logs/Z.log:0\nlogs/a.log:3\nlogs/old/b.log:1\nlogs/old/empty.log:0'
+}
+
+@test "bfgrep: -r with one FILE that is not a directory names nothing, as grep -r" {
+	make_tree
+	run --separate-stderr bfgrep -r -f list.bf a.log
+	expect_output $'alice\nbob\nalice'
+	run --separate-stderr bfgrep -r -H -f list.bf a.log
+	expect_output $'a.log:alice\na.log:bob\na.log:alice'
+}
+
+@test "bfgrep: -r without FILE searches the working directory, names without ./" {
+	make_tree
+	cd logs
+	grep -F -x -r -f ../list.txt | LC_ALL=C sort >../want
+	bfgrep -r -f ../list.bf >../got
+	LC_ALL=C sort ../got | cmp ../want -
+	expect_file ../got 'a.log:alice\na.log:bob\na.log:alice\nold/b.log:bob\n'
+	# standard input is not read then, so the filter may come from it
+	run --separate-stderr bfgrep -r -c -f - <../list.bf
+	expect_status 0
+	expect_output $'Z.log:0\na.log:3\nold/b.log:1\nold/empty.log:0'
+}
+
+@test "bfgrep: -r reports a missing FILE and an unreadable directory in place, status 2" {
+	make_tree
+	run --separate-stderr bfgrep -r -f list.bf missing.log logs/old
+	expect_status 2
+	expect_stderr "bfgrep: missing.log: No such file or directory"
+	expect_output "logs/old/b.log:bob"
+	chmod 0 logs/old
+	if [ -r logs/old ]; then
+		chmod 755 logs/old
+		skip "a directory without permissions is still readable here (root)"
+	fi
+	run --separate-stderr bfgrep -r -f list.bf logs
+	chmod 755 logs/old
+	expect_status 2
+	expect_stderr "bfgrep: logs/old: Permission denied"
+	expect_output $'logs/a.log:alice\nlogs/a.log:bob\nlogs/a.log:alice'
 }
 
 # ---------------------------------------------------------------- trouble
