@@ -7,6 +7,13 @@
  * the size of the filters whatever the size of the list. Each filter's
  * recorded key normalisation is applied to the keys tested against it.
  * Exit status as grep: 0 a line was selected, 1 none, 2 trouble.
+ *
+ * grep's output options mean what they mean in grep (-c -l -L -q -o -n
+ * -H -h -m -s -Z -r --label), compared byte for byte with GNU grep in the
+ * tests. Everything per input (line numbers, counts, names, -m) is kept
+ * in struct grep_input, reset at each input's begin and answered at its
+ * end (cli_each_input), which arrive in input order whichever thread read
+ * the batches.
  */
 #include <errno.h>
 #include <getopt.h>
