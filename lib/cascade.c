@@ -304,7 +304,10 @@ static size_t add_piece(struct cascade *c, const struct line *keys, const uint64
 		}
 	added = filter_test_and_add_hashed(newest, fresh_keys, h ? fresh_h : NULL, nfresh,
 					   fresh_present);
-	newest->insertions += n - nfresh;	/* repeats count as insertions too */
+	if (c->count_new_only)
+		newest->insertions -= nfresh - added;	/* it counted all it was offered */
+	else
+		newest->insertions += n - nfresh;	/* repeats count as insertions too */
 	for (size_t j = 0; j < nfresh; j++)
 		present[idx[j]] = fresh_present[j];
 	return added;

@@ -55,6 +55,11 @@ struct cascade {
 	int dcso_gzip;
 	unsigned char *dcso_data;
 	size_t dcso_data_len;
+	/*
+	 * Test-and-add counts as insertions only the keys new to the filter
+	 * (a seen-set: bfuniq), not every key offered; set by the caller.
+	 */
+	int count_new_only;
 };
 
 /* A one-stage cascade holding a new empty filter with params p. */
