@@ -962,3 +962,21 @@ make_tree() {
 	run --separate-stderr bfgrep -c -f c.bf ids.txt
 	expect_output 100000
 }
+
+@test "bfgrep: grep's per-FILE options work with a windowed filter too" {
+	# a count window of 100 keys holds k0..k49: every one of them is within it
+	seq 0 49 | sed 's/^/k/' | bfuniq --key "$KEY" -f w.bf --window 100 >/dev/null
+	put_lines a.txt k1 x k2
+	put_lines b.txt y z
+	run --separate-stderr bfgrep -n -f w.bf a.txt b.txt
+	expect_status 0
+	expect_output "a.txt:1:k1
+a.txt:3:k2"
+	run --separate-stderr bfgrep -c -f w.bf a.txt b.txt
+	expect_output "a.txt:2
+b.txt:0"
+	run --separate-stderr bfgrep -L -f w.bf a.txt b.txt
+	expect_output "b.txt"
+	run --separate-stderr bfgrep -h -m 1 -f w.bf a.txt b.txt
+	expect_output "k1"
+}
