@@ -38,7 +38,6 @@
 
 #define DEFAULT_CAPACITY 1000000
 #define DEFAULT_RATE 0.001
-#define OVER_CAPACITY_SLACK 1.1
 
 static const char usage[] =
 	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
@@ -695,25 +694,16 @@ static void report(const struct build *b, int verbose)
 {
 	const struct cascade *c = b->filter;
 	double rate = cascade_current_fpr(c);
-	double distinct = cascade_estimate_count(c);
 	char text[64];
 
 	if (verbose) {
 		report_lines(b);
-		cli_warn("%s (capacity %llu)", describe_count(distinct, text),
+		cli_warn("%s (capacity %llu)", describe_count(cascade_estimate_count(c), text),
 			 (unsigned long long)c->capacity);
 		report_fill(c);
 		cli_warn("estimated false-positive rate %.3g (target %g)", rate, c->target_p);
 	}
-	/*
-	 * The rate read off the fill scatters around the target for a filter
-	 * filled exactly to capacity; 10% over it means about 2-3% more keys
-	 * than the filter was sized for, beyond that noise.
-	 */
-	if (rate > OVER_CAPACITY_SLACK * c->target_p)
-		cli_warn("warning: filter over capacity: estimated false-positive rate %.3g exceeds target %g (%s, capacity %llu)",
-			 rate, c->target_p, describe_count(distinct, text),
-			 (unsigned long long)c->capacity);
+	cli_warn_over_capacity(c, rate);
 }
 
 /* Write the filter to dest (stdout when NULL) in the format asked for. */
@@ -740,6 +730,7 @@ int main(int argc, char **argv)
 	const char *dest;
 
 	cli_init(argv[0]);
+	cli_dcso_readable();	/* -f x.bloom adds to it as DCSO's insert does */
 	parse_options(&opt, argc, argv);
 	dest = destination(&opt);
 	if (dest && opt.filter && cli_same_file(dest, opt.filter))
@@ -752,7 +743,8 @@ int main(int argc, char **argv)
 	cli_window_check_use(&opt.win, NULL);
 	if (opt.remove)
 		check_removable(b.filter, opt.filter);
-	b.count_new = opt.format != FORMAT_BFTOOLS;
+	/* a new DCSO filter, or -f x.bloom: DCSO's N counts keys that set a new bit */
+	b.count_new = opt.format != FORMAT_BFTOOLS || cascade_params(b.filter)->layout == FILTER_DCSO;
 	b.remove = opt.remove;
 	b.checkpoint = opt.checkpoint;
 	b.checkpoint_path = opt.checkpoint_given ? opt.filter : NULL;

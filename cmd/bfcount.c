@@ -38,7 +38,8 @@
 
 static const char usage[] =
 	"Usage: bfcount [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
-	"   or: bfcount -f FILTER [-f FILTER...] [--union|--intersection|--jaccard] [-v] [FILTER...]\n"
+	"   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]\n"
+	"   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER...\n"
 	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
 	"Print the estimated number of distinct keys in the input, or in filters,\n"
 	"or in HyperLogLog sketches saved by -o.\n"
@@ -50,6 +51,7 @@ static const char usage[] =
 	"  -f, --filter=FILTER   count the elements of filters instead (repeatable;\n"
 	"                        the operands are then filters too)\n"
 	"      --union           the number of elements in the union of the filters\n"
+	"                        (the operands are filters, -f or not)\n"
 	"      --intersection    the number of elements in their intersection\n"
 	"      --jaccard         intersection over union, from 0 to 1\n"
 	"  -o, --output=SKETCH   also save the count's sketch to SKETCH (atomically)\n"
@@ -171,6 +173,7 @@ static void check_filter_mode(struct options *opt)
 	if (opt->key_options)
 		cli_usage_error("-k, -t, -i and -z apply to streams, not to filters (-f)");
 	cli_keys_optional();	/* counts come from the bits: fingerprints suffice */
+	cli_dcso_readable();	/* and DCSO filters have bits too */
 	for (int i = 0; i < opt->ninputs; i++)
 		opt->filters[opt->nfilters++] = opt->inputs[i];
 	if (cli_stdin_uses((char *const *)opt->filters, opt->nfilters) > 1)
@@ -247,12 +250,14 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->ninputs = argc - optind;
 	if (opt->nfilters > 0 && opt->sk.first)
 		cli_usage_error("%s works on streams and sketches, not with filters (-f)", opt->sk.first);
-	if (opt->nfilters == 0)
-		check_sketch_options(opt);
-	if (opt->nfilters > 0)
+	if (opt->op != COUNT_EACH && opt->sk.first)
+		cli_usage_error("%s works on streams and sketches, not with --union, --intersection or --jaccard (filters)",
+				opt->sk.first);
+	/* set operations are on filters: nothing else can be meant */
+	if (opt->nfilters > 0 || opt->op != COUNT_EACH)
 		check_filter_mode(opt);
-	else if (opt->op != COUNT_EACH)
-		cli_usage_error("--union, --intersection and --jaccard work on filters (-f)");
+	else
+		check_sketch_options(opt);
 }
 
 /* ---- stream mode ---------------------------------------------------- */
@@ -599,6 +604,98 @@ static void report_combined(enum set_op op, double intersection, double variance
 			 union_count > 0.0 ? sd / union_count : 0.0);
 }
 
+/* Stage at of c, taken out of it (c keeps the others, to be freed). */
+static struct filter *take_stage(struct cascade *c, size_t at)
+{
+	struct filter *f = c->stages[at];
+
+	memmove(&c->stages[at], &c->stages[at + 1], (c->nstages - at - 1) * sizeof *c->stages);
+	c->nstages--;
+	return f;
+}
+
+/* Stage f as a fixed filter of its own (f is freed on failure). */
+static struct cascade *as_fixed(struct filter *f, const char *name)
+{
+	const char *why;
+	struct cascade *c = cascade_from_stages(&f, 1, 0, 0, f->params.capacity,
+						f->params.target_p, &why);
+
+	if (c == NULL) {
+		filter_free(f);
+		cli_fatal("%s: %s", name, cli_explain(why));
+	}
+	return c;
+}
+
+/*
+ * OR the stages of c that hold keys into *acc (NULL: the first becomes
+ * it); all must have one shape.
+ */
+static void flatten_into(struct cascade **acc, struct cascade *c, const char *name)
+{
+	const char *why;
+
+	for (size_t i = 0; i < c->nstages;) {
+		struct cascade *one;
+
+		if (filter_bits_set(c->stages[i]) == 0) {
+			i++;
+			continue;
+		}
+		if (*acc != NULL && !filter_compatible((*acc)->stages[0], c->stages[i], &why))
+			cli_fatal("%s: its keys sit in stages of different sizes (a growing filter past its first stage, or a window whose generations grew): a key it shares with another filter may sit in a stage of another size there, and stages of different sizes cannot be compared bit by bit, so no union or intersection can be estimated",
+				  name);
+		one = as_fixed(take_stage(c, i), name);
+		if (*acc == NULL) {
+			*acc = one;
+			continue;
+		}
+		if (merge_into(*acc, one, MERGE_OR, &why) < 0)
+			cli_fatal("%s: %s", name, cli_explain(why));
+		cascade_free(one);
+	}
+}
+
+/*
+ * A filter as one plain Bloom filter, for unions and intersections. A
+ * fixed filter is one already. A growing filter's key sits in the stage
+ * that was newest when it arrived, so a key two filters share can sit in
+ * stage 0 of one and stage 2 of the other, and stages of different sizes
+ * cannot be compared bit by bit: it would count twice in a union and never
+ * in an intersection. Where all of its keys sit in stages of one shape
+ * (one stage: it has not outgrown its first) the OR of those stages is
+ * the filter. The same holds for a window: its live generations' stages
+ * (as of its clock) are OR-ed when they share one shape, which they do
+ * until a generation grows past its first stage. Anything else is
+ * refused, saying why.
+ */
+static struct cascade *flattened(const char *name)
+{
+	struct cascade *c, *acc = NULL;
+	struct window *w;
+
+	cli_load_any(name, &c, &w, NULL);
+	if (c != NULL) {
+		if (c->growth == 0)
+			return c;
+		flatten_into(&acc, c, name);
+		/* no keys: the stage they would go to is the shape */
+		if (acc == NULL)
+			acc = as_fixed(take_stage(c, 0), name);
+		cascade_free(c);
+		return acc;
+	}
+	for (size_t g = window_live_from(w, w->clock); g < w->ngen; g++)
+		flatten_into(&acc, w->gen[g], name);
+	if (acc == NULL && w->ngen > 0)
+		acc = as_fixed(take_stage(w->gen[w->ngen - 1], 0), name);
+	window_free(w);
+	if (acc == NULL)
+		cli_fatal("%s: a window that has no generation yet: no filter to combine", name);
+	return acc;
+}
+
 static void count_combined(const struct options *opt, struct writer *out)
 {
 	struct cascade **filters = calloc(opt->nfilters, sizeof *filters);
@@ -607,17 +704,8 @@ static void count_combined(const struct options *opt, struct writer *out)
 
 	if (filters == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
-	for (size_t i = 0; i < opt->nfilters; i++) {
-		filters[i] = cli_load_filter(opt->filters[i]);
-		/*
-		 * OR-ing stage by stage keeps every key (bfmerge does it), but a
-		 * key lands in whichever stage was newest when it arrived, so it
-		 * can sit in different stages of two filters and count twice.
-		 */
-		if (filters[i]->growth != 0)
-			cli_fatal("%s: cannot count unions or intersections of growing filters (a key may sit in different stages of each)",
-				  opt->filters[i]);
-	}
+	for (size_t i = 0; i < opt->nfilters; i++)
+		filters[i] = flattened(opt->filters[i]);
 	u = union_of(filters, opt->nfilters, opt->filters);
 	union_count = cascade_estimate_count(u);
 	if (!isfinite(union_count))

@@ -7,12 +7,20 @@
  * the size of the filters whatever the size of the list. Each filter's
  * recorded key normalisation is applied to the keys tested against it.
  * Exit status as grep: 0 a line was selected, 1 none, 2 trouble.
+ *
+ * grep's output options mean what they mean in grep (-c -l -L -q -o -n
+ * -H -h -m -s -Z -r --label), compared byte for byte with GNU grep in the
+ * tests. Everything per input (line numbers, counts, names, -m) is kept
+ * in struct grep_input, reset at each input's begin and answered at its
+ * end (cli_each_input), which arrive in input order whichever thread read
+ * the batches.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "cascade.h"
@@ -21,49 +29,84 @@
 #include "keys.h"
 
 static const char usage[] =
-	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c] [-q] [-w] [-k N] [-t C] [-z] [--line-buffered] [--now T] [FILE...]\n"
+	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k N] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
 	"Print the lines of FILEs (or standard input) whose key may be in a filter.\n"
 	"\n"
 	"  -f, --filter=FILTER   a filter file made by bfbuild (repeatable; - is stdin)\n"
 	"  -v, --invert-match    print the lines whose key is surely in no filter\n"
-	"  -c, --count           print only the number of selected lines\n"
+	"  -c, --count           print only the number of selected lines, per FILE\n"
+	"  -l, --files-with-matches\n"
+	"                        print only the names of FILEs with a selected line\n"
+	"  -L, --files-without-match\n"
+	"                        print only the names of FILEs without one\n"
 	"  -q, --quiet, --silent print nothing; exit 0 at the first selected line\n"
-	"  -w, --words           select a line if any word of its key is in a filter\n"
+	"  -w, --words, --word-regexp\n"
+	"                        select a line if any word of its key is in a filter\n"
+	"  -o, --only-matching   print only the key (with -w: each word in a filter)\n"
+	"  -n, --line-number     put the line number before each line\n"
+	"  -H, --with-filename   put the file name before each line (default: with\n"
+	"                        several FILEs)\n"
+	"  -h, --no-filename     never put file names before lines\n"
+	"  -m, --max-count=NUM   stop reading a FILE after NUM selected lines\n"
+	"  -s, --no-messages     say nothing about FILEs that cannot be read\n"
+	"  -Z, --null            end file names with NUL, not ':' or newline\n"
+	"      --label=LABEL     the name of standard input in the output\n"
+	"  -r, --recursive       search the files under directories (no FILE: .)\n"
 	"  -k, --field=N         key on the Nth field of each line\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	"      --line-buffered   flush output after every line\n"
 	"      --now=T           a windowed filter answers as of time T (default: now)\n"
 	CLI_COMMON_HELP
-	"  -h, --help            show this help and exit\n"
+	"      --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
 	"Exit status: 0 if a line was selected, 1 if none, 2 on trouble.\n";
 
-enum { OPT_LINE_BUFFERED = 256, OPT_NOW };
+enum { OPT_LINE_BUFFERED = 256, OPT_LABEL, OPT_HELP, OPT_NOW };
 
 static const struct option long_options[] = {
 	{ "filter", required_argument, NULL, 'f' },
 	{ "invert-match", no_argument, NULL, 'v' },
 	{ "count", no_argument, NULL, 'c' },
+	{ "files-with-matches", no_argument, NULL, 'l' },
+	{ "files-without-match", no_argument, NULL, 'L' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "silent", no_argument, NULL, 'q' },
 	{ "words", no_argument, NULL, 'w' },
+	{ "word-regexp", no_argument, NULL, 'w' },
+	{ "only-matching", no_argument, NULL, 'o' },
+	{ "line-number", no_argument, NULL, 'n' },
+	{ "with-filename", no_argument, NULL, 'H' },
+	{ "no-filename", no_argument, NULL, 'h' },
+	{ "max-count", required_argument, NULL, 'm' },
+	{ "no-messages", no_argument, NULL, 's' },
+	{ "null", no_argument, NULL, 'Z' },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "recursive", no_argument, NULL, 'r' },
 	{ "field", required_argument, NULL, 'k' },
 	{ "separator", required_argument, NULL, 't' },
 	{ "null-data", no_argument, NULL, 'z' },
 	{ "line-buffered", no_argument, NULL, OPT_LINE_BUFFERED },
 	{ "now", required_argument, NULL, OPT_NOW },
-	{ "help", no_argument, NULL, 'h' },
+	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
+/* -l and -L: what is printed of an input is its name, or nothing. */
+enum list_files { LIST_NONE, LIST_MATCHING, LIST_NONMATCHING };
+
 struct options {
 	const char **filters;
 	size_t nfilters;
 	int invert, count, quiet, line_buffered;
+	int with_filename;	/* -1 until decided: names when there are several FILEs */
+	int line_number, only_matching, null_after_name, no_messages, recursive;
+	enum list_files list;
+	uint64_t max_count;	/* selected lines per FILE; UINT64_MAX: no limit */
+	const char *label;	/* the name of standard input */
 	struct key_spec spec;
 	struct cli_window win;	/* --now only */
 	char delim;
@@ -77,14 +120,25 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'f': opt->filters[opt->nfilters++] = arg; break;
 	case 'v': opt->invert = 1; break;
 	case 'c': opt->count = 1; break;
+	case 'l': opt->list = LIST_MATCHING; break;
+	case 'L': opt->list = LIST_NONMATCHING; break;
 	case 'q': opt->quiet = 1; break;
 	case 'w': opt->spec.words = 1; break;
+	case 'o': opt->only_matching = 1; break;
+	case 'n': opt->line_number = 1; break;
+	case 'H': opt->with_filename = 1; break;
+	case 'h': opt->with_filename = 0; break;
+	case 'm': opt->max_count = cli_count("max count", arg, 0, UINT64_MAX); break;
+	case 's': opt->no_messages = 1; break;
+	case 'Z': opt->null_after_name = 1; break;
+	case OPT_LABEL: opt->label = arg; break;
+	case 'r': opt->recursive = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'z': opt->delim = '\0'; break;
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
 	case OPT_NOW: cli_window_now(&opt->win, arg); break;
-	case 'h': cli_help(usage);
+	case OPT_HELP: cli_help(usage);
 	case 'V': cli_version();
 	default:
 		if (!cli_common_option(c, arg))
@@ -92,14 +146,26 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	}
 }
 
-static int reads_stdin(char *const *inputs, int n)
+static int reads_stdin(char *const *inputs, int n, int recursive)
 {
 	if (n == 0)
-		return 1;
+		return !recursive;	/* -r with no FILE searches . */
 	for (int i = 0; i < n; i++)
 		if (strcmp(inputs[i], "-") == 0)
 			return 1;
 	return 0;
+}
+
+/* Whether names go before lines by default: as grep, when there may be several files. */
+static int several_files(const struct options *opt)
+{
+	struct stat st;
+
+	if (opt->ninputs > 1 || (opt->recursive && opt->ninputs == 0))
+		return 1;
+	/* -r with one FILE: names if it is a directory */
+	return opt->recursive && opt->ninputs == 1 && stat(opt->inputs[0], &st) == 0 &&
+	       S_ISDIR(st.st_mode);
 }
 
 static void parse_options(struct options *opt, int argc, char **argv)
@@ -110,19 +176,24 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	memset(opt, 0, sizeof *opt);
 	opt->spec.separator = -1;
 	opt->delim = '\n';
+	opt->with_filename = -1;
+	opt->max_count = UINT64_MAX;
 	cli_window_init(&opt->win);
 	/* every -f takes an argument, so there are fewer than argc of them */
 	opt->filters = calloc((size_t)argc, sizeof *opt->filters);
 	if (opt->filters == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
-	while ((c = cli_getopt(argc, argv, ":f:vcqwk:t:zhV", long_options)) != -1)
+	while ((c = cli_getopt(argc, argv, ":f:vclLqwonHhm:sZrk:t:zV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	if (opt->with_filename < 0)
+		opt->with_filename = several_files(opt);
 	if (opt->nfilters == 0)
 		cli_usage_error("no filter given (use -f FILTER)");
 	stdin_filters = cli_stdin_uses((char *const *)opt->filters, opt->nfilters);
-	if (stdin_filters > 1 || (stdin_filters && reads_stdin(opt->inputs, opt->ninputs)))
+	if (stdin_filters > 1 ||
+	    (stdin_filters && reads_stdin(opt->inputs, opt->ninputs, opt->recursive)))
 		cli_usage_error("standard input can be read only once (a filter or the input)");
 }
 
@@ -137,6 +208,15 @@ struct grep_slot {
 	size_t hit_cap;
 };
 
+/* The input being read: what -c, -l, -L, -m and the prefixes need. */
+struct grep_input {
+	const char *name;	/* as the output names it: the label, or name_copy */
+	char *name_copy;	/* the path lasts only during begin (cli.h) */
+	size_t name_cap;
+	uint64_t lines;		/* read before the batch at hand */
+	uint64_t selected;
+};
+
 struct grep {
 	const struct options *opt;
 	struct cascade **filters;	/* NULL where windows[j] is not */
@@ -146,7 +226,8 @@ struct grep {
 	struct grep_slot slots[CLI_SLOTS];
 	unsigned char *selected;
 	size_t selected_cap;
-	uint64_t matches;
+	uint64_t matches;	/* over all inputs */
+	struct grep_input input;
 	struct writer out;
 };
 
@@ -227,45 +308,163 @@ static void test_keys(void *ctx, unsigned slot, size_t from, size_t to)
 	}
 }
 
-/* Calling thread, in input order: mark the records, write the selected. */
+static void put(struct grep *g, const void *data, size_t len)
+{
+	if (writer_put(&g->out, data, len) < 0)
+		cli_write_error(errno);
+}
+
+static void put_record(struct grep *g, struct line record, char delim)
+{
+	if (writer_record(&g->out, record, delim) < 0)
+		cli_write_error(errno);
+}
+
+/* "NAME:", or "NAME\0" with -Z, when names are wanted (-H). */
+static void put_name(struct grep *g)
+{
+	if (!g->opt->with_filename)
+		return;
+	put(g, g->input.name, strlen(g->input.name));
+	put(g, g->opt->null_after_name ? "" : ":", 1);
+}
+
+/* What goes before a line: the name, then "LINE:" with -n. */
+static void put_prefix(struct grep *g, uint64_t line)
+{
+	put_name(g);
+	if (g->opt->line_number) {
+		char text[32];
+		int len = snprintf(text, sizeof text, "%llu:", (unsigned long long)line);
+
+		put(g, text, (size_t)len);
+	}
+}
+
+/*
+ * -o: the keys of record r that are in a filter, each on a line of its own
+ * (the record's one key, or with -w its words). *k is the first key of r
+ * or later; keys come in record order.
+ */
+static void put_matches(struct grep *g, const struct grep_slot *s, const struct keyset *ks,
+			size_t r, size_t *k, uint64_t line)
+{
+	for (; *k < ks->count && ks->record[*k] == r; ++*k) {
+		if (!s->hit[*k])
+			continue;
+		put_prefix(g, line);
+		put_record(g, ks->keys[*k], g->opt->delim);
+	}
+}
+
+/* One selected line: what to print, and whether to read on (0), skip the input or stop. */
+static int take_line(struct grep *g, const struct grep_slot *s, const struct keyset *ks,
+		     struct line record, size_t r, size_t *k)
+{
+	const struct options *opt = g->opt;
+	uint64_t line = g->input.lines + r + 1;
+
+	g->matches++;
+	g->input.selected++;
+	if (opt->quiet)
+		return 1;
+	if (opt->list != LIST_NONE)
+		return CLI_SKIP_INPUT;	/* the answer for this input is known */
+	if (opt->only_matching && !opt->count && !opt->invert)
+		put_matches(g, s, ks, r, k, line);
+	else if (!opt->count && !opt->only_matching) {
+		put_prefix(g, line);
+		put_record(g, record, opt->delim);
+	}
+	return g->input.selected >= opt->max_count ? CLI_SKIP_INPUT : 0;
+}
+
+/* Calling thread, in input order: mark the records, answer for the selected. */
 static int select_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct grep *g = ctx;
 	const struct options *opt = g->opt;
 	const struct grep_slot *s = &g->slots[slot];
 	const struct keyset *ks = &s->keys[g->wants_fold[0] ? 0 : 1];
+	size_t k = 0;
+	int rc = 0;
 
+	if (g->input.selected >= opt->max_count)	/* -m 0 */
+		return CLI_SKIP_INPUT;
 	memset(cli_flags(&g->selected, &g->selected_cap, n), 0, n);
 	for (size_t i = 0; i < ks->count; i++)
 		g->selected[ks->record[i]] |= s->hit[i];
-	for (size_t r = 0; r < n; r++) {
-		if (g->selected[r] == opt->invert)
-			continue;
-		g->matches++;
-		if (opt->quiet)
-			return 1;
-		if (!opt->count && writer_record(&g->out, records[r], opt->delim) < 0)
-			cli_write_error(errno);
+	for (size_t r = 0; r < n && rc == 0; r++) {
+		while (k < ks->count && ks->record[k] < r)
+			k++;
+		if (g->selected[r] != opt->invert)
+			rc = take_line(g, s, ks, records[r], r, &k);
 	}
+	g->input.lines += n;
+	return rc;
+}
+
+static void begin_input(void *ctx, const char *path)
+{
+	struct grep *g = ctx;
+	struct grep_input *in = &g->input;
+	size_t len = strlen(path) + 1;
+
+	if (strcmp(path, "-") == 0) {
+		in->name = g->opt->label ? g->opt->label : cli_display_name(path);
+	} else {
+		if (len > in->name_cap) {
+			char *bigger = realloc(in->name_copy, len);
+
+			if (bigger == NULL)
+				cli_fatal("%s", strerror(ENOMEM));
+			in->name_copy = bigger;
+			in->name_cap = len;
+		}
+		in->name = memcpy(in->name_copy, path, len);
+	}
+	in->lines = 0;
+	in->selected = 0;
+}
+
+/* -c, -l and -L answer once an input has been read. */
+static int end_input(void *ctx, const char *path)
+{
+	struct grep *g = ctx;
+	const struct options *opt = g->opt;
+	struct line name = { g->input.name, strlen(g->input.name) };
+	char text[32];
+	int len;
+
+	(void)path;
+	if (opt->quiet)
+		return 0;
+	if ((opt->list == LIST_MATCHING && g->input.selected > 0) ||
+	    (opt->list == LIST_NONMATCHING && g->input.selected == 0))
+		put_record(g, name, opt->null_after_name ? '\0' : '\n');
+	if (opt->list != LIST_NONE || !opt->count)
+		return 0;
+	put_name(g);
+	len = snprintf(text, sizeof text, "%llu", (unsigned long long)g->input.selected);
+	put_record(g, (struct line){ text, (size_t)len }, '\n');
 	return 0;
 }
 
 static int select_lines(struct grep *g)
 {
 	static const struct cli_stage stage = { prepare_keys, test_keys, select_batch };
+	static const struct cli_input_events events = { begin_input, end_input };
 
 	for (size_t j = 0; j < g->opt->nfilters; j++)
 		g->wants_fold[filter_folds(g, j)] = 1;
-	return cli_each_batch(g->opt->inputs, g->opt->ninputs, g->opt->delim, &stage, g);
-}
-
-static void print_count(struct grep *g)
-{
-	char text[32];
-	int len = snprintf(text, sizeof text, "%llu\n", (unsigned long long)g->matches);
-
-	if (writer_put(&g->out, text, (size_t)len) < 0)
-		cli_write_error(errno);
+	/* -o prints the keys as they were read */
+	if (g->opt->only_matching)
+		g->wants_fold[0] = 1;
+	if (g->opt->no_messages)
+		cli_quiet_inputs();
+	if (g->opt->recursive)
+		cli_recursive_inputs();
+	return cli_each_input(g->opt->inputs, g->opt->ninputs, g->opt->delim, &stage, &events, g);
 }
 
 static void release(struct grep *g, struct options *opt)
@@ -277,6 +476,7 @@ static void release(struct grep *g, struct options *opt)
 	free(g->filters);
 	free(g->windows);
 	free(g->selected);
+	free(g->input.name_copy);
 	for (unsigned i = 0; i < CLI_SLOTS; i++) {
 		keyset_free(&g->slots[i].keys[0]);
 		keyset_free(&g->slots[i].keys[1]);
@@ -303,9 +503,8 @@ int main(int argc, char **argv)
 		cli_load_any(opt.filters[j], &g.filters[j], &g.windows[j], NULL);
 	g.now = cli_window_clock(&opt.win);
 	cli_stdout_init(&g.out, opt.line_buffered);
-	input_status = select_lines(&g);
-	if (opt.count && !opt.quiet)
-		print_count(&g);
+	/* as grep: -m 0 reads nothing and selects nothing, but -L lists the FILEs */
+	input_status = opt.max_count == 0 && opt.list != LIST_NONMATCHING ? 0 : select_lines(&g);
 	cli_stdout_finish(&g.out);
 	/* as grep: -q with a selected line is success whatever else happened */
 	if (opt.quiet && g.matches > 0)

@@ -38,8 +38,6 @@
 #include "sketch.h"
 #include "writer.h"
 
-/* The rule bfbuild warns by: see OVER_CAPACITY_SLACK there. */
-#define OVER_CAPACITY_SLACK 1.1
 /* Text output: values start in this column. */
 #define LABEL_WIDTH 22
 
@@ -225,7 +223,7 @@ static void measure(struct info *in, const struct cascade *c)
 	in->fill = ratio(in->bits_set, in->bits);
 	in->estimate = cascade_estimate_count(c);
 	in->rate = cascade_current_fpr(c);
-	in->over_capacity = in->rate > OVER_CAPACITY_SLACK * c->target_p;
+	in->over_capacity = in->rate > CASCADE_OVER_CAPACITY_SLACK * c->target_p;
 	in->memory_bytes = cascade_bytes(c);
 }
 
@@ -309,6 +307,20 @@ static void text_estimate(struct writer *w, int indent, double estimate)
 		text_field(w, indent, "estimated elements", "%.0f", estimate);
 }
 
+/*
+ * "keys": the distinct keys estimated from the bits set, exactly the figure
+ * bfcount -f prints (cascade_estimate_count, window_estimate_count). No
+ * exact distinct count is stored: a merge cannot know the overlap of its
+ * inputs, and merged shards must stay byte-identical to a serial build.
+ */
+static void text_keys(struct writer *w, int indent, double estimate)
+{
+	if (isinf(estimate))
+		text_field(w, indent, "keys", "too many to estimate (every bit set)");
+	else
+		text_field(w, indent, "keys", "%.0f (estimated from the bits set)", estimate);
+}
+
 static void text_bytes(struct writer *w, const char *label, uint64_t bytes)
 {
 	char human[32];
@@ -348,6 +360,7 @@ static void text_header(struct writer *w, const struct info *in)
 		   c->growth == 0 ? "" : " (first stage)");
 	text_field(w, 0, "target rate", "%g", c->target_p);
 	text_field(w, 0, "insertions", "%llu", (unsigned long long)cascade_insertions(c));
+	text_keys(w, 0, in->estimate);
 }
 
 static void text_stage(struct writer *w, const struct info *in, size_t i)
@@ -415,6 +428,7 @@ static void text_dcso(struct writer *w, const struct info *in)
 	text_field(w, 0, "hashes (k)", "%u", (unsigned)f->params.k);
 	text_field(w, 0, "bits (m)", "%llu", (unsigned long long)f->params.probe_bits);
 	text_field(w, 0, "elements (N)", "%llu", (unsigned long long)c->newest_keys);
+	text_keys(w, 0, in->estimate);
 	text_field(w, 0, "bits set", "%llu", (unsigned long long)in->bits_set);
 	text_field(w, 0, "fill", "%.2f%%", 100.0 * in->fill);
 	text_estimate(w, 0, in->estimate);
@@ -497,6 +511,12 @@ static void json_u64_or_null(struct writer *w, const char *key, int known, uint6
 	put(w, "null", 4);
 }
 
+/* "keys": as text_keys, a whole number, or null when every bit is set. */
+static void json_keys(struct writer *w, double estimate)
+{
+	json_u64_or_null(w, "keys", isfinite(estimate), isfinite(estimate) ? (uint64_t)llround(estimate) : 0);
+}
+
 static void json_header(struct writer *w, const struct info *in)
 {
 	const struct cascade *c = in->c;
@@ -521,6 +541,7 @@ static void json_header(struct writer *w, const struct info *in)
 	json_key(w, "target_rate");
 	json_double(w, c->target_p);
 	json_u64(w, "insertions", cascade_insertions(c));
+	json_keys(w, in->estimate);
 }
 
 static void json_stage(struct writer *w, const struct info *in, size_t i)
@@ -583,6 +604,7 @@ static void json_dcso(struct writer *w, const struct info *in)
 	json_double(w, c->target_p);
 	json_u64(w, "hashes", f->params.k);
 	json_u64(w, "elements", c->newest_keys);
+	json_keys(w, in->estimate);
 	json_totals(w, in);
 	put(w, "}\n", 2);
 }
@@ -660,6 +682,7 @@ static void describe_window_text(struct writer *w, const char *path, const struc
 	text_field(w, 0, "expected keys", "%llu per window", (unsigned long long)wp->expected);
 	text_field(w, 0, "target rate", "%g", wp->target_p);
 	text_field(w, 0, "live generations", "%zu", win->ngen);
+	text_keys(w, 0, window_estimate_count(win, win->clock));
 	for (size_t g = 0; g < win->ngen; g++)
 		text_generation(w, win, g);
 	text_estimate(w, 0, window_estimate_count(win, win->clock));
@@ -682,6 +705,7 @@ static void describe_window_json(struct writer *w, const char *path, const struc
 	json_u64(w, wp->kind == WINDOW_TIME ? "clock_ms" : "clock_keys", win->clock);
 	json_key(w, "target_rate");
 	json_double(w, wp->target_p);
+	json_keys(w, window_estimate_count(win, win->clock));
 	json_key(w, "live");
 	put(w, "[", 1);
 	for (size_t g = 0; g < win->ngen; g++) {

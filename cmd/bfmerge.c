@@ -19,6 +19,7 @@
  * and a filter do not merge, and sketches have no intersection.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include "cascade.h"
 #include "cli.h"
 #include "cli_window.h"
+#include "dcso.h"
 #include "format.h"
 #include "merge.h"
 #include "sketch.h"
@@ -100,7 +102,10 @@ static void describe_difference(const struct cascade *a, const struct cascade *b
 {
 	const struct filter_params *p = cascade_params(a), *q = cascade_params(b);
 
-	if (strcmp(what, "size") == 0)
+	if (strcmp(what, "size") == 0 && p->layout == FILTER_DCSO)	/* its own m, not the array's */
+		snprintf(out, len, "size (m = %llu vs %llu bits)", (unsigned long long)p->probe_bits,
+			 (unsigned long long)q->probe_bits);
+	else if (strcmp(what, "size") == 0)
 		snprintf(out, len, "size (%llu vs %llu %s)", (unsigned long long)p->m,
 			 (unsigned long long)q->m, p->layout == FILTER_COUNTING ? "counters" : "bits");
 	else if (strcmp(what, "hashes") == 0)
@@ -108,8 +113,77 @@ static void describe_difference(const struct cascade *a, const struct cascade *b
 	else if (strcmp(what, "growth") == 0)
 		snprintf(out, len, "growth (%u/%u vs %u/%u)", a->growth, a->tighten,
 			 b->growth, b->tighten);
+	else if (strcmp(what, "capacity") == 0)	/* DCSO filters only */
+		snprintf(out, len, "capacity (n = %llu vs %llu)", (unsigned long long)a->capacity,
+			 (unsigned long long)b->capacity);
+	else if (strcmp(what, "rate") == 0)
+		snprintf(out, len, "rate (p = %g vs %g)", a->target_p, b->target_p);
 	else
 		snprintf(out, len, "%s", what);
+}
+
+/* Refuse other unless it combines with result (the message leads with other's values). */
+static void check_compatible(const struct cascade *result, const char *first,
+			     struct cascade *other, const char *path, void (*undo)(void *), void *ctx)
+{
+	const char *what;
+	char difference[96];
+
+	if (cascade_compatible(result, other, &what))
+		return;
+	describe_difference(other, result, what, difference, sizeof difference);
+	undo(ctx);
+	cascade_free(other);
+	cli_fatal("%s: cannot be merged with %s: different %s", cli_display_name(path),
+		  cli_display_name(first), difference);
+}
+
+static void abandon_reader(void *r)
+{
+	format_abandon(r);
+}
+
+static void nothing(void *ctx)
+{
+	(void)ctx;
+}
+
+/*
+ * Into a DCSO result, the other filter loaded whole (the format cannot be
+ * streamed): OR is DCSO's join, N summed; the reference also refuses
+ * other capacities and rates (cascade_compatible).
+ */
+static void merge_loaded(struct cascade *result, const char *first, const char *path,
+			 enum merge_op op)
+{
+	struct cascade *other = cli_load_filter(path);
+	const char *why;
+
+	check_compatible(result, first, other, path, nothing, NULL);
+	if (merge_into(result, other, op, &why) < 0) {
+		cascade_free(other);
+		cli_fatal("%s: %s", cli_display_name(path), cli_explain(why));
+	}
+	cascade_free(other);
+}
+
+/*
+ * Whether the file at path is a DCSO filter, which cannot be streamed:
+ * loaded whole, it is then refused for its layout, as any other filter
+ * that does not combine. Standard input cannot be looked at twice.
+ */
+static int is_dcso_file(const char *path)
+{
+	unsigned char start[DCSO_SNIFF_MAX];
+	const char *why;
+	size_t len;
+	int eof, fd, kind;
+
+	if (strcmp(path, "-") == 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	kind = dcso_sniff(fd, start, sizeof start, &len, &eof, &why);
+	close(fd);
+	return kind == 1;
 }
 
 /* Stream the filter at path into result, checking compatibility first. */
@@ -118,18 +192,15 @@ static void merge_file(struct cascade *result, const char *first, const char *pa
 {
 	int fd;
 	struct cascade *shape;
-	const char *why, *what;
-	struct format_reader *r = cli_open_filter(path, &shape, &fd);
-	char difference[96];
+	const char *why;
+	struct format_reader *r;
 
-	if (!cascade_compatible(result, shape, &what)) {
-		/* the message leads with this file, so its values come first */
-		describe_difference(shape, result, what, difference, sizeof difference);
-		format_abandon(r);
-		cascade_free(shape);
-		cli_fatal("%s: cannot be merged with %s: different %s", cli_display_name(path),
-			  cli_display_name(first), difference);
+	if (cascade_params(result)->layout == FILTER_DCSO || is_dcso_file(path)) {
+		merge_loaded(result, first, path, op);
+		return;
 	}
+	r = cli_open_filter(path, &shape, &fd);
+	check_compatible(result, first, shape, path, abandon_reader, r);
 	if (merge_stream(result, r, shape, op, &why) < 0)
 		cli_fatal("%s: %s", cli_display_name(path), cli_explain(why));
 	cascade_free(shape);
@@ -264,6 +335,7 @@ int main(int argc, char **argv)
 
 	cli_init(argv[0]);
 	cli_keys_optional();	/* never hashes keys: fingerprints suffice */
+	cli_dcso_readable();	/* DCSO filters merge with DCSO filters, as their join */
 	parse_options(&opt, argc, argv);
 	if (opt.output)
 		cli_check_destination(opt.output);
@@ -284,6 +356,8 @@ int main(int argc, char **argv)
 	} else {
 		if (opt.verbose)
 			report(merged);
+		/* as bfbuild: shards that fit apart may not fit together */
+		cli_warn_over_capacity(merged, cascade_current_fpr(merged));
 		cli_save_filter(merged, opt.output);
 		cascade_free(merged);
 	}

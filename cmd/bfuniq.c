@@ -466,6 +466,7 @@ int main(int argc, char **argv)
 	int input_status;
 
 	cli_init(argv[0]);
+	cli_dcso_readable();	/* a DCSO STATE is added to and written back as such */
 	parse_options(&opt, argc, argv);
 	u.opt = &opt;
 	u.checkpoint = opt.checkpoint;
@@ -475,6 +476,13 @@ int main(int argc, char **argv)
 		cli_stop_on_signals();	/* after the lock: while waiting, a signal just ends it */
 	}
 	acquire_seen_set(&opt, &u.seen, &u.window);
+	/*
+	 * A state's insertions are the keys that were new to it: those passed.
+	 * A counting state counts every key it saw, as its counters do, so
+	 * that bfbuild --remove can take them out again.
+	 */
+	if (u.seen != NULL && cascade_params(u.seen)->layout != FILTER_COUNTING)
+		u.seen->count_new_only = 1;
 	cli_window_check_use(&opt.win, u.window);
 	cli_stdout_init(&u.out, opt.line_buffered);
 	running = &u;

@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -22,12 +24,14 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "dcso.h"
 #include "format.h"
 #include "keyfile.h"
 #include "lines.h"
 #include "lock.h"
 #include "numparse.h"
 #include "sketch.h"
+#include "walk.h"
 
 const char *cli_progname = "bftools";
 int cli_progress_mode = -1;
@@ -115,7 +119,7 @@ static const char *dcso_unusable(void)
 
 	if (!dcso_readable) {
 		snprintf(text, sizeof text,
-			 "a DCSO bloom filter, not a bftools filter (%s does not take those; bfgrep and bfinfo read them)",
+			 "a DCSO bloom filter, not a bftools filter (%s does not take those)",
 			 cli_progname);
 		return text;
 	}
@@ -709,6 +713,22 @@ struct format_reader *cli_open_filter(const char *path, struct cascade **shape, 
 	return r;
 }
 
+void cli_warn_over_capacity(const struct cascade *c, double rate)
+{
+	double distinct;
+	char count[64];
+
+	if (!(rate > CASCADE_OVER_CAPACITY_SLACK * c->target_p))
+		return;
+	distinct = cascade_estimate_count(c);
+	if (isinf(distinct))	/* every bit set */
+		snprintf(count, sizeof count, "every bit set: too many keys to estimate");
+	else
+		snprintf(count, sizeof count, "about %.0f distinct keys", distinct);
+	cli_warn("warning: filter over capacity: estimated false-positive rate %.3g exceeds target %g (%s, capacity %llu)",
+		 rate, c->target_p, count, (unsigned long long)c->capacity);
+}
+
 static void save_filter(const struct cascade *f, const char *path)
 {
 	const char *why;
@@ -722,8 +742,23 @@ static void save_filter(const struct cascade *f, const char *path)
 		cli_fatal("%s: %s", path, why);
 }
 
+/* A DCSO filter goes back in its own format, gzipped or not as it came. */
+static void save_dcso(const struct cascade *c, const char *path)
+{
+	const char *why;
+
+	if (path == NULL && dcso_save(c, STDOUT_FILENO, c->dcso_gzip, &why) < 0)
+		cli_fatal("write error: %s", why);
+	if (path != NULL && dcso_save_path(c, path, c->dcso_gzip, &why) < 0)
+		cli_fatal("%s: %s", path, why);
+}
+
 void cli_save_filter(const struct cascade *f, const char *path)
 {
+	if (cascade_params(f)->layout == FILTER_DCSO) {
+		save_dcso(f, path);
+		return;
+	}
 	progress_start(0, path ? path : "(standard output)");
 	format_set_progress(file_progress, NULL);
 	save_filter(f, path);
@@ -947,7 +982,12 @@ void cli_checkpoint_finish(struct cli_checkpoint *cp)
  * The reader side of cli_each_batch: the inputs in turn, each
  * batch in a slot with what consume needs to report it. An input that
  * cannot be opened or read becomes a slot of its own carrying the error,
- * so it is reported in its place in the output's order.
+ * so it is reported in its place in the output's order. Each input's
+ * first slot says so (begins) and its end is a slot of its own (ends,
+ * after the last batch, or with the read error), so that per-input
+ * answers (bfgrep -c) come in order too. Inputs are numbered from 1; the
+ * consumer skips the rest of one by raising skip to its number, which the
+ * reader reads before each batch.
  */
 struct input_slot {
 	struct lines_batch batch;
@@ -956,23 +996,46 @@ struct input_slot {
 	int fatal;		/* err is out of memory: stop */
 	const char *name;	/* the input err is about, or the batch came from */
 	uint64_t first_line;	/* the line number of the batch's first record */
+	const char *path;	/* the input the slot belongs to, as given (path_copy) */
+	char *path_copy;	/* the slot's own: a walk's names do not last */
+	size_t path_cap;
+	unsigned input;		/* its number; 0 for one that could not be opened */
+	int begins, ends;	/* the input's first slot; its last */
+	int last;		/* the input is the last one */
 };
 
 struct inputs {
 	char *const *paths;
 	int npaths;
 	int next;		/* paths[next] is the next input to open */
+	struct walk *walk;	/* -r: the inputs are the files under paths */
 	int fd;			/* the input being read, or -1 */
 	const char *name;
+	unsigned current;	/* the number of the input being read */
+	int fresh;		/* nothing of it has been handed out yet */
 	struct lines_reader *reader;
 	uint64_t base;		/* bytes of the inputs before this one */
 	uint64_t lines;		/* records of this input read so far */
 	char delim;
 	int status;
+	atomic_uint skip;	/* inputs up to this number are not read further */
 	const struct cli_stage *stage;
+	const struct cli_input_events *events;
 	void *ctx;
 	struct input_slot slots[CLI_SLOTS];
 };
+
+static int quiet_inputs, recursive_inputs;
+
+void cli_quiet_inputs(void)
+{
+	quiet_inputs = 1;
+}
+
+void cli_recursive_inputs(void)
+{
+	recursive_inputs = 1;
+}
 
 static void inputs_close_current(struct inputs *in)
 {
@@ -986,38 +1049,126 @@ static void inputs_close_current(struct inputs *in)
 	in->fd = -1;
 }
 
-/* A slot that only reports an error. */
-static int error_slot(struct input_slot *s, int err, const char *name, size_t *units)
+/* s's own copy of the input's path, for the consumer; -1 when out of memory. */
+static int slot_path(struct input_slot *s, const char *path)
+{
+	size_t len = strlen(path) + 1;
+
+	if (len > s->path_cap) {
+		char *bigger = realloc(s->path_copy, len);
+
+		if (bigger == NULL)
+			return -1;
+		s->path_copy = bigger;
+		s->path_cap = len;
+	}
+	memcpy(s->path_copy, path, len);
+	s->path = s->path_copy;
+	return 0;
+}
+
+/* A slot that only reports an error, about the input at path; name it with display. */
+static int error_slot(struct input_slot *s, int err, const char *path, int display,
+		      size_t *units)
 {
 	s->batch.n = 0;
 	s->err = err;
-	s->fatal = err == ENOMEM;
-	s->name = name;
+	if (slot_path(s, path) < 0) {
+		s->err = ENOMEM;
+		s->path = "";
+	}
+	s->fatal = s->err == ENOMEM;
+	s->name = display ? cli_display_name(s->path) : s->path;
 	*units = 0;
 	return 1;
+}
+
+/*
+ * The next input's path: 1, 0 at the end, -1 with errno when a walk could
+ * not read a directory (*path names it). A walk is never cancelled midway
+ * (pipeline.h): it holds directories open.
+ */
+static int next_path(struct inputs *in, const char **path)
+{
+	int r, err = 0, state;
+
+	if (atomic_load(&stop_signal) != 0)	/* a signal to save and stop: no more input */
+		return 0;
+	if (in->walk == NULL) {
+		if (in->next == in->npaths)
+			return 0;
+		*path = in->paths[in->next++];
+		return 1;
+	}
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	r = walk_next(in->walk, path, &err);
+	pthread_setcancelstate(state, &state);
+	errno = err;
+	return r;
 }
 
 /* Open the next input; 1 when one is open, 0 at the end, -1 with errno. */
 static int inputs_open_next(struct inputs *in)
 {
 	const char *path;
+	int found = next_path(in, &path);
 
-	if (in->next == in->npaths || atomic_load(&stop_signal) != 0)
-		return 0;
-	path = in->paths[in->next++];
+	if (found <= 0) {
+		in->name = found < 0 ? path : NULL;
+		return found;
+	}
 	in->name = path;
 	in->lines = 0;
 	in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (in->fd < 0)
 		return -1;
 	in->reader = lines_open(in->fd, in->delim);
-	if (in->reader != NULL)
+	if (in->reader != NULL) {
+		in->current++;
+		in->fresh = 1;
 		return 1;
+	}
 	if (in->fd != STDIN_FILENO)
 		close(in->fd);
 	in->fd = -1;
 	errno = ENOMEM;
 	return -1;
+}
+
+/* The next batch of the open input into s, or its end (read error, skipped, end of input). */
+static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *units)
+{
+	long n = 0;
+
+	if (slot_path(s, in->name) < 0)
+		return error_slot(s, ENOMEM, "", 0, units);
+	s->input = in->current;
+	s->last = in->walk == NULL && in->next == in->npaths;
+	s->begins = in->fresh;
+	in->fresh = 0;
+	if (atomic_load_explicit(&in->skip, memory_order_relaxed) < in->current)
+		n = lines_next_owned(in->reader, &s->batch);
+	if (n > 0) {
+		s->bytes_read = in->base + lines_bytes_read(in->reader);
+		s->name = cli_display_name(s->path);	/* the slot's copy: it lasts */
+		s->first_line = in->lines + 1;
+		in->lines += (uint64_t)n;
+		if (in->stage->prepare(in->ctx, (unsigned)(s - in->slots), s->batch.records,
+				       s->batch.n, units) < 0)
+			return error_slot(s, ENOMEM, in->name, 0, units);
+		return 1;
+	}
+	s->ends = 1;
+	if (n < 0) {
+		int err = errno;
+
+		inputs_close_current(in);
+		return error_slot(s, err, in->name, 1, units);
+	}
+	inputs_close_current(in);
+	s->batch.n = 0;
+	*units = 0;
+	return 1;
 }
 
 static int inputs_fill(void *ctx, unsigned slot, size_t *units)
@@ -1026,32 +1177,17 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 	struct input_slot *s = &in->slots[slot];
 
 	s->err = 0;
-	for (;;) {
-		long n;
-		int opened = in->reader != NULL ? 1 : inputs_open_next(in);
+	s->begins = s->ends = 0;
+	s->input = 0;
+	if (in->reader == NULL) {
+		int opened = inputs_open_next(in);
 
 		if (opened == 0)
 			return 0;
 		if (opened < 0)
-			return error_slot(s, errno, in->name, units);
-		n = lines_next_owned(in->reader, &s->batch);
-		if (n > 0) {
-			s->bytes_read = in->base + lines_bytes_read(in->reader);
-			s->name = cli_display_name(in->name);
-			s->first_line = in->lines + 1;
-			in->lines += (uint64_t)n;
-			if (in->stage->prepare(in->ctx, slot, s->batch.records, s->batch.n, units) < 0)
-				return error_slot(s, ENOMEM, in->name, units);
-			return 1;
-		}
-		if (n < 0) {
-			int err = errno;
-
-			inputs_close_current(in);
-			return error_slot(s, err, cli_display_name(in->name), units);
-		}
-		inputs_close_current(in);
+			return error_slot(s, errno, in->name, 0, units);
 	}
+	return fill_from_current(in, s, units);
 }
 
 /* Where the batch being consumed came from (cli_batch_origin). */
@@ -1071,50 +1207,88 @@ static void inputs_work(void *ctx, unsigned slot, size_t from, size_t to)
 	in->stage->work(in->ctx, slot, from, to);
 }
 
+/* A batch for the program, unless its input is being skipped: what consume said. */
+static int consume_batch(struct inputs *in, unsigned slot)
+{
+	struct input_slot *s = &in->slots[slot];
+	int rc;
+
+	if (s->batch.n == 0 || atomic_load(&in->skip) >= s->input)
+		return 0;
+	batch_name = s->name;
+	batch_first_line = s->first_line;
+	rc = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
+	if (rc == CLI_SKIP_INPUT)
+		atomic_store(&in->skip, s->input);
+	progress.lines += s->batch.n;
+	progress.bytes = s->bytes_read;
+	input_progress(0);
+	return rc;
+}
+
 static int inputs_consume(void *ctx, unsigned slot)
 {
 	struct inputs *in = ctx;
 	struct input_slot *s = &in->slots[slot];
-	int stop;
+	const struct cli_input_events *ev = in->events;
+	int rc, stop;
 
 	if (s->fatal)
 		cli_fatal("%s", strerror(s->err));
+	if (s->begins && ev)
+		ev->begin(in->ctx, s->path);
 	if (s->err != 0) {
-		cli_warn("%s: %s", s->name, strerror(s->err));
+		if (!quiet_inputs)
+			cli_warn("%s: %s", s->name, strerror(s->err));
 		in->status = -1;
-		return 0;
 	}
-	batch_name = s->name;
-	batch_first_line = s->first_line;
-	stop = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
-	progress.lines += s->batch.n;
-	progress.bytes = s->bytes_read;
-	input_progress(0);
+	rc = consume_batch(in, slot);
+	/*
+	 * Skipping the rest of the last input is the end: no need to wait
+	 * for a read that may never return (tail -f | bfgrep -m 1).
+	 */
+	stop = rc == 1 || (rc == CLI_SKIP_INPUT && s->last);
+	if ((s->ends || (rc == CLI_SKIP_INPUT && s->last)) && ev && ev->end(in->ctx, s->path))
+		stop = 1;
 	return stop;
 }
 
-int cli_each_batch(char *const *paths, int npaths, char delim,
-			    const struct cli_stage *stage, void *ctx)
+int cli_each_input(char *const *paths, int npaths, char delim, const struct cli_stage *stage,
+		   const struct cli_input_events *events, void *ctx)
 {
 	static char *const standard_input[] = { "-" };
 	static const struct pipeline_fns fns = { inputs_fill, inputs_work, inputs_consume };
 	struct inputs in;
 
 	memset(&in, 0, sizeof in);
-	in.paths = npaths == 0 ? standard_input : paths;
-	in.npaths = npaths == 0 ? 1 : npaths;
+	in.paths = npaths == 0 && !recursive_inputs ? standard_input : paths;
+	in.npaths = npaths == 0 && !recursive_inputs ? 1 : npaths;
+	if (recursive_inputs && (in.walk = walk_open(in.paths, (size_t)in.npaths)) == NULL)
+		cli_fatal("%s", strerror(ENOMEM));
 	in.fd = -1;
 	in.delim = delim;
+	atomic_init(&in.skip, 0);
 	in.stage = stage;
+	in.events = events;
 	in.ctx = ctx;
-	progress_start(inputs_size(in.paths, in.npaths), NULL);
+	/* the size of what a walk finds is known only at its end */
+	progress_start(in.walk ? 0 : inputs_size(in.paths, in.npaths), NULL);
 	pipeline_run(&fns, &in, pipeline_threads());
 	inputs_close_current(&in);
-	for (unsigned i = 0; i < CLI_SLOTS; i++)
+	walk_close(in.walk);
+	for (unsigned i = 0; i < CLI_SLOTS; i++) {
 		lines_batch_free(&in.slots[i].batch);
+		free(in.slots[i].path_copy);
+	}
 	input_progress(1);
 	progress_finish();
 	return in.status;
+}
+
+int cli_each_batch(char *const *paths, int npaths, char delim,
+			    const struct cli_stage *stage, void *ctx)
+{
+	return cli_each_input(paths, npaths, delim, stage, NULL, ctx);
 }
 
 int cli_keys_prepare(struct cli_keys *k, const struct key_spec *spec,

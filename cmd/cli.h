@@ -196,7 +196,18 @@ void cli_progress_loading(const char *name);
 void cli_progress_done(void);
 const char *cli_key_file_disagrees(const struct cascade *c);
 
-/* Save a filter to path atomically, or to stdout when path is NULL. */
+/*
+ * "PROG: warning: filter over capacity: estimated false-positive rate R
+ * exceeds target P (about N distinct keys, capacity C)" when rate (c's
+ * cascade_current_fpr) is over CASCADE_OVER_CAPACITY_SLACK times the
+ * target; nothing otherwise.
+ */
+void cli_warn_over_capacity(const struct cascade *c, double rate);
+
+/*
+ * Save a filter to path atomically, or to stdout when path is NULL; a
+ * DCSO filter in the DCSO format, as it came (dcso.h).
+ */
 void cli_save_filter(const struct cascade *c, const char *path);
 
 /*
@@ -285,6 +296,40 @@ int cli_each_batch(char *const *paths, int npaths, char delim,
  * the line number of its first record (records count from 1 per input).
  */
 void cli_batch_origin(const char **name, uint64_t *first_line);
+
+/*
+ * For programs that answer per input (bfgrep -c, -l, -H): cli_each_batch
+ * with two more steps, on the calling thread, in input order:
+ *   begin  before an input's first batch (an empty input has none)
+ *   end    after its last batch, or after the read error that ended it
+ *          (reported first); 0 to go on, 1 to stop
+ * path is the input as given ("-" for standard input), valid during the
+ * call only. An input that cannot be opened gets neither, only its
+ * message. Here consume may also
+ * return CLI_SKIP_INPUT: the rest of the input is not read (batches read
+ * ahead are dropped) and its end comes next, as for bfgrep -l and -m.
+ */
+#define CLI_SKIP_INPUT 2
+struct cli_input_events {
+	void (*begin)(void *ctx, const char *path);
+	int (*end)(void *ctx, const char *path);
+};
+int cli_each_input(char *const *paths, int npaths, char delim, const struct cli_stage *stage,
+		   const struct cli_input_events *events, void *ctx);
+
+/*
+ * From now on an input that cannot be opened or read is not reported
+ * (grep -s); cli_each_batch still returns -1 for it.
+ */
+void cli_quiet_inputs(void);
+
+/*
+ * From now on the inputs are the files under the paths given (walk.h, as
+ * grep -r), the working directory when there are none, instead of the
+ * paths themselves or standard input; a directory that cannot be read is
+ * reported in its place.
+ */
+void cli_recursive_inputs(void);
 
 /*
  * A batch's keys and, when they can be hashed ahead (hasher is not NULL:

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # bash completion for bfcount(1): every option; *.bf filters after
-# -f/--filter, and as the operands once a -f is on the line (bfcount then
-# counts filters); *.hll sketches after -s/--sketch and --like; ordinary
-# files (the input stream, -o, --key-file) otherwise.
+# -f/--filter, and as the operands once a -f, --union, --intersection or
+# --jaccard is on the line (bfcount then counts filters); *.hll sketches
+# after -s/--sketch and --like; ordinary files (the input stream, -o,
+# --key-file) otherwise.
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--filter=sp" whether or not COMP_WORDBREAKS splits at "=".
@@ -60,14 +61,14 @@ _bfcount_value() {
 	return 0
 }
 
-# Whether a -f is among the words before the current one: the operands
-# are then filters, not input files.
+# Whether a -f, --union, --intersection or --jaccard is among the words
+# before the current one: the operands are then filters, not input files.
 _bfcount_filter_mode() {
 	local i
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
 		--) return 1 ;;
-		-f | -f?* | --filter | --filter=*) return 0 ;;
+		-f | -f?* | --filter | --filter=* | --union | --intersection | --jaccard) return 0 ;;
 		esac
 	done
 	return 1

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
 # fish completion for bfcount(1): every option with its description; *.bf
-# filters after -f/--filter, and as the operands once a -f is on the line
-# (bfcount then counts filters); *.hll sketches after -s/--sketch and
-# --like; ordinary files (fish's default) for the input stream, -o and
-# --key-file otherwise. The key and sketch options and the filter options
-# are offered only while the other kind is absent, as bfcount refuses to
-# mix them.
+# filters after -f/--filter, and as the operands once a -f, --union,
+# --intersection or --jaccard is on the line (bfcount then counts
+# filters); *.hll sketches after -s/--sketch and --like; ordinary files
+# (fish's default) for the input stream, -o and --key-file otherwise. The
+# key and sketch options and the filter options are offered only while the
+# other kind is absent, as bfcount refuses to mix them.
 # Install in ~/.config/fish/completions/ or a vendor completions directory.
 
 # Filters (*.bf) and directories to descend into. fish's own
@@ -33,9 +33,10 @@ function __bfcount_sketches
     end
 end
 
-# Whether a -f/--filter is already on the line: operands are then filters.
+# Whether a -f/--filter or a set operation is already on the line:
+# operands are then filters.
 function __bfcount_filter_mode
-    __fish_contains_opt -s f filter
+    __fish_contains_opt -s f filter union intersection jaccard
 end
 
 # Whether a key or sketch option is on the line: a stream is being counted.

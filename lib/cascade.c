@@ -174,7 +174,15 @@ struct cascade *cascade_from_stages(struct filter **stages, size_t n, unsigned g
 void cascade_refresh_count(struct cascade *c)
 {
 	const struct filter *newest = c->stages[c->nstages - 1];
-	double estimate = filter_estimate_count(newest);
+	double estimate;
+
+	/*
+	 * A DCSO file records its N exactly, adds keep it (the keys that set
+	 * a new bit) and its tools count by it: kept (merge.c sets a join's).
+	 */
+	if (newest->params.layout == FILTER_DCSO)
+		return;
+	estimate = filter_estimate_count(newest);
 
 	/* a saturated stage counts as full: the next new key starts a stage */
 	c->newest_keys = isfinite(estimate) && estimate < (double)newest->params.capacity
@@ -185,9 +193,14 @@ void cascade_refresh_count(struct cascade *c)
 struct cascade *cascade_new_like(const struct cascade *model, const char **errstr)
 {
 	struct filter_params first = model->stages[0]->params;
+	struct cascade *c;
 
-	if (model->growth == 0)
-		return cascade_new_fixed(&first, errstr);
+	if (model->growth == 0) {
+		c = cascade_new_fixed(&first, errstr);
+		if (c != NULL)
+			c->dcso_gzip = model->dcso_gzip;	/* written as the model was */
+		return c;
+	}
 	return cascade_new_growing(&first, model->target_p, model->growth, model->tighten, errstr);
 }
 
@@ -198,6 +211,7 @@ void cascade_free(struct cascade *c)
 	for (size_t i = 0; i < c->nstages; i++)
 		filter_free(c->stages[i]);
 	free(c->stages);
+	free(c->dcso_data);
 	free(c);
 }
 
@@ -290,7 +304,10 @@ static size_t add_piece(struct cascade *c, const struct line *keys, const uint64
 		}
 	added = filter_test_and_add_hashed(newest, fresh_keys, h ? fresh_h : NULL, nfresh,
 					   fresh_present);
-	newest->insertions += n - nfresh;	/* repeats count as insertions too */
+	if (c->count_new_only)
+		newest->insertions -= nfresh - added;	/* it counted all it was offered */
+	else
+		newest->insertions += n - nfresh;	/* repeats count as insertions too */
 	for (size_t j = 0; j < nfresh; j++)
 		present[idx[j]] = fresh_present[j];
 	return added;
@@ -457,5 +474,14 @@ int cascade_compatible(const struct cascade *a, const struct cascade *b, const c
 	for (size_t i = 0; i < common; i++)
 		if (!filter_compatible(a->stages[i], b->stages[i], what))
 			return 0;
-	return 1;
+	if (cascade_params(a)->layout != FILTER_DCSO)
+		return 1;
+	/* the reference's join refuses other dimensions, though the bits would combine */
+	if (a->capacity != b->capacity)
+		*what = "capacity";
+	else if (a->target_p != b->target_p)
+		*what = "rate";
+	else
+		return 1;
+	return 0;
 }

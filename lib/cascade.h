@@ -47,6 +47,19 @@ struct cascade {
 	uint64_t capacity;	/* fixed: the capacity; growing: the first stage's */
 	double target_p;	/* the rate promised for the whole */
 	uint64_t newest_keys;	/* distinct keys taken by the newest stage */
+	/*
+	 * A DCSO filter read from a file (dcso.h): whether it was gzipped, and
+	 * the free-form data after its bits (freed with the cascade), so that
+	 * it is written back as it came.
+	 */
+	int dcso_gzip;
+	unsigned char *dcso_data;
+	size_t dcso_data_len;
+	/*
+	 * Test-and-add counts as insertions only the keys new to the filter
+	 * (a seen-set: bfuniq), not every key offered; set by the caller.
+	 */
+	int count_new_only;
 };
 
 /* A one-stage cascade holding a new empty filter with params p. */
@@ -74,11 +87,14 @@ struct cascade *cascade_from_stages(struct filter **stages, size_t n, unsigned g
 /*
  * Estimate newest_keys from the newest stage's fill: for a loaded fixed
  * filter, or after its bits changed outside cascade_test_and_add (bfmerge
- * OR-ing another filter in).
+ * OR-ing another filter in). A DCSO filter keeps its N, which is exact.
  */
 void cascade_refresh_count(struct cascade *c);
 
-/* An empty cascade of the same shape, key and growth (for bfbuild --like). */
+/*
+ * An empty cascade of the same shape, key and growth (for bfbuild --like);
+ * a DCSO one gzipped as the model was, without its data.
+ */
 struct cascade *cascade_new_like(const struct cascade *model, const char **errstr);
 
 void cascade_free(struct cascade *c);
@@ -162,6 +178,15 @@ double cascade_estimate_count(const struct cascade *c);
 double cascade_current_fpr(const struct cascade *c);
 
 /*
+ * Over capacity: the rate as it is now (cascade_current_fpr) above the
+ * target by more than this factor. The rate read off the fill scatters
+ * around the target for a filter filled exactly to capacity; 10% over it
+ * means about 2-3% more keys than the filter was sized for, beyond that
+ * noise. bfbuild and bfmerge warn by it, bfinfo says so.
+ */
+#define CASCADE_OVER_CAPACITY_SLACK 1.1
+
+/*
  * The model's rate (sizing_fpr) for a key never added: every stage but the
  * newest full at its capacity, the newest after newest_offered keys. Count
  * in newest_offered the keys the newest stage found present as well as
@@ -176,9 +201,10 @@ uint64_t cascade_bytes(const struct cascade *c);
 /*
  * Whether b can be OR-ed into a stage by stage: same growth and tighten,
  * and each pair of stages at the same index filter_compatible (the longer
- * cascade's extra stages are carried over as they are). Returns 1, or 0
- * with *what naming the difference ("growth", or a filter_compatible
- * field such as "size" or "key").
+ * cascade's extra stages are carried over as they are); DCSO filters must
+ * also agree in capacity and rate, as DCSO's own join demands. Returns 1,
+ * or 0 with *what naming the difference ("growth", "capacity", "rate", or
+ * a filter_compatible field such as "size" or "key").
  */
 int cascade_compatible(const struct cascade *a, const struct cascade *b, const char **what);
 

@@ -51,9 +51,12 @@
  * rounding). C's log and Go's may differ in the last bit for some p; the
  * bats tests compare the sizes for common n and p with `bloom create`.
  *
- * Deliberately absent: keeping the free-form data (it is read and
- * dropped, so a DCSO filter is never rewritten in place), and any check
- * that m and k suit n and p (the bits are what they are).
+ * A filter read is written back as it came, as the reference's insert
+ * and join write it: gzipped or not, with the free-form data after its
+ * bits (kept in memory with the cascade: the reference holds it too).
+ *
+ * Deliberately absent: any check that m and k suit n and p (the bits are
+ * what they are).
  */
 #define ZLIB_CONST
 #include <zlib.h>
@@ -77,7 +80,7 @@
 #define IO_CHUNK ((size_t)1 << 20)	/* input buffer, output buffer, bits per write */
 #define INFLATE_MAX ((size_t)1 << 30)	/* avail_out is a 32-bit uInt: feed it in pieces */
 #define GZIP_WINDOW (15 + 16)		/* 32 KiB window, gzip wrapper only */
-#define SKIP_CHUNK ((size_t)16 << 10)	/* scratch for the data after the bits */
+#define SKIP_CHUNK ((size_t)16 << 10)	/* the data after the bits is read in pieces of this */
 
 #define FNV1_OFFSET UINT64_C(0xcbf29ce484222325)
 #define FNV1_PRIME UINT64_C(0x100000001b3)
@@ -387,15 +390,28 @@ static int source_read(struct source *s, void *dst, size_t len, const char *shor
 	return done == len ? 0 : bad(errstr, short_message);
 }
 
-/* Read the rest (the free-form data) and drop it, so gzip's checks run to the end. */
-static int source_skip_rest(struct source *s, const char **errstr)
+/*
+ * Read the rest, the free-form data, into c (to be written back), so that
+ * gzip's checks run to the end.
+ */
+static int source_read_data(struct source *s, struct cascade *c, const char **errstr)
 {
-	unsigned char scratch[SKIP_CHUNK];
-	size_t done = sizeof scratch;
+	size_t done = SKIP_CHUNK, cap = 0;
 
-	while (done == sizeof scratch)
-		if (source_some(s, scratch, sizeof scratch, &done, errstr) < 0)
+	while (done == SKIP_CHUNK) {
+		if (cap - c->dcso_data_len < SKIP_CHUNK) {
+			unsigned char *bigger = realloc(c->dcso_data, cap ? 2 * cap : SKIP_CHUNK);
+
+			if (bigger == NULL)
+				return bad(errstr, strerror(ENOMEM));
+			c->dcso_data = bigger;
+			cap = cap ? 2 * cap : SKIP_CHUNK;
+		}
+		if (source_some(s, c->dcso_data + c->dcso_data_len, SKIP_CHUNK, &done, errstr) < 0)
 			return -1;
+		c->dcso_data_len += done;
+	}
+	c->dcso_gzip = s->gzip;
 	return 0;
 }
 
@@ -468,9 +484,13 @@ static struct cascade *load_from(struct source *s, const char **errstr)
 	dcso_shape(&params, hd.n, hd.p, hd.k, hd.m);
 	if ((f = filter_new(&params, errstr)) == NULL)
 		return NULL;
-	if (read_bits(s, f, errstr) < 0 || source_skip_rest(s, errstr) < 0
+	if (read_bits(s, f, errstr) < 0
 	    || (c = cascade_from_stages(&f, 1, 0, 0, hd.n, hd.p, errstr)) == NULL) {
 		filter_free(f);
+		return NULL;
+	}
+	if (source_read_data(s, c, errstr) < 0) {
+		cascade_free(c);
 		return NULL;
 	}
 	f->insertions = hd.count;
@@ -621,7 +641,8 @@ int dcso_save(const struct cascade *c, int fd, int gzip, const char **errstr)
 	if (check_saveable(c, errstr) < 0 || sink_open(&w, fd, gzip, errstr) < 0)
 		return -1;
 	encode_header(c, h);
-	ok = sink_write(&w, h, sizeof h, errstr) == 0 && write_bits(&w, c->stages[0], errstr) == 0;
+	ok = sink_write(&w, h, sizeof h, errstr) == 0 && write_bits(&w, c->stages[0], errstr) == 0
+	     && sink_write(&w, c->dcso_data, c->dcso_data_len, errstr) == 0;
 	if (ok && w.gzip)
 		ok = gzout_finish(&w.gz, errstr) == 0;
 	sink_close(&w);

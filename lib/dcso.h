@@ -20,7 +20,9 @@
  *                       are set to N on loading too
  *
  * The free-form data DCSO files may carry after the bits is read (a gzip
- * member to its end, so its CRC is checked) and dropped.
+ * member to its end, so its CRC is checked) and kept in the cascade
+ * (dcso_data), with whether the file was gzipped (dcso_gzip), so that
+ * dcso_save writes the filter back as it came.
  *
  * What the format lacks, and bftools' own format has: the hash has no key,
  * so anyone can compute which keys collide and pollute or probe a filter
@@ -88,8 +90,8 @@ int dcso_params(uint64_t n, double p, struct filter_params *params, const char *
 /*
  * Write c, a cascade holding one FILTER_DCSO stage, to fd in the DCSO
  * format: byte for byte what the reference writes for the same filter
- * (no data after the bits), gzipped when gzip is set. Returns 0, or -1
- * with *errstr. Does not fsync or close fd.
+ * (its dcso_data after the bits), gzipped when gzip is set. Returns 0, or
+ * -1 with *errstr. Does not fsync or close fd.
  */
 int dcso_save(const struct cascade *c, int fd, int gzip, const char **errstr);
 

@@ -232,11 +232,28 @@ static void free_stages(struct filter **stages, size_t n)
 		filter_free(stages[i]);
 }
 
+/*
+ * A DCSO result's N: DCSO's join sums the inputs' (an upper bound when
+ * they share keys, its documentation warns); an AND, which DCSO's tools
+ * cannot do, gets the estimate from its bits.
+ */
+static uint64_t dcso_count(const struct cascade *into, uint64_t into_n, uint64_t other_n,
+			   enum merge_op op)
+{
+	double estimate;
+
+	if (op == MERGE_OR)
+		return into_n > UINT64_MAX - other_n ? UINT64_MAX : into_n + other_n;
+	estimate = filter_estimate_count(into->stages[0]);
+	return isfinite(estimate) ? (uint64_t)llround(estimate) : into->capacity;
+}
+
 /* Append carried stages and sum insertions: the part that cannot fail. */
-static void finish(struct cascade *into, const struct cascade *other, struct filter **carried,
-		   size_t ncarried)
+static void finish(struct cascade *into, const struct cascade *other, enum merge_op op,
+		   struct filter **carried, size_t ncarried)
 {
 	size_t common = smaller(into->nstages, other->nstages);
+	uint64_t into_n = into->newest_keys, other_n = other->newest_keys;
 
 	for (size_t i = 0; i < common; i++) {
 		into->stages[i]->insertions += other->stages[i]->insertions;
@@ -245,6 +262,8 @@ static void finish(struct cascade *into, const struct cascade *other, struct fil
 	for (size_t i = 0; i < ncarried; i++)
 		into->stages[into->nstages++] = carried[i];
 	cascade_refresh_count(into);
+	if (cascade_params(into)->layout == FILTER_DCSO)
+		into->newest_keys = dcso_count(into, into_n, other_n, op);
 }
 
 int merge_into(struct cascade *into, const struct cascade *other, enum merge_op op,
@@ -267,7 +286,7 @@ int merge_into(struct cascade *into, const struct cascade *other, enum merge_op 
 	for (size_t i = 0; i < smaller(n, other->nstages); i++)
 		combine_words(into->stages[i]->words, other->stages[i]->words,
 			      filter_bytes(into->stages[i]) / 8, op, is_counting(into->stages[i]));
-	finish(into, other, carried, ncarried);
+	finish(into, other, op, carried, ncarried);
 	return 0;
 }
 
@@ -350,6 +369,6 @@ int merge_stream(struct cascade *into, struct format_reader *r, const struct cas
 		free_stages(carried, ncarried);
 		return -1;
 	}
-	finish(into, shape, carried, ncarried);
+	finish(into, shape, op, carried, ncarried);
 	return 0;
 }

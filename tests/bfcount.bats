@@ -16,7 +16,8 @@ bats_require_minimum_version 1.5.0
 load helpers
 
 SYNOPSIS1="Usage: bfcount [-k N] [-t C] [-i] [-z] [-v] [FILE...]"
-SYNOPSIS2="   or: bfcount -f FILTER [-f FILTER...] [--union|--intersection|--jaccard] [-v] [FILTER...]"
+SYNOPSIS2="   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]"
+SYNOPSIS3="   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER..."
 
 setup() {
 	for prog in bfbuild bfcount; do
@@ -66,12 +67,13 @@ make_ab() {
 
 # ---------------------------------------------------------------- help, version
 
-@test "bfcount: -h prints the usage on stdout, starting with the two synopsis lines, and exits 0" {
+@test "bfcount: -h prints the usage on stdout, starting with the three synopsis lines, and exits 0" {
 	run --separate-stderr bfcount -h
 	expect_status 0
 	expect_stderr ""
 	expect_eq "first line" "$SYNOPSIS1" "${lines[0]}"
 	expect_eq "second line" "$SYNOPSIS2" "${lines[1]}"
+	expect_eq "third line" "$SYNOPSIS3" "${lines[2]}"
 }
 
 @test "bfcount: --help prints the same usage as -h, naming every long option" {
@@ -151,12 +153,27 @@ make_ab() {
 	expect_output "$twice"
 }
 
-@test "bfcount: --union, --intersection and --jaccard without -f are a usage error" {
-	seq 1 10 >in.txt
+@test "bfcount: --union, --intersection and --jaccard take filters as operands, -f or not" {
+	make_ab
+	local op with without
 	for op in --union --intersection --jaccard; do
-		run --separate-stderr bfcount "$op" in.txt
-		expect_usage_error bfcount "--union, --intersection and --jaccard work on filters (-f)"
+		run --separate-stderr bfcount "$op" -f a.bf -f b.bf
+		with=$output
+		run --separate-stderr bfcount "$op" a.bf b.bf
+		expect_status 0
+		expect_stderr ""
+		expect_output "$with"
+		run --separate-stderr bfcount "$op" -f a.bf b.bf
+		expect_output "$with"
 	done
+	# so a line file there is a filter that is not one
+	seq 1 10 >in.txt
+	run --separate-stderr bfcount --union in.txt a.bf
+	expect_one_line_error "bfcount: in.txt: not a bftools filter"
+	run --separate-stderr bfcount --union a.bf
+	expect_usage_error bfcount "--union, --intersection and --jaccard need two or more filters"
+	run --separate-stderr bfcount -k 2 --union a.bf b.bf
+	expect_usage_error bfcount "-k, -t, -i and -z apply to streams, not to filters (-f)"
 }
 
 @test "bfcount: -k, -t, -i and -z with -f are a usage error (they shape stream keys)" {
@@ -654,7 +671,7 @@ make_ab() {
 	within "growing filter" "$output" 350000 "$(awk -v s="$sd" 'BEGIN { print 5 * s }')"
 }
 
-@test "bfcount: --union, --intersection and --jaccard refuse growing filters, exit 2" {
+@test "bfcount: --union, --intersection and --jaccard refuse growing filters with keys in several stages, saying why" {
 	# Growing filters OR stage by stage, but a key sits in the stage that
 	# was newest when it arrived: 300001..350000 are in stage 3 of g1.bf
 	# and stage 1 of g2.bf, so the OR counts them twice (union 550000, not
@@ -663,9 +680,37 @@ make_ab() {
 	seq 300001 500000 | bfuniq --key "$KEY" -f g2.bf >/dev/null
 	local op
 	for op in --union --intersection --jaccard; do
-		run --separate-stderr bfcount "$op" -f g1.bf -f g2.bf
-		expect_one_line_error "bfcount: "
+		run --separate-stderr bfcount "$op" g1.bf g2.bf
+		expect_fail "bfcount: g1.bf: its keys sit in stages of different sizes (a growing filter past its first stage, or a window whose generations grew): a key it shares with another filter may sit in a stage of another size there, and stages of different sizes cannot be compared bit by bit, so no union or intersection can be estimated"
 	done
+}
+
+@test "bfcount: growing filters whose keys sit in one stage combine as that stage" {
+	# two bfuniq states of 60000 keys each: both within their first stage
+	# of 100000, so each is one filter of the same shape and key; the
+	# bounds are those of the fixed filters of make_ab (5 sd)
+	seq 1 60000 | bfuniq --key "$KEY" -f g1.bf >/dev/null
+	seq 40001 100000 | bfuniq --key "$KEY" -f g2.bf >/dev/null
+	run --separate-stderr bfcount --union g1.bf g2.bf
+	expect_status 0
+	expect_stderr ""
+	within "--union" "$output" 100000 335
+	run --separate-stderr bfcount --intersection g1.bf g2.bf
+	within "--intersection" "$output" 20000 725
+	run --separate-stderr bfcount --jaccard g1.bf g2.bf
+	within "--jaccard" "$output" 0.2 0.008
+	# and with a fixed filter of that stage's shape and key
+	local m k
+	m=$(bfinfo --json g1.bf | sed 's/.*"stages":\[{"layout":"blocked","bits":\([0-9]*\),"hashes":\([0-9]*\),.*/\1/')
+	k=$(bfinfo --json g1.bf | sed 's/.*"stages":\[{"layout":"blocked","bits":\([0-9]*\),"hashes":\([0-9]*\),.*/\2/')
+	seq 40001 100000 | bfbuild --key "$KEY" -m "$m" -K "$k" -o fixed.bf
+	run --separate-stderr bfcount --intersection g1.bf fixed.bf
+	expect_status 0
+	within "--intersection with a fixed filter" "$output" 20000 725
+	# a fixed filter of another shape is refused as for two fixed ones
+	seq 1 10 | build other.bf -n 1000
+	run --separate-stderr bfcount --union g1.bf other.bf
+	expect_fail "bfcount: other.bf: cannot be combined with g1.bf: different size"
 }
 
 @test "bfcount: a missing filter is an error, exit 2" {
@@ -709,4 +754,27 @@ make_ab() {
 	expect_fail "bfcount: write error: No space left on device"
 	run --separate-stderr bash -c 'bfcount --jaccard -f a.bf b.bf >/dev/full'
 	expect_fail "bfcount: write error: No space left on device"
+}
+
+@test "bfcount: windowed filters combine as the OR of their live generations" {
+	# two count windows of 2000 keys hold all of their 1000 keys each, in
+	# generations of one shape: the OR of those is one filter of the keys
+	# within the window, so the union is 1500 and the intersection 500,
+	# each within 5 of the standard errors -v reports
+	seq 1 1000 | bfbuild --key "$KEY" --window 2000 -o w1.bf
+	seq 501 1500 | bfbuild --key "$KEY" --window 2000 -o w2.bf
+	local sd
+	run --separate-stderr bfcount --union w1.bf w2.bf
+	expect_status 0
+	expect_stderr ""
+	sd=$(reported_sd --union w1.bf w2.bf)
+	within "--union" "$output" 1500 "$(awk -v s="$sd" 'BEGIN { print 5 * s }')"
+	run --separate-stderr bfcount --intersection w1.bf w2.bf
+	expect_status 0
+	sd=$(reported_sd --intersection w1.bf w2.bf)
+	within "--intersection" "$output" 500 "$(awk -v s="$sd" 'BEGIN { print 5 * s }')"
+	# a window and a fixed filter of another size do not combine
+	seq 1 10 | bfbuild --key "$KEY" -n 1000 -o f.bf
+	run --separate-stderr bfcount --union w1.bf f.bf
+	expect_fail "bfcount: f.bf: cannot be combined with w1.bf: different size"
 }

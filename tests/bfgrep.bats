@@ -12,7 +12,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c] [-q] [-w] [-k N] [-t C] [-z] [--line-buffered] [--now T] [FILE...]"
+SYNOPSIS="Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k N] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]"
 
 # names.bf holds alice, bob and carol.
 make_names() {
@@ -23,23 +23,33 @@ make_names() {
 
 # ---------------------------------------------------------------- help, version
 
-@test "bfgrep: -h prints the usage on stdout, starting with the synopsis, and exits 0" {
-	run --separate-stderr bfgrep -h
+@test "bfgrep: --help prints the usage on stdout, starting with the synopsis, and exits 0" {
+	run --separate-stderr bfgrep --help
 	expect_status 0
 	expect_stderr ""
 	expect_eq "first line" "$SYNOPSIS" "${lines[0]}"
 }
 
-@test "bfgrep: --help prints the same usage as -h, naming every long option" {
-	run --separate-stderr bfgrep -h
-	local short=$output
+@test "bfgrep: --help names every long option" {
 	run --separate-stderr bfgrep --help
 	expect_status 0
-	expect_output "$short"
-	for opt in --filter --invert-match --count --quiet --silent --words --field \
+	for opt in --filter --invert-match --count --files-with-matches --files-without-match \
+		--quiet --silent --words --word-regexp --only-matching --line-number \
+		--with-filename --no-filename --max-count --no-messages --null --label --recursive --field \
 		--separator --null-data --line-buffered --help --version; do
 		case $output in *"$opt"*) ;; *) expect_eq "help mentions" "$opt" "(missing)" ;; esac
 	done
+}
+
+@test "bfgrep: -h is grep's --no-filename, not help (help is --help)" {
+	make_names
+	run --separate-stderr bfgrep -h -f names.bf in.txt names.txt
+	expect_status 0
+	expect_stderr ""
+	expect_output $'alice\nbob\nalice\ncarol\nalice\nbob\ncarol'
+	# -h alone: no filter given, a usage error rather than the help
+	run --separate-stderr bfgrep -h
+	expect_usage_error bfgrep "no filter given (use -f FILTER)"
 }
 
 @test "bfgrep: -V prints 'bfgrep (bftools) 1.0.0' then the MIT licence, and exits 0" {
@@ -159,15 +169,15 @@ make_names() {
 	expect_output $'alice\nbob\nalice\ncarol'
 	put_lines b.txt bob
 	run --separate-stderr bfgrep -f names.bf b.txt - <in.txt
-	expect_output $'bob\nalice\nbob\nalice\ncarol'
+	expect_output $'b.txt:bob\n(standard input):alice\n(standard input):bob\n(standard input):alice\n(standard input):carol'
 }
 
-@test "bfgrep: searches every FILE in order" {
+@test "bfgrep: searches every FILE in order, naming the FILE before each line" {
 	make_names
 	put_lines b.txt carol zed
 	run --separate-stderr bfgrep -f names.bf b.txt in.txt
 	expect_status 0
-	expect_output $'carol\nalice\nbob\nalice\ncarol'
+	expect_output $'b.txt:carol\nin.txt:alice\nin.txt:bob\nin.txt:alice\nin.txt:carol'
 }
 
 @test "bfgrep: exits 1 and prints nothing when no line is selected" {
@@ -205,11 +215,11 @@ make_names() {
 	expect_output 4
 }
 
-@test "bfgrep: --count totals over all FILEs and prints 0 with exit 1 when none" {
+@test "bfgrep: --count counts per FILE, and prints 0 with exit 1 when none" {
 	make_names
 	run --separate-stderr bfgrep --count -f names.bf in.txt names.txt
 	expect_status 0
-	expect_output 7
+	expect_output $'in.txt:4\nnames.txt:3'
 	put_lines other.txt dave
 	run --separate-stderr bfgrep --count -f names.bf other.txt
 	expect_status 1
@@ -482,6 +492,344 @@ a k	b"
 	expect_eq "first line, input still open" bob "$line"
 }
 
+# ---------------------------------------------------------------- grep's options
+#
+# Each answer is compared with GNU grep's on the same files: grep -F -x
+# with the list the filter was built from (a key is the whole line), or
+# grep -F -w with -w. The filters hold a few keys at 1e-6 with the fixed
+# key, so a line outside the list is never selected (see the top of this
+# file) and the two answers must be the same bytes, messages and status.
+
+# two logs and the list: a.log and b.log share bob; c.log has no listed line
+make_logs() {
+	put_lines list.txt alice bob
+	build list.bf -n 100 -p 1e-6 list.txt
+	put_lines a.log alice dave bob alice
+	put_lines b.log erin bob
+	put_lines c.log dave erin
+	: >empty.log
+}
+
+# like_grep MODE ARG...: bfgrep -f list.bf ARG... (with -w when MODE is -w)
+# prints, says and exits exactly as grep -F MODE -f list.txt ARG...
+like_grep() {
+	local mode=$1 words=""
+	shift
+	[ "$mode" = -w ] && words=-w
+	run --separate-stderr grep -F "$mode" -f list.txt "$@"
+	local want_out=$output want_err=${stderr//grep: /bfgrep: } want_status=$status
+	run --separate-stderr bfgrep $words -f list.bf "$@"
+	expect_eq "bfgrep $words $* stdout (grep -F $mode: '$want_out')" "$want_out" "$output"
+	expect_eq "bfgrep $words $* stderr" "$want_err" "$stderr"
+	expect_eq "bfgrep $words $* status" "$want_status" "$status"
+}
+
+@test "bfgrep: with several FILEs each line is named, as grep; -H and -h decide" {
+	make_logs
+	like_grep -x a.log b.log c.log
+	like_grep -x -H a.log
+	like_grep -x --with-filename a.log
+	like_grep -x -h a.log b.log
+	like_grep -x --no-filename a.log b.log
+	# the last of -H and -h wins
+	like_grep -x -H -h a.log b.log
+	like_grep -x -h -H a.log
+	run --separate-stderr bfgrep -H -f list.bf a.log
+	expect_output $'a.log:alice\na.log:bob\na.log:alice'
+}
+
+@test "bfgrep: -n puts each line's number in its FILE before it, as grep" {
+	make_logs
+	like_grep -x -n a.log
+	like_grep -x -n a.log b.log
+	like_grep -x --line-number -h b.log a.log
+	like_grep -x -n -v a.log b.log
+	run --separate-stderr bfgrep -n -f list.bf a.log b.log
+	expect_output $'a.log:1:alice\na.log:3:bob\na.log:4:alice\nb.log:2:bob'
+}
+
+@test "bfgrep: -c counts per FILE as FILE:COUNT when there are several, as grep" {
+	make_logs
+	like_grep -x -c a.log
+	like_grep -x -c a.log b.log c.log empty.log
+	like_grep -x -c -h a.log b.log
+	like_grep -x -c -H a.log
+	like_grep -x -c -v a.log b.log
+	like_grep -x -c -n a.log b.log
+	run --separate-stderr bfgrep -c -f list.bf a.log c.log
+	expect_status 0
+	expect_output $'a.log:3\nc.log:0'
+}
+
+@test "bfgrep: -l and -L print the names of the FILEs with and without a selected line, as grep" {
+	make_logs
+	like_grep -x -l a.log b.log c.log empty.log
+	like_grep -x --files-with-matches c.log
+	like_grep -x -L a.log b.log c.log empty.log
+	like_grep -x --files-without-match a.log
+	like_grep -x -L c.log
+	like_grep -x -l -v a.log b.log c.log
+	# -l and -L beat -c; -n and -H change nothing
+	like_grep -x -l -c -n -H a.log b.log c.log
+	like_grep -x -L -c a.log c.log
+	run --separate-stderr bfgrep -L -f list.bf a.log c.log empty.log
+	# as grep since 3.5: the status says whether a line was selected, not a name printed
+	expect_status 0
+	expect_output $'c.log\nempty.log'
+	run --separate-stderr bfgrep -L -f list.bf c.log
+	expect_status 1
+	expect_output c.log
+}
+
+@test "bfgrep: -l stops reading a FILE at its first selected line" {
+	make_logs
+	local st=0
+	# yes never ends: only skipping the rest of its input ends bfgrep
+	yes alice 2>/dev/null | timeout 60 bfgrep -l -f list.bf >out.txt || st=$?
+	expect_eq status 0 "$st"
+	expect_file out.txt '(standard input)\n'
+	st=0
+	yes alice 2>/dev/null | timeout 60 bfgrep -l -f list.bf a.log - c.log >out.txt || st=$?
+	expect_eq status 0 "$st"
+	expect_file out.txt 'a.log\n(standard input)\n'
+}
+
+@test "bfgrep: -m NUM stops each FILE after NUM selected lines, as grep" {
+	make_logs
+	like_grep -x -m 1 a.log b.log
+	like_grep -x --max-count=2 -n a.log b.log
+	like_grep -x -m 1 -c a.log b.log c.log
+	like_grep -x -m 1 -v a.log b.log
+	like_grep -x -m 2 -o a.log
+	like_grep -x -m 1 -l a.log c.log
+	# -m 0 reads nothing: status 1, and nothing printed but for -L
+	like_grep -x -m 0 a.log
+	like_grep -x -m 0 -c a.log b.log
+	like_grep -x -m 0 -L a.log c.log
+	local st=0
+	yes alice 2>/dev/null | timeout 60 bfgrep -m 2 -f list.bf >out.txt || st=$?
+	expect_eq status 0 "$st"
+	expect_file out.txt 'alice\nalice\n'
+}
+
+@test "bfgrep: -m takes a whole number" {
+	make_logs
+	run --separate-stderr bfgrep -m x -f list.bf a.log
+	expect_usage_error bfgrep "invalid max count 'x': not a number"
+	run --separate-stderr bfgrep --max-count=-1 -f list.bf a.log
+	expect_any_usage_error bfgrep
+}
+
+@test "bfgrep: -o prints only the key; with -w each word in the filter on its own line, as grep" {
+	make_logs
+	like_grep -x -o a.log b.log
+	like_grep -x --only-matching -n a.log
+	like_grep -x -o -c a.log
+	# -o -v: the selected lines have no key in a filter, so nothing to print
+	like_grep -x -o -v a.log
+	put_lines mail.log \
+		'from=<alice> to=<bob>, relay=x' \
+		'from=<carol> to=<dave>' \
+		'bob cc bob' \
+		'alice'
+	cp mail.log a.log
+	like_grep -w -o a.log
+	like_grep -w -o -n -H a.log
+	like_grep -w -o -m 1 a.log
+	like_grep -w -o -c a.log
+	like_grep -w -o -v a.log
+}
+
+@test "bfgrep: -o -w | sort | uniq -c says which listed words appear and how often" {
+	put_lines spammers.txt spammer@example.com bad@example.net
+	build spam.bf -n 10 -p 1e-6 spammers.txt
+	put_lines mail.log \
+		'Jan  1 00:00:01 mx qmgr: 1: from=<spammer@example.com>, size=1' \
+		'Jan  1 00:00:02 mx qmgr: 2: from=<friend@example.com>, size=2' \
+		'Jan  1 00:00:03 mx qmgr: 3: from=<spammer@example.com>, size=3' \
+		'Jan  1 00:00:04 mx smtp: 4: to=<bad@example.net>, from=<spammer@example.com>'
+	bfgrep -o -w -f spam.bf mail.log | sort | uniq -c >got.txt
+	grep -o -w -F -f spammers.txt mail.log | sort | uniq -c >want.txt
+	cmp want.txt got.txt
+	expect_file got.txt '      1 bad@example.net\n      3 spammer@example.com\n'
+}
+
+@test "bfgrep: -o with -k prints the field that is the key" {
+	put_lines ids.txt alice bob
+	build ids.bf -n 10 -p 1e-6 ids.txt
+	put_lines in.csv "1,alice,x" "2,carol,y" "3,bob,z"
+	run --separate-stderr bfgrep -o -t , -k 2 -f ids.bf in.csv
+	expect_status 0
+	expect_output $'alice\nbob'
+	run --separate-stderr bfgrep -o -n -t , -k 2 -f ids.bf in.csv
+	expect_output $'1:alice\n3:bob'
+}
+
+@test "bfgrep: -s says nothing of FILEs that cannot be read, but the status is still 2, as grep" {
+	make_logs
+	mkdir dir
+	like_grep -x -s missing.log a.log
+	like_grep -x --no-messages dir missing.log b.log
+	like_grep -x -s -c dir missing.log a.log
+	like_grep -x -s -L dir missing.log a.log
+	like_grep -x -s missing.log c.log
+	run --separate-stderr bfgrep -s -f list.bf missing.log a.log
+	expect_status 2
+	expect_stderr ""
+	# -s is about FILEs: a bad filter is still reported
+	run --separate-stderr bfgrep -s -f missing.bf a.log
+	expect_fail "bfgrep: missing.bf: No such file or directory"
+}
+
+@test "bfgrep: -q exits 0 on a selected line despite an unreadable FILE, 2 without one, as grep" {
+	make_logs
+	like_grep -x -q missing.log a.log
+	like_grep -x -q a.log missing.log
+	like_grep -x -q missing.log c.log
+	like_grep -x -q -s missing.log c.log
+	like_grep -x -q -s missing.log b.log
+	like_grep -x -q -l a.log
+}
+
+@test "bfgrep: missing FILEs and directories are reported in their place, as grep" {
+	make_logs
+	mkdir dir
+	like_grep -x a.log missing.log b.log
+	like_grep -x -c a.log missing.log dir b.log
+	like_grep -x -l dir missing.log a.log
+	like_grep -x -L dir missing.log a.log c.log
+	like_grep -x -n -h dir a.log
+}
+
+@test "bfgrep: --label names standard input in the output, as grep" {
+	make_logs
+	run --separate-stderr bfgrep --label=stdin -H -f list.bf <a.log
+	expect_output $'stdin:alice\nstdin:bob\nstdin:alice'
+	run --separate-stderr bfgrep --label=stdin -c -f list.bf b.log - <a.log
+	expect_output $'b.log:1\nstdin:3'
+	run --separate-stderr bfgrep -l -f list.bf - <a.log
+	expect_output '(standard input)'
+	cd "$BATS_TEST_TMPDIR/work"
+	run --separate-stderr grep -F -x --label=stdin -c -f list.txt b.log - <a.log
+	expect_output $'b.log:1\nstdin:3'
+}
+
+@test "bfgrep: -Z ends file names with NUL before lines, counts and in -l, as grep" {
+	make_logs
+	grep -F -x -Z -f list.txt a.log b.log >want
+	bfgrep -Z -f list.bf a.log b.log >got
+	cmp want got
+	expect_file got 'a.log\0alice\na.log\0bob\na.log\0alice\nb.log\0bob\n'
+	grep -F -x --null -c -f list.txt a.log c.log >want
+	bfgrep --null -c -f list.bf a.log c.log >got
+	cmp want got
+	grep -F -x -Z -l -f list.txt a.log b.log c.log >want
+	bfgrep -Z -l -f list.bf a.log b.log c.log >got
+	cmp want got
+	expect_file got 'a.log\0b.log\0'
+	bfgrep -Z -L -f list.bf a.log c.log >got
+	expect_file got 'c.log\0'
+}
+
+@test "bfgrep: -z with names: NUL-terminated records, names still end with ':'" {
+	printf 'alice\0bob\0' >ids.bin
+	build ids.bf -n 10 -p 1e-6 -z ids.bin
+	printf 'alice\0x\0' >a.bin
+	printf 'bob\0' >b.bin
+	bfgrep -z -n -f ids.bf a.bin b.bin >got
+	expect_file got 'a.bin:1:alice\0b.bin:1:bob\0'
+	bfgrep -z -c -f ids.bf a.bin b.bin >got
+	expect_file got 'a.bin:1\nb.bin:1\n'
+	bfgrep -z -l -f ids.bf a.bin b.bin >got
+	expect_file got 'a.bin\nb.bin\n'
+}
+
+@test "bfgrep: per-FILE answers are the same with one thread or two, over many batches" {
+	seq 1 7 70000 >list.txt
+	build list.bf -n 10000 -p 1e-9 list.txt
+	seq 1 300000 >a.log
+	seq 200000 500000 >b.log
+	for args in "-n a.log b.log" "-c b.log a.log" "-m 5000 -n b.log a.log" \
+		"-l a.log b.log a.log" "-L a.log b.log" "-c -m 1000 a.log b.log"; do
+		grep -F -x -f list.txt $args >want
+		BFTOOLS_THREADS=1 bfgrep -f list.bf $args >one
+		BFTOOLS_THREADS=2 bfgrep -f list.bf $args >two
+		cmp want one || { echo "one thread differs: $args" >&2; return 1; }
+		cmp want two || { echo "two threads differ: $args" >&2; return 1; }
+	done
+}
+
+# a tree to search with -r: files at two depths, an empty file, links
+# inside (passed over, as grep -r passes them) and a FIFO (never opened)
+make_tree() {
+	make_logs
+	mkdir -p logs/old logs/empty
+	cp a.log logs/a.log
+	cp b.log logs/old/b.log
+	cp c.log logs/Z.log
+	: >logs/old/empty.log
+	ln -s ../a.log logs/link.log
+	ln -s old logs/oldlink
+	mkfifo logs/fifo
+}
+
+@test "bfgrep: -r searches the files under directories, named before each line, as grep -r" {
+	make_tree
+	local args
+	for args in "logs" "-n logs" "-c logs" "-l logs" "-L logs" "-h logs" "a.log logs/old" \
+		"logs/link.log logs/oldlink" "-o -n logs/"; do
+		# shellcheck disable=SC2086
+		grep -F -x -r -f list.txt $args | LC_ALL=C sort >want
+		# shellcheck disable=SC2086
+		timeout 60 bfgrep -r -f list.bf $args >got
+		LC_ALL=C sort got | cmp want - || { echo "differs: -r $args" >&2; return 1; }
+	done
+	# in byte order of the names, depth first
+	run --separate-stderr bfgrep --recursive -c -f list.bf logs
+	expect_status 0
+	expect_stderr ""
+	expect_output $'logs/Z.log:0\nlogs/a.log:3\nlogs/old/b.log:1\nlogs/old/empty.log:0'
+}
+
+@test "bfgrep: -r with one FILE that is not a directory names nothing, as grep -r" {
+	make_tree
+	run --separate-stderr bfgrep -r -f list.bf a.log
+	expect_output $'alice\nbob\nalice'
+	run --separate-stderr bfgrep -r -H -f list.bf a.log
+	expect_output $'a.log:alice\na.log:bob\na.log:alice'
+}
+
+@test "bfgrep: -r without FILE searches the working directory, names without ./" {
+	make_tree
+	cd logs
+	grep -F -x -r -f ../list.txt | LC_ALL=C sort >../want
+	bfgrep -r -f ../list.bf >../got
+	LC_ALL=C sort ../got | cmp ../want -
+	expect_file ../got 'a.log:alice\na.log:bob\na.log:alice\nold/b.log:bob\n'
+	# standard input is not read then, so the filter may come from it
+	run --separate-stderr bfgrep -r -c -f - <../list.bf
+	expect_status 0
+	expect_output $'Z.log:0\na.log:3\nold/b.log:1\nold/empty.log:0'
+}
+
+@test "bfgrep: -r reports a missing FILE and an unreadable directory in place, status 2" {
+	make_tree
+	run --separate-stderr bfgrep -r -f list.bf missing.log logs/old
+	expect_status 2
+	expect_stderr "bfgrep: missing.log: No such file or directory"
+	expect_output "logs/old/b.log:bob"
+	chmod 0 logs/old
+	if [ -r logs/old ]; then
+		chmod 755 logs/old
+		skip "a directory without permissions is still readable here (root)"
+	fi
+	run --separate-stderr bfgrep -r -f list.bf logs
+	chmod 755 logs/old
+	expect_status 2
+	expect_stderr "bfgrep: logs/old: Permission denied"
+	expect_output $'logs/a.log:alice\nlogs/a.log:bob\nlogs/a.log:alice'
+}
+
 # ---------------------------------------------------------------- trouble
 
 @test "bfgrep: a missing FILE is reported, the others are searched, and the exit is 2" {
@@ -489,7 +837,7 @@ a k	b"
 	run --separate-stderr bfgrep -f names.bf missing.txt in.txt
 	expect_status 2
 	expect_stderr "bfgrep: missing.txt: No such file or directory"
-	expect_output $'alice\nbob\nalice\ncarol'
+	expect_output $'in.txt:alice\nin.txt:bob\nin.txt:alice\nin.txt:carol'
 }
 
 @test "bfgrep: -c with a missing FILE counts the others and exits 2" {
@@ -497,7 +845,7 @@ a k	b"
 	run --separate-stderr bfgrep -c -f names.bf in.txt missing.txt
 	expect_status 2
 	expect_stderr "bfgrep: missing.txt: No such file or directory"
-	expect_output 4
+	expect_output in.txt:4
 }
 
 @test "bfgrep: a missing FILE and no selected line exit 2, not 1" {
@@ -523,7 +871,7 @@ a k	b"
 	run --separate-stderr bfgrep -f names.bf dir in.txt
 	expect_status 2
 	expect_stderr "bfgrep: dir: Is a directory"
-	expect_output $'alice\nbob\nalice\ncarol'
+	expect_output $'in.txt:alice\nin.txt:bob\nin.txt:alice\nin.txt:carol'
 }
 
 @test "bfgrep: a missing filter is an error before any input is read" {
@@ -613,4 +961,22 @@ a k	b"
 	expect_output 100000
 	run --separate-stderr bfgrep -c -f c.bf ids.txt
 	expect_output 100000
+}
+
+@test "bfgrep: grep's per-FILE options work with a windowed filter too" {
+	# a count window of 100 keys holds k0..k49: every one of them is within it
+	seq 0 49 | sed 's/^/k/' | bfuniq --key "$KEY" -f w.bf --window 100 >/dev/null
+	put_lines a.txt k1 x k2
+	put_lines b.txt y z
+	run --separate-stderr bfgrep -n -f w.bf a.txt b.txt
+	expect_status 0
+	expect_output "a.txt:1:k1
+a.txt:3:k2"
+	run --separate-stderr bfgrep -c -f w.bf a.txt b.txt
+	expect_output "a.txt:2
+b.txt:0"
+	run --separate-stderr bfgrep -L -f w.bf a.txt b.txt
+	expect_output "b.txt"
+	run --separate-stderr bfgrep -h -m 1 -f w.bf a.txt b.txt
+	expect_output "k1"
 }

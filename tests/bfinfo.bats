@@ -500,3 +500,56 @@ expect_valid_json() {
 	run --separate-stderr bash -c 'bfinfo --json classic.bf >/dev/full'
 	expect_fail "bfinfo: write error: No space left on device"
 }
+
+# ---------------------------------------------------------------- keys
+
+@test "bfinfo: bfuniq -f twice over the same 1000 keys leaves insertions 1000, the keys new to the state" {
+	# bfuniq adds only the keys it passes, and counts those: the second
+	# run passes none and adds none. 1000 keys at 1e-6 lose one to a false
+	# positive with probability 1e-3; the fixed key makes the outcome certain
+	seq 1 1000 >keys.txt
+	bfuniq --key "$KEY" -f seen.bf keys.txt >first.txt
+	bfuniq -f seen.bf keys.txt >second.txt
+	expect_eq "passed" "1000 0" "$(wc -l <first.txt | tr -d ' ') $(wc -l <second.txt | tr -d ' ')"
+	run --separate-stderr bfinfo seen.bf
+	expect_status 0
+	expect_field "insertions" 1000
+	expect_field "keys" "1000 (estimated from the bits set)"
+	run --separate-stderr bfinfo --json seen.bf
+	expect_json insertions:1000
+	expect_json keys:1000
+	# bfbuild counts every key offered: its insertions include repeats
+	cat keys.txt keys.txt | build twice.bf -n 10000
+	run --separate-stderr bfinfo twice.bf
+	expect_field "insertions" 2000
+	expect_field "keys" "$(bfcount -f twice.bf) (estimated from the bits set)"
+}
+
+@test "bfinfo: keys is bfcount -f's figure for every kind of filter, in text and JSON" {
+	seq 1 3000 >in.txt
+	build fixed.bf -n 5000 in.txt
+	build classic.bf -n 5000 --layout classic in.txt
+	build counting.bf -n 5000 --layout counting in.txt
+	seq 1 250000 | bfuniq --key "$KEY" -f growing.bf >/dev/null
+	bfbuild --key "$KEY" --window 2000 -o window.bf in.txt
+	bfbuild --format dcso -n 5000 -p 0.01 -o dcso.bloom in.txt
+	local f want
+	for f in fixed.bf classic.bf counting.bf growing.bf window.bf dcso.bloom; do
+		want=$(bfcount -f "$f")
+		run --separate-stderr bfinfo "$f"
+		expect_status 0
+		expect_eq "$f: keys" "$want (estimated from the bits set)" "$(field keys)"
+		run --separate-stderr bfinfo --json "$f"
+		expect_json "keys:$want"
+		expect_valid_json
+	done
+}
+
+@test "bfinfo: a filter with every bit set has no keys figure (text says so, JSON null)" {
+	seq 1 20000 >keys.txt
+	build full.bf -m 512 -K 1 --layout classic keys.txt 2>/dev/null
+	run --separate-stderr bfinfo full.bf
+	expect_field "keys" "too many to estimate (every bit set)"
+	run --separate-stderr bfinfo --json full.bf
+	expect_json keys:null
+}

@@ -251,7 +251,7 @@ split_three() {
 	expect_status 0
 	expect_stderr ""
 	expect_eq "capacity and rate" "$(header_hex a.bf 40 16)" "$(header_hex ab.bf 40 16)"
-	run --separate-stderr bfgrep -c -f ab.bf a.txt b.txt
+	run --separate-stderr bfgrep -c -f ab.bf <(cat a.txt b.txt)
 	expect_output 2
 }
 
@@ -500,7 +500,11 @@ status=2" "$text"
 		"$(header_uint g1.bf 16 4) $(header_uint g2.bf 16 4) $(header_uint g3.bf 16 4)"
 	run --separate-stderr bfmerge -o all.bf g2.bf g1.bf g3.bf
 	expect_status 0
-	expect_stderr ""
+	# stage 0 now holds the 100000 + 50000 + 100000 keys of three first stages
+	case $stderr in
+	"bfmerge: warning: filter over capacity: estimated false-positive rate "*" exceeds target 1e-06 (about "*" distinct keys, capacity 100000)") ;;
+	*) expect_eq "stderr" "bfmerge: warning: filter over capacity: ..." "$stderr" ;;
+	esac
 	expect_eq "stages" 3 "$(header_uint all.bf 16 4)"
 	# per stage: the sum of the inputs' insertions at that stage
 	local i want
@@ -533,6 +537,32 @@ status=2" "$text"
 	run --separate-stderr bfmerge --intersect -o f.bf g1.bf g2.bf
 	expect_fail "bfmerge: g1.bf: cannot intersect growing filters (a key may sit in different stages)"
 	[ ! -e f.bf ]
+}
+
+# ---------------------------------------------------------------- capacity
+
+@test "bfmerge: warns as bfbuild does when the union is over capacity, and still writes it" {
+	seq 1 600 >a.txt
+	seq 601 1200 >b.txt
+	cat a.txt b.txt >ab.txt
+	build template.bf -n 1000 </dev/null
+	shards template.bf a.txt b.txt
+	# each shard fits; the union of 1200 keys does not
+	run --separate-stderr bfmerge -o ab.bf shard1.bf shard2.bf
+	expect_status 0
+	local warning=$stderr
+	case $warning in
+	"bfmerge: warning: filter over capacity: estimated false-positive rate "*" exceeds target 0.001 (about "*" distinct keys, capacity 1000)") ;;
+	*) expect_eq "warning" "bfmerge: warning: filter over capacity: estimated false-positive rate R exceeds target 0.001 (about N distinct keys, capacity 1000)" "$warning" ;;
+	esac
+	[ -s ab.bf ]
+	# the same words and figures as bfbuild's for the same filter
+	run --separate-stderr bfbuild --key "$KEY" -n 1000 -o serial.bf ab.txt
+	expect_eq "bfbuild's warning" "${warning#bfmerge: }" "${stderr#bfbuild: }"
+	# a union within capacity says nothing
+	run --separate-stderr bfmerge -o aa.bf shard1.bf shard1.bf
+	expect_status 0
+	expect_stderr ""
 }
 
 # ---------------------------------------------------------------- -v

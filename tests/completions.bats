@@ -295,7 +295,7 @@ b.bf" ]
 	[ "$output" = "complete -F _bfcount bfcount" ]
 }
 
-@test "completions: bash: bfcount operands are any file, or filters once -f is given" {
+@test "completions: bash: bfcount operands are any file, or filters once -f or a set operation is given" {
 	run bash_complete bfcount ''
 	[ "$output" = "a.bf
 b.bf
@@ -307,6 +307,13 @@ b.bf" ]
 	[ "$output" = "a.bf
 b.bf" ]
 	run bash_complete bfcount --union -fa.bf ''
+	[ "$output" = "a.bf
+b.bf" ]
+	# --union, --intersection and --jaccard take filters as operands too
+	run bash_complete bfcount --jaccard ''
+	[ "$output" = "a.bf
+b.bf" ]
+	run bash_complete bfcount --union a.bf ''
 	[ "$output" = "a.bf
 b.bf" ]
 }
@@ -344,7 +351,7 @@ b.bf" ]
 	zsh -n "$TOP/completions/_bfcount"
 }
 
-@test "completions: zsh: bfcount operands are any file, or filters once -f is given" {
+@test "completions: zsh: bfcount operands are any file, or filters once -f or a set operation is given" {
 	need_shell zsh
 	# (zsh_complete leaves its own zcomp.zsh in the directory)
 	run zsh_complete 'bfcount '
@@ -356,6 +363,9 @@ zcomp.zsh" ]
 	[ "$output" = "a.bf
 b.bf" ]
 	run zsh_complete 'bfcount -f '
+	[ "$output" = "a.bf
+b.bf" ]
+	run zsh_complete 'bfcount --union a.bf '
 	[ "$output" = "a.bf
 b.bf" ]
 }
@@ -380,7 +390,7 @@ b.bf" ]
 	[[ $output != *--jaccard* ]]
 }
 
-@test "completions: fish: bfcount operands are any file, or filters once -f is given" {
+@test "completions: fish: bfcount operands are any file, or filters once -f or a set operation is given" {
 	need_shell fish
 	run fish_complete 'bfcount '
 	[ "$output" = "a.bf
@@ -390,6 +400,9 @@ c.txt" ]
 	[ "$output" = "a.bf
 b.bf" ]
 	run fish_complete 'bfcount -f '
+	[ "$output" = "a.bf
+b.bf" ]
+	run fish_complete 'bfcount --intersection a.bf '
 	[ "$output" = "a.bf
 b.bf" ]
 }

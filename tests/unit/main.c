@@ -69,6 +69,7 @@ static const struct {
 	{ "counting", suite_counting },
 	{ "window", suite_window },
 	{ "sketch", suite_sketch },
+	{ "walk", suite_walk },
 };
 
 static int selected(const char *name, int argc, char **argv)

@@ -340,6 +340,10 @@ static void data_after_the_bits_and_gzip_members_are_read(void)
 	memcpy(file + len, "{\"source\": \"test\"}\n", 19);
 	c = load_bytes(file, len + 19, &why);
 	CHECKF(c != NULL, "%s", why);
+	/* kept, and written back after the bits, as it came */
+	CHECK(c->dcso_gzip == 0 && c->dcso_data_len == 19);
+	CHECK(c->dcso_data != NULL && memcmp(c->dcso_data, file + len, 19) == 0);
+	CHECK(save_bytes(c, 0, gz) == len + 19 && memcmp(gz, file, len + 19) == 0);
 	cascade_free(c);
 	half = (len + 19) / 2;
 	glen = gzip_bytes(file, half, gz, sizeof gz);
@@ -347,7 +351,25 @@ static void data_after_the_bits_and_gzip_members_are_read(void)
 	c = load_bytes(gz, glen, &why);
 	CHECKF(c != NULL, "%s", why);
 	CHECK(c->stages[0]->params.probe_bits == 47);
+	CHECK(c->dcso_gzip == 1 && c->dcso_data_len == 19);
 	cascade_free(c);
+}
+
+/* As DCSO's join: the same m and k do not suffice, n and p must agree too. */
+static void dcso_filters_combine_only_with_the_same_dimensions(void)
+{
+	struct cascade *a = new_dcso(1000, 0.01), *b = new_dcso(1000, 0.01);
+	const char *what = NULL;
+
+	CHECK(a != NULL && b != NULL);
+	CHECK(cascade_compatible(a, b, &what) == 1);
+	b->capacity = 999;
+	CHECK(cascade_compatible(a, b, &what) == 0 && strcmp(what, "capacity") == 0);
+	b->capacity = 1000;
+	b->target_p = 0.0100001;
+	CHECK(cascade_compatible(a, b, &what) == 0 && strcmp(what, "rate") == 0);
+	cascade_free(a);
+	cascade_free(b);
 }
 
 static void expect_refused(const unsigned char *b, size_t len, const char *message)
@@ -518,9 +540,11 @@ void suite_dcso(void)
 		 writes_the_reference_bytes);
 	unit_run("dcso: a plain file round-trips: params, N, every bit", a_plain_file_round_trips);
 	unit_run("dcso: a gzipped file round-trips: params, N, every bit", a_gzipped_file_round_trips);
-	unit_run("dcso: data after the bits, and several gzip members, are read",
+	unit_run("dcso: data after the bits (kept and written back), and several gzip members, are read",
 		 data_after_the_bits_and_gzip_members_are_read);
 	unit_run("dcso: each bad header field is refused by name", bad_header_fields_are_named);
+	unit_run("dcso: filters combine only with the same n, p, m and k, as DCSO's join",
+		 dcso_filters_combine_only_with_the_same_dimensions);
 	unit_run("dcso: truncation, bits past m, a bad CRC and trailing junk are refused",
 		 short_and_damaged_files_are_refused);
 	unit_run("dcso: detection tells DCSO, plain or gzipped, from our files and text",
