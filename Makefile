@@ -10,7 +10,7 @@
 #   make fuzz       libFuzzer harnesses for FUZZ_SECONDS each (default 60)
 #   make valgrind   the whole suite with every program under valgrind memcheck
 #   make accuracy   false-positive rates at capacity, every layout, 1e-2..1e-6,
-#                   against target and model (long: about 30 minutes)
+#                   against target and model (long: about 50 minutes)
 #   make tsan       the threaded paths under ThreadSanitizer (clang)
 #   make install    programs, man pages, completions, and the library for C
 #                   users (libbftools.so.1, libbftools.a, headers, bftools.pc);
