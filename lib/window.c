@@ -341,19 +341,26 @@ static struct cascade *new_generation(struct window *w, const char **errstr)
 	return cascade_new_fixed(&p, errstr);
 }
 
-/* Make generation number no the newest: drop those it pushes out, add it. */
-static int advance(struct window *w, uint64_t no, const char **errstr)
+/* Free the generations that are no longer live when number no is the present. */
+static void drop_before(struct window *w, uint64_t no)
 {
 	size_t drop = 0;
-	struct cascade *c;
 
-	if (w->ngen > 0 && w->gen_no[w->ngen - 1] == no)
-		return 0;
 	while (drop < w->ngen && w->gen_no[drop] + w->wp.generations <= no)
 		cascade_free(w->gen[drop++]);
 	memmove(w->gen, w->gen + drop, (w->ngen - drop) * sizeof *w->gen);
 	memmove(w->gen_no, w->gen_no + drop, (w->ngen - drop) * sizeof *w->gen_no);
 	w->ngen -= drop;
+}
+
+/* Make generation number no the newest: drop those it pushes out, add it. */
+static int advance(struct window *w, uint64_t no, const char **errstr)
+{
+	struct cascade *c;
+
+	if (w->ngen > 0 && w->gen_no[w->ngen - 1] == no)
+		return 0;
+	drop_before(w, no);
 	c = new_generation(w, errstr);
 	if (c == NULL)
 		return -1;
@@ -522,6 +529,13 @@ int window_test_and_add_hashed(struct window *w, const struct line *keys, const 
 			return -1;
 		a = b;
 	}
+	/*
+	 * A count window's clock is the next key's place: a batch that ends on
+	 * a generation's boundary has moved the present into a generation not
+	 * yet made, and the oldest may have fallen out at it. Drop it now, so
+	 * the window (and its file) holds only what is live at the clock.
+	 */
+	drop_before(w, window_generation_of(&w->wp, w->clock));
 	if (fresh != NULL)
 		*fresh = total;
 	return 0;

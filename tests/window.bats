@@ -148,6 +148,26 @@ y"
 1200 a" "$(cat out.txt)"
 }
 
+@test "window: a state saved on a generation boundary loads and continues" {
+	# N = 1000, G = 8: generations of ceil(1000/7) = 143 keys. After 8 * 143
+	# = 1144 keys the clock is the first place of generation 8, which leaves
+	# generation 0 behind: the saved state must hold only generations 1-7
+	# (it once kept 0 too, and refused to save itself), and the run split
+	# there must print what the whole run prints
+	cycle all.txt 700 3000
+	head -n 1144 all.txt >one.txt
+	tail -n +1145 all.txt >two.txt
+	uniq_ --window 1000 all.txt >whole.txt
+	uniq_ -f seen.bf --window 1000 one.txt >split.txt
+	run --separate-stderr bfinfo seen.bf
+	expect_status 0
+	[[ $output == *"live generations:     7"* ]]
+	[[ $output == *"generation 1:"* ]]
+	[[ $output != *"generation 0:"* ]]
+	uniq_ -f seen.bf two.txt >>split.txt
+	cmp whole.txt split.txt
+}
+
 @test "window: a state of another window, or none, is refused" {
 	put_lines in.txt a b
 	uniq_ -f seen.bf --window 1000 in.txt >/dev/null
