@@ -61,7 +61,10 @@
  * is test-and-added first and only its new keys are tested against the
  * older ones. Either way an absent key costs one probe per live
  * generation: G cache misses where one filter costs one. Each call
- * batches its keys, so the misses of a batch overlap (filter.c).
+ * batches its keys, so the misses of a batch overlap (filter.c); where
+ * every generation is one blocked filter of the same size (count
+ * windows), a key's block is at the same word in each, found once and
+ * prefetched in all of them a chunk ahead (take_segment_blocks).
  *
  * Related work. Age-Partitioned Bloom Filters (Shtul, Baquero & Almeida
  * 2020, arXiv 2001.03147) keep k + l slices of one filter, one probe per
@@ -467,6 +470,149 @@ static int take_segment(struct window *w, const struct line *keys, const uint64_
 	return 0;
 }
 
+/*
+ * The fast path, for windows whose live generations are all one blocked
+ * stage of the same m and k with the newest fixed (every count window
+ * with the blocked layout): a key's block is then at the same word in
+ * every generation, found once from its one hash. The keys go through in
+ * chunks; before a chunk is probed, the next one's blocks are prefetched
+ * in every generation, so a new key's G misses overlap with each other
+ * and with the work on the chunk before, instead of each generation's
+ * batch waiting for its own. Answers, bits and counts are those of
+ * take_segment, probe for probe.
+ *
+ * Measured (bfuniq --window 1e7 -p 1e-4, 10M lines, AMD EPYC, user
+ * time): a fifth less than take_segment. Chunks of 16 keys prefetched
+ * into L2 (locality 1) did best; 32 or more, or prefetches to L1, queue
+ * more misses than the core keeps in flight and stall the prefetching.
+ */
+#define CHUNK 16
+
+static int blocks_align(const struct window *w)
+{
+	const struct filter *newest = w->gen[w->ngen - 1]->stages[0];
+
+	if (w->layout != FILTER_BLOCKED || w->gen[w->ngen - 1]->growth != 0)
+		return 0;
+	for (size_t g = 0; g < w->ngen; g++) {
+		const struct filter *f = w->gen[g]->stages[0];
+
+		if (w->gen[g]->nstages != 1 || f->params.m != newest->params.m ||
+		    f->params.k != newest->params.k)
+			return 0;
+	}
+	return 1;
+}
+
+/* Find the blocks of keys h[0..n) and prefetch them in every generation. */
+static void ready_chunk(const struct window *w, const uint64_t *h, size_t n, uint64_t *base)
+{
+	const uint64_t *words = w->gen[w->ngen - 1]->stages[0]->words;
+
+	filter_blocks_of(w->gen[w->ngen - 1]->stages[0], h, n, base);
+	for (size_t i = 0; i < n; i++)
+		__builtin_prefetch(words + base[i], 1, 1);
+	for (size_t g = w->ngen - 1; g-- > 0;) {
+		words = w->gen[g]->stages[0]->words;
+		for (size_t i = 0; i < n; i++)
+			__builtin_prefetch(words + base[i], 0, 1);
+	}
+}
+
+/* A chunk's keys still in question: their places in it, blocks and hashes. */
+struct undecided {
+	size_t n;
+	size_t at[CHUNK];
+	uint64_t base[CHUNK];
+	uint64_t h[2 * CHUNK];
+	unsigned char found[CHUNK];
+};
+
+static void undecided_put(struct undecided *u, size_t i, uint64_t base, const uint64_t *h)
+{
+	u->at[u->n] = i;
+	u->base[u->n] = base;
+	u->h[2 * u->n] = h[2 * i];
+	u->h[2 * u->n + 1] = h[2 * i + 1];
+	u->n++;
+}
+
+/* The older generations, newest first, on the keys of u: found ones are present and leave u. */
+static void blocks_older(const struct window *w, struct undecided *u, unsigned char *present)
+{
+	for (size_t g = w->ngen - 1; g-- > 0 && u->n > 0;) {
+		struct undecided left;
+
+		left.n = 0;
+		filter_blocks_test(w->gen[g]->stages[0], u->base, u->h, u->n, u->found);
+		for (size_t j = 0; j < u->n; j++) {
+			if (u->found[j])
+				present[u->at[j]] = 1;
+			else
+				undecided_put(&left, j, u->base[j], u->h);
+		}
+		for (size_t j = 0; j < left.n; j++)
+			left.at[j] = u->at[left.at[j]];
+		*u = left;
+	}
+}
+
+/* One chunk of n keys, blocks ready: as take_segment. Returns how many were new. */
+static size_t blocks_chunk(struct window *w, const uint64_t *base, const uint64_t *h, size_t n,
+			   unsigned char *present)
+{
+	struct cascade *newest = w->gen[w->ngen - 1];
+	struct undecided u;
+	size_t added;
+
+	u.n = 0;
+	if (w->wp.flags & WINDOW_REFRESH) {
+		added = filter_blocks_test_and_add(newest->stages[0], base, h, n, present);
+		newest->newest_keys += added;
+		for (size_t i = 0; i < n; i++)
+			if (!present[i])
+				undecided_put(&u, i, base[i], h);
+		blocks_older(w, &u, present);
+		return u.n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		present[i] = 0;
+		undecided_put(&u, i, base[i], h);
+	}
+	blocks_older(w, &u, present);
+	added = filter_blocks_test_and_add(newest->stages[0], u.base, u.h, u.n, u.found);
+	newest->newest_keys += added;
+	for (size_t j = 0; j < u.n; j++)
+		present[u.at[j]] = u.found[j];
+	return added;
+}
+
+/* Keys [a, b) as take_segment does, through the fast path; h may be NULL. */
+static int take_segment_blocks(struct window *w, const struct line *keys, const uint64_t *h,
+			       size_t a, size_t b, unsigned char *present, size_t *fresh)
+{
+	uint64_t base[2][CHUNK];
+	size_t n = b - a, len = n < CHUNK ? n : CHUNK;
+
+	if (h != NULL)
+		h += 2 * a;
+	else if (filter_hash(w->hasher, keys + a, n, w->sub_hash) == 0)
+		h = w->sub_hash;
+	else
+		return -1;
+	present += a;
+	ready_chunk(w, h, len, base[0]);
+	for (size_t c = 0, t = 0; c < n; c += CHUNK, t ^= 1) {
+		size_t next = c + CHUNK;
+
+		len = n - c < CHUNK ? n - c : CHUNK;
+		if (next < n)
+			ready_chunk(w, h + 2 * next, n - next < CHUNK ? n - next : CHUNK, base[t ^ 1]);
+		*fresh += blocks_chunk(w, base[t], h + 2 * c, len, present + c);
+	}
+	return 0;
+}
+
 /* The time of key i: the clock when it is earlier (or a count window's position). */
 static uint64_t key_time(const struct window *w, const uint64_t *times, uint64_t now, size_t i)
 {
@@ -525,6 +671,10 @@ int window_test_and_add_hashed(struct window *w, const struct line *keys, const 
 		if (advance(w, no, errstr) < 0)
 			return -1;
 		b = segment_end(w, times, now, a, n, no);
+		if (blocks_align(w) && take_segment_blocks(w, keys, h, a, b, present, &total) == 0) {
+			a = b;
+			continue;
+		}
 		if (take_segment(w, keys, h, a, b, present, &total, errstr) < 0)
 			return -1;
 		a = b;
