@@ -66,6 +66,15 @@
  * windows), a key's block is at the same word in each, found once and
  * prefetched in all of them a chunk ahead (take_segment_blocks).
  *
+ * Expected loss (window_track_loss, bfuniq -v). A fresh key, not within
+ * the window, is lost when some live stage says present: with stage rates
+ * r_s, at 1 - prod(1 - r_s). Stages that no longer change give r_s from
+ * their bits; the newest gives the model's rate for its load, averaged
+ * over the run of keys (account_loss). Against the losses measured on
+ * 200,000 distinct keys (count windows of 2,000 to 1e5 at 1e-3 to 0.05,
+ * refresh, G = 3, classic, a time window through a burst) it came within
+ * 2 standard deviations, and within 2% on average over four keys.
+ *
  * Related work. Age-Partitioned Bloom Filters (Shtul, Baquero & Almeida
  * 2020, arXiv 2001.03147) keep k + l slices of one filter, one probe per
  * slice, and shift one slice per generation: k + l accesses per absent
@@ -81,6 +90,7 @@
  * keys are never removed) and any thread of its own.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -647,6 +657,83 @@ static size_t segment_end(struct window *w, const uint64_t *times, uint64_t now,
 	return b;
 }
 
+void window_track_loss(struct window *w)
+{
+	w->track_loss = 1;
+}
+
+/*
+ * The chance that a fresh key passes every stage but the newest: they no
+ * longer change, so it is read off their bits once each time the
+ * generations or the newest generation's stages change. A new newest
+ * stage starts its own count of losses.
+ */
+static void read_older(struct window *w)
+{
+	const struct cascade *newest = w->gen[w->ngen - 1];
+	double miss = 1.0;
+
+	if (w->model_read && w->model_oldest == w->gen_no[0] &&
+	    w->model_newest == w->gen_no[w->ngen - 1] && w->model_stages == newest->nstages)
+		return;
+	if (!w->model_read || w->model_newest != w->gen_no[w->ngen - 1] ||
+	    w->model_stages != newest->nstages)
+		w->lost_before_newest = w->expected_lost;
+	for (size_t g = 0; g < w->ngen; g++)
+		for (size_t s = 0; s < w->gen[g]->nstages; s++)
+			if (g + 1 < w->ngen || s + 1 < newest->nstages)
+				miss *= 1.0 - filter_current_fpr(w->gen[g]->stages[s]);
+	w->older_miss = miss;
+	w->model_oldest = w->gen_no[0];
+	w->model_newest = w->gen_no[w->ngen - 1];
+	w->model_stages = newest->nstages;
+	w->model_read = 1;
+}
+
+/*
+ * The newest stage's model rate averaged over a run of fresh keys that
+ * took its load from x0 to x0 + fresh: the mean of the rates at the
+ * middles of 8 equal pieces. The rate grows as about the k-th power of
+ * the load, and a batch may fill a small window's generation from empty
+ * to full: taken at the run's middle alone, the rate of such a run is
+ * 2^k / (k + 1) times too low (about 50 for k = 9), and 8 pieces bring
+ * that to under 2% of the newest stage's share.
+ */
+#define LOSS_PIECES 8
+
+static double newest_rate(const struct filter *f, double x0, size_t fresh)
+{
+	size_t pieces = fresh < LOSS_PIECES ? fresh : LOSS_PIECES;
+	double sum = 0.0;
+
+	for (size_t i = 0; i < pieces; i++) {
+		double x = x0 + (double)fresh * ((double)i + 0.5) / (double)pieces;
+
+		sum += sizing_fpr(f->params.layout, x > 0.0 ? (uint64_t)llround(x) : 0, f->params.m,
+				  f->params.k);
+	}
+	return pieces > 0 ? sum / (double)pieces : 0.0;
+}
+
+/*
+ * fresh keys of one generation's run were not within the window: each ran
+ * the risk of testing present, 1 - older_miss (1 - r) with r the newest
+ * stage's rate as it fills during the run (linear in r: the mean rate
+ * gives the mean risk). The newest stage was offered the keys it took
+ * and, about, those lost since it began; counting those lost to older
+ * generations too overstates its load by at most P of it.
+ */
+static void account_loss(struct window *w, size_t fresh)
+{
+	const struct cascade *c = w->gen[w->ngen - 1];
+	double x0, rate;
+
+	read_older(w);
+	x0 = (double)c->newest_keys - (double)fresh + (w->expected_lost - w->lost_before_newest);
+	rate = newest_rate(c->stages[c->nstages - 1], x0, fresh);
+	w->expected_lost += (double)fresh * (1.0 - w->older_miss * (1.0 - rate));
+}
+
 int window_test_and_add_hashed(struct window *w, const struct line *keys, const uint64_t *h,
 			       size_t n, const uint64_t *times, uint64_t now,
 			       unsigned char *present, size_t *fresh, const char **errstr)
@@ -661,7 +748,7 @@ int window_test_and_add_hashed(struct window *w, const struct line *keys, const 
 		return -1;
 	while (a < n) {
 		uint64_t no;
-		size_t b;
+		size_t b, before = total;
 
 		if (times != NULL && times[a] == WINDOW_TIME_NONE && w->wp.kind == WINDOW_TIME) {
 			present[a++] = 0;
@@ -671,12 +758,12 @@ int window_test_and_add_hashed(struct window *w, const struct line *keys, const 
 		if (advance(w, no, errstr) < 0)
 			return -1;
 		b = segment_end(w, times, now, a, n, no);
-		if (blocks_align(w) && take_segment_blocks(w, keys, h, a, b, present, &total) == 0) {
-			a = b;
-			continue;
+		if (!blocks_align(w) || take_segment_blocks(w, keys, h, a, b, present, &total) < 0) {
+			if (take_segment(w, keys, h, a, b, present, &total, errstr) < 0)
+				return -1;
 		}
-		if (take_segment(w, keys, h, a, b, present, &total, errstr) < 0)
-			return -1;
+		if (w->track_loss)
+			account_loss(w, total - before);
 		a = b;
 	}
 	/*
