@@ -498,11 +498,18 @@ static int take_segment(struct window *w, const struct line *keys, const uint64_
  */
 #define CHUNK 16
 
+static int blocks_enabled = 1;
+
+void window_blocks_enable(int on)
+{
+	blocks_enabled = on;
+}
+
 static int blocks_align(const struct window *w)
 {
 	const struct filter *newest = w->gen[w->ngen - 1]->stages[0];
 
-	if (w->layout != FILTER_BLOCKED || w->gen[w->ngen - 1]->growth != 0)
+	if (!blocks_enabled || w->layout != FILTER_BLOCKED || w->gen[w->ngen - 1]->growth != 0)
 		return 0;
 	for (size_t g = 0; g < w->ngen; g++) {
 		const struct filter *f = w->gen[g]->stages[0];

@@ -170,6 +170,14 @@ int window_test_hashed(const struct window *w, const struct line *keys, const ui
  */
 void window_track_loss(struct window *w);
 
+/*
+ * For tests: 0 has every window take the general path (each generation
+ * tested as a batch of its own), 1 (the default) lets count windows of
+ * blocked generations take the fast one; both give the same answers and
+ * bits (window.c). Not for use while another thread tests and adds.
+ */
+void window_blocks_enable(int on);
+
 /* Sum of the live generations' estimated distinct keys as of now. */
 double window_estimate_count(const struct window *w, uint64_t now);
 
