@@ -416,6 +416,8 @@ static void report_window(const struct uniq *u)
 		 window_estimate_count(w, w->clock), cli_human_bytes(window_bytes(w), size));
 	cli_warn("%llu new keys within the window; %llu lines with no readable time passed through (target rate %g)",
 		 (unsigned long long)u->fresh, (unsigned long long)u->bad_times, w->wp.target_p);
+	cli_warn("expected distinct lines lost to false positives: %.6g (target rate %g)",
+		 w->expected_lost, w->wp.target_p);
 }
 
 static void report(const struct uniq *u)
@@ -484,6 +486,8 @@ int main(int argc, char **argv)
 	if (u.seen != NULL && cascade_params(u.seen)->layout != FILTER_COUNTING)
 		u.seen->count_new_only = 1;
 	cli_window_check_use(&opt.win, u.window);
+	if (opt.verbose && u.window)
+		window_track_loss(u.window);
 	cli_stdout_init(&u.out, opt.line_buffered);
 	running = &u;
 	cli_progress_detail = uniq_progress;

@@ -757,6 +757,46 @@ void filter_ready_hashed(const struct filter *f, const uint64_t *h, size_t n)
 	}
 }
 
+void filter_blocks_of(const struct filter *f, const uint64_t *h, size_t n, uint64_t *base)
+{
+	for (size_t i = 0; i < n; i++)
+		base[i] = blocked_base(f, h + 2 * i);
+}
+
+void filter_blocks_test(const struct filter *f, const uint64_t *base, const uint64_t *h,
+			size_t n, unsigned char *present)
+{
+	if (blocked_test_many(f->words, base, h, n, f->params.k, probe_multiplier, present) == 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		present[i] = (unsigned char)blocked_all_set(f, f->words + base[i], h + 2 * i);
+}
+
+/*
+ * As blocked_test_and_add_simd: all tested at once (eight probes at a time
+ * where the CPU can), then only the absent set, probe by probe, and asked
+ * again as they are, so a repeat later in the batch meets its first copy.
+ * Measured on a window's generations: a fifth less time than building
+ * every key's mask (whose vector-cleared words stall the loads that read
+ * them back). The lines are the caller's to have in cache.
+ */
+size_t filter_blocks_test_and_add(struct filter *f, const uint64_t *base, const uint64_t *h,
+				  size_t n, unsigned char *present)
+{
+	size_t fresh = 0;
+
+if (blocked_test_many(f->words, base, h, n, f->params.k, probe_multiplier, present) < 0)
+		memset(present, 0, n);
+	for (size_t i = 0; i < n; i++) {
+		if (present[i])
+			continue;
+		present[i] = (unsigned char)blocked_test_and_set(f, f->words + base[i], h + 2 * i);
+		fresh += !present[i];
+	}
+	f->insertions += n;
+	return fresh;
+}
+
 int filter_hash(const struct filter *f, const struct line *keys, size_t n, uint64_t *h)
 {
 	if (f->params.layout == FILTER_DCSO)

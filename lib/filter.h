@@ -223,6 +223,26 @@ size_t filter_test_and_add_hashed(struct filter *f, const struct line *keys, con
 void filter_ready_hashed(const struct filter *f, const uint64_t *h, size_t n);
 
 /*
+ * The blocked layout's probes split from the hashing and the block's
+ * address, for a caller that probes several blocked filters of one m, k,
+ * hash and key with the same keys (a window's generations): a key's block
+ * is then at the same word in each, so it is found once, and the caller
+ * can prefetch every filter's line before probing any.
+ *   filter_blocks_of: base[i] = the first word of key i's block (h from
+ *     filter_hash), the same for every blocked filter of f's m.
+ *   filter_blocks_test: present[i] = whether key i's bits are all set.
+ *   filter_blocks_test_and_add: in order, as filter_test_and_add_hashed
+ *     (a repeat later in the batch meets its first copy); returns how
+ *     many were new; f->insertions grows by n.
+ * f must be blocked.
+ */
+void filter_blocks_of(const struct filter *f, const uint64_t *h, size_t n, uint64_t *base);
+void filter_blocks_test(const struct filter *f, const uint64_t *base, const uint64_t *h,
+			size_t n, unsigned char *present);
+size_t filter_blocks_test_and_add(struct filter *f, const uint64_t *base, const uint64_t *h,
+				  size_t n, unsigned char *present);
+
+/*
  * Remove n keys from a counting filter: each key's k counters are
  * decremented, except those at 15 (saturated: they may stand for more
  * keys than 15 and stay). A key with a counter at 0 was surely never

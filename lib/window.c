@@ -61,7 +61,19 @@
  * is test-and-added first and only its new keys are tested against the
  * older ones. Either way an absent key costs one probe per live
  * generation: G cache misses where one filter costs one. Each call
- * batches its keys, so the misses of a batch overlap (filter.c).
+ * batches its keys, so the misses of a batch overlap (filter.c); where
+ * every generation is one blocked filter of the same size (count
+ * windows), a key's block is at the same word in each, found once and
+ * prefetched in all of them a chunk ahead (take_segment_blocks).
+ *
+ * Expected loss (window_track_loss, bfuniq -v). A fresh key, not within
+ * the window, is lost when some live stage says present: with stage rates
+ * r_s, at 1 - prod(1 - r_s). Stages that no longer change give r_s from
+ * their bits; the newest gives the model's rate for its load, averaged
+ * over the run of keys (account_loss). Against the losses measured on
+ * 200,000 distinct keys (count windows of 2,000 to 1e5 at 1e-3 to 0.05,
+ * refresh, G = 3, classic, a time window through a burst) it came within
+ * 2 standard deviations, and within 2% on average over four keys.
  *
  * Related work. Age-Partitioned Bloom Filters (Shtul, Baquero & Almeida
  * 2020, arXiv 2001.03147) keep k + l slices of one filter, one probe per
@@ -78,6 +90,7 @@
  * keys are never removed) and any thread of its own.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -341,19 +354,26 @@ static struct cascade *new_generation(struct window *w, const char **errstr)
 	return cascade_new_fixed(&p, errstr);
 }
 
-/* Make generation number no the newest: drop those it pushes out, add it. */
-static int advance(struct window *w, uint64_t no, const char **errstr)
+/* Free the generations that are no longer live when number no is the present. */
+static void drop_before(struct window *w, uint64_t no)
 {
 	size_t drop = 0;
-	struct cascade *c;
 
-	if (w->ngen > 0 && w->gen_no[w->ngen - 1] == no)
-		return 0;
 	while (drop < w->ngen && w->gen_no[drop] + w->wp.generations <= no)
 		cascade_free(w->gen[drop++]);
 	memmove(w->gen, w->gen + drop, (w->ngen - drop) * sizeof *w->gen);
 	memmove(w->gen_no, w->gen_no + drop, (w->ngen - drop) * sizeof *w->gen_no);
 	w->ngen -= drop;
+}
+
+/* Make generation number no the newest: drop those it pushes out, add it. */
+static int advance(struct window *w, uint64_t no, const char **errstr)
+{
+	struct cascade *c;
+
+	if (w->ngen > 0 && w->gen_no[w->ngen - 1] == no)
+		return 0;
+	drop_before(w, no);
 	c = new_generation(w, errstr);
 	if (c == NULL)
 		return -1;
@@ -460,6 +480,156 @@ static int take_segment(struct window *w, const struct line *keys, const uint64_
 	return 0;
 }
 
+/*
+ * The fast path, for windows whose live generations are all one blocked
+ * stage of the same m and k with the newest fixed (every count window
+ * with the blocked layout): a key's block is then at the same word in
+ * every generation, found once from its one hash. The keys go through in
+ * chunks; before a chunk is probed, the next one's blocks are prefetched
+ * in every generation, so a new key's G misses overlap with each other
+ * and with the work on the chunk before, instead of each generation's
+ * batch waiting for its own. Answers, bits and counts are those of
+ * take_segment, probe for probe.
+ *
+ * Measured (bfuniq --window 1e7 -p 1e-4, 10M lines, AMD EPYC, user
+ * time): a fifth less than take_segment. Chunks of 16 keys prefetched
+ * into L2 (locality 1) did best; 32 or more, or prefetches to L1, queue
+ * more misses than the core keeps in flight and stall the prefetching.
+ */
+#define CHUNK 16
+
+static int blocks_enabled = 1;
+
+void window_blocks_enable(int on)
+{
+	blocks_enabled = on;
+}
+
+static int blocks_align(const struct window *w)
+{
+	const struct filter *newest = w->gen[w->ngen - 1]->stages[0];
+
+	if (!blocks_enabled || w->layout != FILTER_BLOCKED || w->gen[w->ngen - 1]->growth != 0)
+		return 0;
+	for (size_t g = 0; g < w->ngen; g++) {
+		const struct filter *f = w->gen[g]->stages[0];
+
+		if (w->gen[g]->nstages != 1 || f->params.m != newest->params.m ||
+		    f->params.k != newest->params.k)
+			return 0;
+	}
+	return 1;
+}
+
+/* Find the blocks of keys h[0..n) and prefetch them in every generation. */
+static void ready_chunk(const struct window *w, const uint64_t *h, size_t n, uint64_t *base)
+{
+	const uint64_t *words = w->gen[w->ngen - 1]->stages[0]->words;
+
+	filter_blocks_of(w->gen[w->ngen - 1]->stages[0], h, n, base);
+	for (size_t i = 0; i < n; i++)
+		__builtin_prefetch(words + base[i], 1, 1);
+	for (size_t g = w->ngen - 1; g-- > 0;) {
+		words = w->gen[g]->stages[0]->words;
+		for (size_t i = 0; i < n; i++)
+			__builtin_prefetch(words + base[i], 0, 1);
+	}
+}
+
+/* A chunk's keys still in question: their places in it, blocks and hashes. */
+struct undecided {
+	size_t n;
+	size_t at[CHUNK];
+	uint64_t base[CHUNK];
+	uint64_t h[2 * CHUNK];
+	unsigned char found[CHUNK];
+};
+
+static void undecided_put(struct undecided *u, size_t i, uint64_t base, const uint64_t *h)
+{
+	u->at[u->n] = i;
+	u->base[u->n] = base;
+	u->h[2 * u->n] = h[2 * i];
+	u->h[2 * u->n + 1] = h[2 * i + 1];
+	u->n++;
+}
+
+/* The older generations, newest first, on the keys of u: found ones are present and leave u. */
+static void blocks_older(const struct window *w, struct undecided *u, unsigned char *present)
+{
+	for (size_t g = w->ngen - 1; g-- > 0 && u->n > 0;) {
+		struct undecided left;
+
+		left.n = 0;
+		filter_blocks_test(w->gen[g]->stages[0], u->base, u->h, u->n, u->found);
+		for (size_t j = 0; j < u->n; j++) {
+			if (u->found[j])
+				present[u->at[j]] = 1;
+			else
+				undecided_put(&left, j, u->base[j], u->h);
+		}
+		for (size_t j = 0; j < left.n; j++)
+			left.at[j] = u->at[left.at[j]];
+		*u = left;
+	}
+}
+
+/* One chunk of n keys, blocks ready: as take_segment. Returns how many were new. */
+static size_t blocks_chunk(struct window *w, const uint64_t *base, const uint64_t *h, size_t n,
+			   unsigned char *present)
+{
+	struct cascade *newest = w->gen[w->ngen - 1];
+	struct undecided u;
+	size_t added;
+
+	u.n = 0;
+	if (w->wp.flags & WINDOW_REFRESH) {
+		added = filter_blocks_test_and_add(newest->stages[0], base, h, n, present);
+		newest->newest_keys += added;
+		for (size_t i = 0; i < n; i++)
+			if (!present[i])
+				undecided_put(&u, i, base[i], h);
+		blocks_older(w, &u, present);
+		return u.n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		present[i] = 0;
+		undecided_put(&u, i, base[i], h);
+	}
+	blocks_older(w, &u, present);
+	added = filter_blocks_test_and_add(newest->stages[0], u.base, u.h, u.n, u.found);
+	newest->newest_keys += added;
+	for (size_t j = 0; j < u.n; j++)
+		present[u.at[j]] = u.found[j];
+	return added;
+}
+
+/* Keys [a, b) as take_segment does, through the fast path; h may be NULL. */
+static int take_segment_blocks(struct window *w, const struct line *keys, const uint64_t *h,
+			       size_t a, size_t b, unsigned char *present, size_t *fresh)
+{
+	uint64_t base[2][CHUNK];
+	size_t n = b - a, len = n < CHUNK ? n : CHUNK;
+
+	if (h != NULL)
+		h += 2 * a;
+	else if (filter_hash(w->hasher, keys + a, n, w->sub_hash) == 0)
+		h = w->sub_hash;
+	else
+		return -1;
+	present += a;
+	ready_chunk(w, h, len, base[0]);
+	for (size_t c = 0, t = 0; c < n; c += CHUNK, t ^= 1) {
+		size_t next = c + CHUNK;
+
+		len = n - c < CHUNK ? n - c : CHUNK;
+		if (next < n)
+			ready_chunk(w, h + 2 * next, n - next < CHUNK ? n - next : CHUNK, base[t ^ 1]);
+		*fresh += blocks_chunk(w, base[t], h + 2 * c, len, present + c);
+	}
+	return 0;
+}
+
 /* The time of key i: the clock when it is earlier (or a count window's position). */
 static uint64_t key_time(const struct window *w, const uint64_t *times, uint64_t now, size_t i)
 {
@@ -494,6 +664,83 @@ static size_t segment_end(struct window *w, const uint64_t *times, uint64_t now,
 	return b;
 }
 
+void window_track_loss(struct window *w)
+{
+	w->track_loss = 1;
+}
+
+/*
+ * The chance that a fresh key passes every stage but the newest: they no
+ * longer change, so it is read off their bits once each time the
+ * generations or the newest generation's stages change. A new newest
+ * stage starts its own count of losses.
+ */
+static void read_older(struct window *w)
+{
+	const struct cascade *newest = w->gen[w->ngen - 1];
+	double miss = 1.0;
+
+	if (w->model_read && w->model_oldest == w->gen_no[0] &&
+	    w->model_newest == w->gen_no[w->ngen - 1] && w->model_stages == newest->nstages)
+		return;
+	if (!w->model_read || w->model_newest != w->gen_no[w->ngen - 1] ||
+	    w->model_stages != newest->nstages)
+		w->lost_before_newest = w->expected_lost;
+	for (size_t g = 0; g < w->ngen; g++)
+		for (size_t s = 0; s < w->gen[g]->nstages; s++)
+			if (g + 1 < w->ngen || s + 1 < newest->nstages)
+				miss *= 1.0 - filter_current_fpr(w->gen[g]->stages[s]);
+	w->older_miss = miss;
+	w->model_oldest = w->gen_no[0];
+	w->model_newest = w->gen_no[w->ngen - 1];
+	w->model_stages = newest->nstages;
+	w->model_read = 1;
+}
+
+/*
+ * The newest stage's model rate averaged over a run of fresh keys that
+ * took its load from x0 to x0 + fresh: the mean of the rates at the
+ * middles of 8 equal pieces. The rate grows as about the k-th power of
+ * the load, and a batch may fill a small window's generation from empty
+ * to full: taken at the run's middle alone, the rate of such a run is
+ * 2^k / (k + 1) times too low (about 50 for k = 9), and 8 pieces bring
+ * that to under 2% of the newest stage's share.
+ */
+#define LOSS_PIECES 8
+
+static double newest_rate(const struct filter *f, double x0, size_t fresh)
+{
+	size_t pieces = fresh < LOSS_PIECES ? fresh : LOSS_PIECES;
+	double sum = 0.0;
+
+	for (size_t i = 0; i < pieces; i++) {
+		double x = x0 + (double)fresh * ((double)i + 0.5) / (double)pieces;
+
+		sum += sizing_fpr(f->params.layout, x > 0.0 ? (uint64_t)llround(x) : 0, f->params.m,
+				  f->params.k);
+	}
+	return pieces > 0 ? sum / (double)pieces : 0.0;
+}
+
+/*
+ * fresh keys of one generation's run were not within the window: each ran
+ * the risk of testing present, 1 - older_miss (1 - r) with r the newest
+ * stage's rate as it fills during the run (linear in r: the mean rate
+ * gives the mean risk). The newest stage was offered the keys it took
+ * and, about, those lost since it began; counting those lost to older
+ * generations too overstates its load by at most P of it.
+ */
+static void account_loss(struct window *w, size_t fresh)
+{
+	const struct cascade *c = w->gen[w->ngen - 1];
+	double x0, rate;
+
+	read_older(w);
+	x0 = (double)c->newest_keys - (double)fresh + (w->expected_lost - w->lost_before_newest);
+	rate = newest_rate(c->stages[c->nstages - 1], x0, fresh);
+	w->expected_lost += (double)fresh * (1.0 - w->older_miss * (1.0 - rate));
+}
+
 int window_test_and_add_hashed(struct window *w, const struct line *keys, const uint64_t *h,
 			       size_t n, const uint64_t *times, uint64_t now,
 			       unsigned char *present, size_t *fresh, const char **errstr)
@@ -508,7 +755,7 @@ int window_test_and_add_hashed(struct window *w, const struct line *keys, const 
 		return -1;
 	while (a < n) {
 		uint64_t no;
-		size_t b;
+		size_t b, before = total;
 
 		if (times != NULL && times[a] == WINDOW_TIME_NONE && w->wp.kind == WINDOW_TIME) {
 			present[a++] = 0;
@@ -518,10 +765,21 @@ int window_test_and_add_hashed(struct window *w, const struct line *keys, const 
 		if (advance(w, no, errstr) < 0)
 			return -1;
 		b = segment_end(w, times, now, a, n, no);
-		if (take_segment(w, keys, h, a, b, present, &total, errstr) < 0)
-			return -1;
+		if (!blocks_align(w) || take_segment_blocks(w, keys, h, a, b, present, &total) < 0) {
+			if (take_segment(w, keys, h, a, b, present, &total, errstr) < 0)
+				return -1;
+		}
+		if (w->track_loss)
+			account_loss(w, total - before);
 		a = b;
 	}
+	/*
+	 * A count window's clock is the next key's place: a batch that ends on
+	 * a generation's boundary has moved the present into a generation not
+	 * yet made, and the oldest may have fallen out at it. Drop it now, so
+	 * the window (and its file) holds only what is live at the clock.
+	 */
+	drop_before(w, window_generation_of(&w->wp, w->clock));
 	if (fresh != NULL)
 		*fresh = total;
 	return 0;

@@ -74,6 +74,14 @@ struct window {
 	struct filter *hasher;
 	uint64_t gen_m;		/* a count generation's m and k, once sized */
 	uint32_t gen_k;
+	/* the model's expected loss, kept once window_track_loss is called */
+	int track_loss;
+	double expected_lost;
+	double lost_before_newest;	/* expected_lost when the newest stage began */
+	double older_miss;	/* chance a fresh key passes every stage but the newest */
+	uint64_t model_oldest, model_newest;	/* generation numbers older_miss was read at */
+	size_t model_stages;	/* and the newest generation's stages then */
+	int model_read;
 	/* scratch for the keys still in question during a batch */
 	struct line *sub_keys;
 	uint64_t *sub_hash;
@@ -147,6 +155,28 @@ int window_test_and_add_hashed(struct window *w, const struct line *keys, const 
  */
 int window_test_hashed(const struct window *w, const struct line *keys, const uint64_t *h,
 		       size_t n, uint64_t now, unsigned char *present);
+
+/*
+ * From now on, have every test-and-add add to w->expected_lost the
+ * model's expected number of fresh keys (keys not within the window) that
+ * tested present and were lost: each run of keys of one generation adds
+ * its fresh keys times the rate a fresh key meets halfway through it,
+ * 1 - prod(1 - r_s) over every stage of every live generation. A stage
+ * that no longer changes gives r_s from its bits (filter_current_fpr),
+ * read when the generations or the newest's stages change; the newest
+ * stage gives the model's rate (sizing_fpr) for the keys it took plus
+ * those lost since it began (see cascade_model_fpr), as bfuniq does for
+ * a filter. window.c says how close this comes.
+ */
+void window_track_loss(struct window *w);
+
+/*
+ * For tests: 0 has every window take the general path (each generation
+ * tested as a batch of its own), 1 (the default) lets count windows of
+ * blocked generations take the fast one; both give the same answers and
+ * bits (window.c). Not for use while another thread tests and adds.
+ */
+void window_blocks_enable(int on);
 
 /* Sum of the live generations' estimated distinct keys as of now. */
 double window_estimate_count(const struct window *w, uint64_t now);

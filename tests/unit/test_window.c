@@ -72,10 +72,11 @@ static void test_count_bounds(void)
 	CHECK(offer(w, 0, NULL) == 1);
 	for (uint64_t i = 0; i < 99; i++)
 		offer(w, next++, NULL);
-	CHECK(w->clock == 800 && w->ngen == 8);
-	/* the 801st key starts generation 8: generation 0 (keys 0..99) is gone */
+	/* the clock is at generation 8's first place: generation 0 (keys 0..99) is gone */
+	CHECK(w->clock == 800 && w->ngen == 7 && w->gen_no[0] == 1);
+	/* the 801st key starts generation 8 */
 	offer(w, next++, NULL);
-	CHECK(w->ngen == 8 && w->gen_no[0] == 1);
+	CHECK(w->ngen == 8 && w->gen_no[0] == 1 && w->gen_no[7] == 8);
 	CHECK(offer(w, 50, NULL) == 0);
 	window_free(w);
 }
@@ -230,6 +231,68 @@ static void test_merge(void)
 	window_free(other);
 }
 
+/* Key "f<v>" in slot i of a batch, its text in texts[i]. */
+static void put_key(struct line *keys, char (*texts)[24], size_t i, uint64_t v)
+{
+	keys[i].data = texts[i];
+	keys[i].len = (size_t)snprintf(texts[i], sizeof texts[i], "f%llu", (unsigned long long)v);
+}
+
+/* Same generations, numbers, bits and counts. */
+static void same_windows(const struct window *a, const struct window *b)
+{
+	CHECK(a->ngen == b->ngen && a->clock == b->clock);
+	for (size_t g = 0; g < a->ngen && g < b->ngen; g++) {
+		const struct filter *x = a->gen[g]->stages[0], *y = b->gen[g]->stages[0];
+
+		CHECK(a->gen_no[g] == b->gen_no[g]);
+		CHECK(a->gen[g]->newest_keys == b->gen[g]->newest_keys);
+		CHECK(x->insertions == y->insertions);
+		CHECK(memcmp(x->words, y->words, filter_array_bytes(&x->params)) == 0);
+	}
+}
+
+/*
+ * The fast path against the general one, on the same keys: batches of 1
+ * to 997 keys that cross generation boundaries (g = 334), keys from a
+ * space of 2500 so that repeats come from every generation and from the
+ * same batch, with and without refresh; P = 0.05 so that false positives
+ * are tried too.
+ */
+static void test_fast_path_agrees(void)
+{
+	static const size_t sizes[] = { 1, 7, 333, 997, 2, 500, 64, 17, 800, 334 };
+	static struct line keys[997];
+	static char texts[997][24];
+	unsigned char pa[997], pb[997];
+	uint64_t v = 1;
+
+	for (uint32_t flags = 0; flags <= WINDOW_REFRESH; flags += WINDOW_REFRESH) {
+		struct window_params wp = { WINDOW_COUNT, 1000, 4, flags, 1000, 0.05 };
+		struct filter_params p = shape();
+		const char *why;
+		struct window *a = window_new(&wp, &p, &why), *b = window_new(&wp, &p, &why);
+
+		CHECK(a != NULL && b != NULL);
+		for (size_t round = 0; a && b && round < 30; round++) {
+			size_t n = sizes[round % 10], fa = 0, fb = 0;
+
+			for (size_t i = 0; i < n; i++, v = v * 6364136223846793005u + 1442695040888963407u)
+				put_key(keys, texts, i, (v >> 33) % 2500);
+			window_blocks_enable(1);
+			CHECK(window_test_and_add_hashed(a, keys, NULL, n, NULL, 0, pa, &fa, &why) == 0);
+			window_blocks_enable(0);
+			CHECK(window_test_and_add_hashed(b, keys, NULL, n, NULL, 0, pb, &fb, &why) == 0);
+			CHECK(fa == fb && memcmp(pa, pb, n) == 0);
+		}
+		window_blocks_enable(1);
+		if (a && b)
+			same_windows(a, b);
+		window_free(a);
+		window_free(b);
+	}
+}
+
 void suite_window(void)
 {
 	unit_run("window: a count window keeps N keys and forgets them by G/(G-1) N", test_count_bounds);
@@ -238,4 +301,6 @@ void suite_window(void)
 	unit_run("window: a batch across generations answers as keys one by one", test_batch_spans_generations);
 	unit_run("window: files round-trip and plain loaders refuse them", test_file_roundtrip);
 	unit_run("window: shards merge generation by generation", test_merge);
+	unit_run("window: the fast path answers, sets bits and counts as the general one",
+		 test_fast_path_agrees);
 }
