@@ -27,7 +27,11 @@
 #define EXIT_TROUBLE 2
 
 /*
- * Long options every program takes, handled by cli_common_option:
+ * Options every program takes, handled by cli_common_option:
+ *   -j N, --threads=N   threads for reading, hashing, testing and adding
+ *                       (default: $BFTOOLS_THREADS, else the CPUs online
+ *                       up to 8); the output is the same for every N.
+ *                       Add "j:" to the program's optstring.
  *   --max-memory=SIZE   refuse filters whose bit arrays would exceed SIZE
  *                       bytes (default: $BFTOOLS_MAX_MEMORY, else no limit)
  *   --progress, --no-progress   force or silence progress on stderr
@@ -41,13 +45,17 @@ enum {
 	CLI_OPT_NO_PROGRESS,
 	CLI_OPT_KEY_FILE,
 	CLI_OPT_NO_WAIT,
+	CLI_OPT_THREADS = 'j',
 };
 #define CLI_COMMON_OPTIONS                                                   \
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS },            \
 	{ "key-file", required_argument, NULL, CLI_OPT_KEY_FILE },          \
 	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },      \
 	{ "progress", no_argument, NULL, CLI_OPT_PROGRESS },                \
 	{ "no-progress", no_argument, NULL, CLI_OPT_NO_PROGRESS }
 #define CLI_COMMON_HELP                                                      \
+	"  -j, --threads=N       use N threads (default: the CPUs, up to 8);\n" \
+	"                        the output is the same for every N\n"       \
 	"      --key-file=FILE   the filters' key is kept in FILE, not in them\n" \
 	"      --max-memory=SIZE refuse filters larger than SIZE bytes in memory\n" \
 	"      --progress        show progress on stderr even when not a terminal\n" \

@@ -4,14 +4,14 @@
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--filter=sp" whether or not COMP_WORDBREAKS splits at "=".
-# -k, -t and --max-memory get no suggestions (there is nothing sensible
+# -j, -k, -t and --max-memory get no suggestions (there is nothing sensible
 # to guess).
 # Install as .../bash-completion/completions/bfgrep, or source it from
 # ~/.bashrc.
 
 _bfgrep_options='-f --filter -v --invert-match -c --count -q --quiet
 --silent -w --words -k --field -t --separator -z --null-data
---line-buffered --now --key-file --max-memory --progress --no-progress -h --help
+--line-buffered --now --key-file -j --threads --max-memory --progress --no-progress -h --help
 -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
@@ -43,7 +43,7 @@ _bfgrep_value() {
 	case $1 in
 	-f | --filter) _bfgrep_filters "$2" ;;
 	--key-file) _bfgrep_files "$2" ;;
-	-k | --field | -t | --separator | --max-memory | --now) ;;
+	-j | --threads | -k | --field | -t | --separator | --max-memory | --now) ;;
 	*) return 1 ;;
 	esac
 	return 0
