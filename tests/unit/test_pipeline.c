@@ -462,8 +462,8 @@ static int block_consume(void *ctx, unsigned slot)
 	return 9;
 }
 
-/* In the child: 0 when pipeline_run came back as promised. */
-static int run_blocked_pipeline(void)
+/* In the child: 0 when pipeline_run on threads came back as promised. */
+static int run_blocked_pipeline(int threads)
 {
 	static const struct pipeline_fns fns = { block_fill, block_work, block_consume };
 	struct blocker b;
@@ -474,7 +474,7 @@ static int run_blocked_pipeline(void)
 	memset(&b, 0, sizeof b);
 	b.fd = fds[0];
 	atomic_init(&b.blocking, 0);
-	got = pipeline_run(&fns, &b, 2);
+	got = pipeline_run(&fns, &b, threads);
 	if (got != 9 || b.consumed != 3 || !atomic_load(&b.blocking))
 		return 3;
 	return 0;	/* fds[1] stays open until the child exits */
@@ -501,7 +501,7 @@ static int wait_with_timeout(pid_t child, int seconds)
 	return -1;
 }
 
-static void blocked_fill_is_cancelled_on_stop(void)
+static void blocked_fill_is_cancelled_on_stop(int threads)
 {
 	pid_t child;
 	int status;
@@ -510,11 +510,14 @@ static void blocked_fill_is_cancelled_on_stop(void)
 	child = fork();
 	CHECK(child >= 0);
 	if (child == 0)
-		_exit(run_blocked_pipeline());
+		_exit(run_blocked_pipeline(threads));
 	status = wait_with_timeout(child, 10);
 	CHECKF(status != -1, "pipeline_run still blocked after 10 s: the fill was not cancelled");
 	CHECKF(status == 0, "child ended with status %d (3: wrong result)", status);
 }
+
+static void cancel_2(void) { blocked_fill_is_cancelled_on_stop(2); }
+static void cancel_4(void) { blocked_fill_is_cancelled_on_stop(4); }
 
 /* Sets or unsets BFTOOLS_THREADS; value NULL unsets. */
 static void set_threads_env(const char *value)
@@ -600,6 +603,7 @@ void suite_pipeline(void)
 	unit_run("pipeline: 2 threads: work and consume get the slot fill filled", slot_2);
 	unit_run("pipeline: 1 thread: all work runs on the calling thread", one_thread_works_on_the_caller_only);
 	unit_run("pipeline: 2 threads: work runs on both the calling and the reader thread", work_runs_on_both_threads);
-	unit_run("pipeline: 2 threads: a fill blocked in read(2) is cancelled when consume stops", blocked_fill_is_cancelled_on_stop);
+	unit_run("pipeline: 2 threads: a fill blocked in read(2) is cancelled when consume stops", cancel_2);
+	unit_run("pipeline: 4 threads: a fill blocked in read(2) is cancelled when consume stops, the workers woken and joined", cancel_4);
 	unit_run("pipeline: BFTOOLS_THREADS=N chooses the threads, pipeline_set_threads overrides it; unset or bad values give the CPUs up to 8", threads_follow_the_environment);
 }
