@@ -21,6 +21,8 @@
 #                      ends in fsync, which on a busy disk costs seconds
 #                      that have nothing to do with threads)
 #
+# Needs /usr/bin/time (GNU time, for the CPU time).
+#
 # Method. Every command runs in rounds, its thread counts alternating
 # within a round (1 2 4 ... 1 2 4 ...), so a change in the machine's load
 # falls on all of them alike; the median wall time of the rounds counts.
@@ -29,7 +31,10 @@
 # options, same rounds) and the rate is
 #     lines / (median time with the corpus - median time with no input):
 # the lines per second of the streaming itself, which is what the threads
-# change. The corpus is read once before timing (page cache). bfgrep's
+# change. CPU/line is the same difference in CPU time (user + system, from
+# /usr/bin/time) per line: on a machine shared with other work the wall
+# times say how much of it a program got, CPU/line what each line cost
+# (threads cost some: atomics, waiting, cache lines moving between cores). The corpus is read once before timing (page cache). bfgrep's
 # filters hold the first 1% of the corpus's distinct lines, built once;
 # bfbuild and bfuniq make theirs of the same size as they run (bfuniq is
 # sized with -n for about the same bytes at -p 1e-2). bfcount keeps a
@@ -71,6 +76,7 @@ fi
 for n in $list; do
 	case $n in '' | *[!0-9]* | 0) die "THREADS_LIST: '$n' is not a thread count" ;; esac
 done
+[ -x /usr/bin/time ] || die "needs /usr/bin/time for the CPU times (Debian: apt-get install time)"
 dir=${BENCH_DIR:-$root/build/bench}
 mkdir -p "$dir/out" || die "cannot make $dir"
 cd "$dir" || die "cannot enter $dir"
@@ -112,14 +118,15 @@ grep_filter() {
 
 now_ns() { date +%s%N; }
 
-# run_once CMD: CMD's wall time in seconds; dies if it fails.
+# run_once CMD: CMD's wall time and CPU time (user + system) in seconds; dies if it fails.
 run_once() {
 	t0=$(now_ns)
-	sh -c "$1" || die "failed: $1"
-	awk -v a="$t0" -v b="$(now_ns)" 'BEGIN { printf "%.4f\n", (b - a) / 1e9 }'
+	/usr/bin/time -f '%U %S' -o cpu.txt sh -c "$1" || die "failed: $1"
+	awk -v a="$t0" -v b="$(now_ns)" '{ printf "%.4f %.4f\n", (b - a) / 1e9, $1 + $2 }' cpu.txt
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# median COLUMN: the median of that column of standard input.
+median() { awk -v c="$1" '{ print $c }' | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # measure NAME TEMPLATE: TEMPLATE with @J@ the thread count and @IN@ the
 # input, in alternating rounds; prints a table row per thread count.
@@ -138,18 +145,20 @@ measure() {
 	done
 	base=
 	for j in $list; do
-		full=$(median <"times.$j.$corpus")
-		fixed=$(median <"times.$j.empty.txt")
+		full=$(median 1 <"times.$j.$corpus")
+		fixed=$(median 1 <"times.$j.empty.txt")
+		cpu=$(awk -v l="$lines" -v f="$(median 2 <"times.$j.$corpus")" -v e="$(median 2 <"times.$j.empty.txt")" \
+			'BEGIN { d = f - e; if (d < 0) d = 0; printf "%.0f", d * 1e9 / l }')
 		rate=$(awk -v l="$lines" -v f="$full" -v e="$fixed" 'BEGIN { d = f - e; if (d <= 0) d = 1e-9; printf "%.0f", l / d }')
 		[ -n "$base" ] || base=$rate
-		printf '| %-28s | %2s | %6.2f s | %6.2f s | %10.2f M | %5.2fx |\n' "$name" "$j" "$full" "$fixed" \
-			"$(awk -v r="$rate" 'BEGIN { print r / 1e6 }')" "$(awk -v r="$rate" -v b="$base" 'BEGIN { print r / b }')"
+		printf '| %-24s | %2s | %7.2f s | %7.2f s | %7.2f M | %5.2fx | %4s ns |\n' "$name" "$j" "$full" "$fixed" \
+			"$(awk -v r="$rate" 'BEGIN { print r / 1e6 }')" "$(awk -v r="$rate" -v b="$base" 'BEGIN { print r / b }')" "$cpu"
 	done
 }
 
 say "$lines lines, filters of $small_mb MB and $big_mb MB, threads:$list, $runs rounds, $cpus CPUs online"
-printf '| %-28s | %2s | %8s | %8s | %12s | %6s |\n' "program, filter" "-j" "wall" "no input" "lines/s" "vs -j 1"
-printf '|%s|%s|%s|%s|%s|%s|\n' ------------------------------ ---- ---------- ---------- -------------- --------
+printf '| %-24s | %2s | %9s | %9s | %9s | %6s | %7s |\n' "program, filter" "-j" "wall" "no input" "lines/s" "vs -j 1" "CPU/line"
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' -------------------------- ---- ----------- ----------- ----------- -------- ---------
 for mb in "$small_mb" "$big_mb"; do
 	bits=$((mb * 8000000))
 	# bfuniq -n for about mb MB at 1e-2: a blocked filter takes about 10.5 bits a key there
