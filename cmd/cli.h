@@ -264,13 +264,14 @@ void cli_sketch_difference(const struct sketch *a, const struct sketch *b, const
 			   char *out, size_t len);
 
 /*
- * Read the inputs (none, or "-", is stdin) in batches, on a second thread
- * beside the calling one (lib/pipeline.h), through three steps:
+ * Read the inputs (none, or "-", is stdin) in batches, on a reader thread
+ * beside the calling one, with -j's other threads sharing the work
+ * (lib/pipeline.h), through three steps:
  *   prepare  reader thread, as soon as a batch is read: set *units to the
  *            work it holds (keys); return 0, or -1 when out of memory
- *   work     either thread, on disjoint ranges [from, to) of a slot's
+ *   work     any thread, on disjoint ranges [from, to) of a slot's
  *            units: what can run in any order (hashing keys, testing them
- *            against a filter nobody changes)
+ *            against a filter nobody changes, OR-ing bits into one)
  *   consume  calling thread, in input order: what must run in order
  *            (adding, output); 0 to go on, 1 to stop
  * State a batch needs lives in the program's arrays of CLI_SLOTS, indexed
