@@ -7,6 +7,8 @@
 #   make asan       the whole suite again under AddressSanitizer + UBSan
 #   make lint       man pages through mandoc -Tlint and groff -ww
 #   make bench      speed and memory against sort, gawk, grep -F (tests/bench/)
+#   make bench-threads  lines per second for -j 1, 2, 4, 8, 16 (up to the
+#                   CPUs) and the ratio to -j 1 (tests/bench/threads.sh)
 #   make fuzz       libFuzzer harnesses for FUZZ_SECONDS each (default 60)
 #   make valgrind   the whole suite with every program under valgrind memcheck
 #   make accuracy   false-positive rates at capacity, every layout, 1e-2..1e-6,
@@ -73,7 +75,7 @@ TSAN_FLAGS = -O1 -g -fsanitize=thread
 .SECONDARY:
 
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
-	bench fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb check-scaleout deps-scaleout
+	bench bench-threads fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb check-scaleout deps-scaleout
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -118,6 +120,9 @@ check: deps-check all $(UNIT_BIN) $(ACCURACY_BIN)
 
 bench: all
 	@sh tests/bench/run.sh
+
+bench-threads: all
+	@sh tests/bench/threads.sh
 
 fuzz: deps-check
 	@sh tests/fuzz/run.sh

@@ -183,7 +183,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->filters = calloc((size_t)argc, sizeof *opt->filters);
 	if (opt->filters == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
-	while ((c = cli_getopt(argc, argv, ":f:vclLqwonHhm:sZrk:t:zV", long_options)) != -1)
+	while ((c = cli_getopt(argc, argv, ":f:vclLqwonHhm:sZrk:t:j:zV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;

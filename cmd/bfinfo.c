@@ -111,7 +111,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	int c;
 
 	memset(opt, 0, sizeof *opt);
-	while ((c = cli_getopt(argc, argv, ":hV", long_options)) != -1)
+	while ((c = cli_getopt(argc, argv, ":j:hV", long_options)) != -1)
 		parse_option(opt, c);
 	opt->filters = argv + optind;
 	opt->nfilters = argc - optind;

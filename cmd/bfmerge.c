@@ -76,7 +76,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 
 	memset(opt, 0, sizeof *opt);
 	opt->op = MERGE_OR;
-	while ((c = cli_getopt(argc, argv, ":o:vhV", long_options)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":o:j:vhV", long_options)) != -1) {
 		switch (c) {
 		case 'o': opt->output = optarg; break;
 		case OPT_INTERSECT: opt->op = MERGE_AND; break;

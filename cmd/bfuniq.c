@@ -151,7 +151,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->spec.separator = -1;
 	opt->delim = '\n';
 	cli_window_init(&opt->win);
-	while ((c = cli_getopt(argc, argv, ":n:p:f:dk:t:izvhV", long_options)) != -1)
+	while ((c = cli_getopt(argc, argv, ":n:p:f:dk:t:j:izvhV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;

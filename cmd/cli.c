@@ -43,7 +43,10 @@ void (*cli_progress_detail)(char *buf, size_t len);
 
 #define MEMORY_ENV "BFTOOLS_MAX_MEMORY"
 
+#define THREADS_ENV "BFTOOLS_THREADS"
+
 static const char *memory_env;	/* BFTOOLS_MAX_MEMORY, until applied */
+static int threads_option;	/* -j was given */
 static int memory_option;	/* --max-memory was given */
 
 /* A memory size: SI units, as bfinfo and -v print them (1G = 1e9 bytes). */
@@ -78,9 +81,37 @@ static void apply_memory_env(void)
 	memory_env = NULL;
 }
 
+/* -j N, or BFTOOLS_THREADS (what names it in the message). */
+static int thread_count(const char *what, const char *arg)
+{
+	const char *why;
+	int threads;
+
+	if (pipeline_parse_threads(arg, &threads, &why) < 0)
+		cli_usage_error("invalid %s '%s': %s", what, arg, why);
+	return threads;
+}
+
+/*
+ * Like the memory limit: a bad BFTOOLS_THREADS is refused once the options
+ * are read (not silently ignored, as a typo would cost a run's speed
+ * unnoticed), unless -j overrides it. An empty one is unset.
+ */
+static void apply_threads_env(void)
+{
+	const char *env = getenv(THREADS_ENV);
+
+	if (!threads_option && env && *env)
+		pipeline_set_threads(thread_count(THREADS_ENV, env));
+}
+
 int cli_common_option(int c, const char *arg)
 {
 	switch (c) {
+	case CLI_OPT_THREADS:
+		pipeline_set_threads(thread_count("thread count", arg));
+		threads_option = 1;
+		return 1;
 	case CLI_OPT_MAX_MEMORY:
 		filter_set_memory_limit(memory_size("memory limit", arg));
 		memory_option = 1;
@@ -267,8 +298,10 @@ int cli_getopt(int argc, char **argv, const char *optstring, const struct option
 
 	opterr = 0;
 	c = getopt_long(argc, argv, optstring, longopts, NULL);
-	if (c == -1)
+	if (c == -1) {
 		apply_memory_env();
+		apply_threads_env();
+	}
 	if (c == ':')
 		cli_usage_error("option '%s' requires an argument", argv[optind - 1]);
 	if (c != '?')

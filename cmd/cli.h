@@ -27,7 +27,11 @@
 #define EXIT_TROUBLE 2
 
 /*
- * Long options every program takes, handled by cli_common_option:
+ * Options every program takes, handled by cli_common_option:
+ *   -j N, --threads=N   threads for reading, hashing, testing and adding
+ *                       (default: $BFTOOLS_THREADS, else the CPUs online
+ *                       up to 8); the output is the same for every N.
+ *                       Add "j:" to the program's optstring.
  *   --max-memory=SIZE   refuse filters whose bit arrays would exceed SIZE
  *                       bytes (default: $BFTOOLS_MAX_MEMORY, else no limit)
  *   --progress, --no-progress   force or silence progress on stderr
@@ -41,13 +45,17 @@ enum {
 	CLI_OPT_NO_PROGRESS,
 	CLI_OPT_KEY_FILE,
 	CLI_OPT_NO_WAIT,
+	CLI_OPT_THREADS = 'j',
 };
 #define CLI_COMMON_OPTIONS                                                   \
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS },            \
 	{ "key-file", required_argument, NULL, CLI_OPT_KEY_FILE },          \
 	{ "max-memory", required_argument, NULL, CLI_OPT_MAX_MEMORY },      \
 	{ "progress", no_argument, NULL, CLI_OPT_PROGRESS },                \
 	{ "no-progress", no_argument, NULL, CLI_OPT_NO_PROGRESS }
 #define CLI_COMMON_HELP                                                      \
+	"  -j, --threads=N       use N threads (default: the CPUs, up to 8);\n" \
+	"                        the output is the same for every N\n"       \
 	"      --key-file=FILE   the filters' key is kept in FILE, not in them\n" \
 	"      --max-memory=SIZE refuse filters larger than SIZE bytes in memory\n" \
 	"      --progress        show progress on stderr even when not a terminal\n" \
@@ -267,13 +275,14 @@ void cli_sketch_difference(const struct sketch *a, const struct sketch *b, const
 			   char *out, size_t len);
 
 /*
- * Read the inputs (none, or "-", is stdin) in batches, on a second thread
- * beside the calling one (lib/pipeline.h), through three steps:
+ * Read the inputs (none, or "-", is stdin) in batches, on a reader thread
+ * beside the calling one, with -j's other threads sharing the work
+ * (lib/pipeline.h), through three steps:
  *   prepare  reader thread, as soon as a batch is read: set *units to the
  *            work it holds (keys); return 0, or -1 when out of memory
- *   work     either thread, on disjoint ranges [from, to) of a slot's
+ *   work     any thread, on disjoint ranges [from, to) of a slot's
  *            units: what can run in any order (hashing keys, testing them
- *            against a filter nobody changes)
+ *            against a filter nobody changes, OR-ing bits into one)
  *   consume  calling thread, in input order: what must run in order
  *            (adding, output); 0 to go on, 1 to stop
  * State a batch needs lives in the program's arrays of CLI_SLOTS, indexed

@@ -13,7 +13,7 @@ _bfbuild_options='-n --capacity -p --rate -o --output -f --filter --remove --lik
 --layout -m --bits -K --hashes --key --hash --format -k --field -t --separator
 -i --ignore-case -z --null-data -v --verbose --window --generations --refresh
 --time-field --bad-time --now --no-wait --checkpoint
---key-file --max-memory
+--key-file -j --threads --max-memory
 --progress --no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
@@ -49,7 +49,7 @@ _bfbuild_value() {
 	-f | --filter | --like) _bfbuild_filters "$2" ;;
 	-o | --output | --key-file) _bfbuild_files "$2" ;;
 	-n | --capacity | -p | --rate | -m | --bits | -K | --hashes | --key | \
-		-k | --field | -t | --separator | --max-memory | --window | --generations | \
+		-j | --threads | -k | --field | -t | --separator | --max-memory | --window | --generations | \
 		--time-field | --now | --checkpoint) ;;
 	--bad-time) _bfbuild_add compgen -W 'error skip' -- "$2" ;;
 	*) return 1 ;;

@@ -46,6 +46,7 @@ complete -c bfbuild -l refresh -d "A repeat within the window restarts its key's
 complete -c bfbuild -l time-field -x -d "A line's time is its Fth field"
 complete -c bfbuild -l bad-time -x -a 'error\t"Stop with an error (default)" skip\t"Leave the line out"' -d 'A line whose time cannot be read'
 complete -c bfbuild -l now -x -d 'The time of a time window without --time-field'
+complete -c bfbuild -s j -l threads -x -d 'Use N threads (the output is the same for every N)'
 complete -c bfbuild -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
 complete -c bfbuild -l progress -d 'Show progress on stderr even when not a terminal'
 complete -c bfbuild -l no-progress -d 'Never show progress'

@@ -7,14 +7,14 @@
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--filter=sp" whether or not COMP_WORDBREAKS splits at "=".
-# -k, -t, --precision, --key and --max-memory get no suggestions (there
+# -j, -k, -t, --precision, --key and --max-memory get no suggestions (there
 # is nothing sensible to guess).
 # Install as .../bash-completion/completions/bfcount, or source it from
 # ~/.bashrc.
 
 _bfcount_options='-k --field -t --separator -i --ignore-case -z --null-data
 -f --filter --union --intersection --jaccard -o --output -s --sketch --add
---precision --key --like -v --verbose --key-file --max-memory --progress
+--precision --key --like -v --verbose --key-file -j --threads --max-memory --progress
 --no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
@@ -55,7 +55,7 @@ _bfcount_value() {
 	-f | --filter) _bfcount_filters "$2" ;;
 	-s | --sketch | --like) _bfcount_sketches "$2" ;;
 	-o | --output | --key-file) _bfcount_files "$2" ;;
-	-k | --field | -t | --separator | --precision | --key | --max-memory) ;;
+	-j | --threads | -k | --field | -t | --separator | --precision | --key | --max-memory) ;;
 	*) return 1 ;;
 	esac
 	return 0

@@ -71,6 +71,7 @@ complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op; and
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op; and not __bfcount_sketch_given' -l like -x -a '(__bfcount_sketches)' -d "A new sketch with SKETCH's key and precision"
 complete -c bfcount -s v -l verbose -d 'Also report the standard error on stderr'
 complete -c bfcount -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
+complete -c bfcount -s j -l threads -x -d 'Use N threads (the output is the same for every N)'
 complete -c bfcount -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
 complete -c bfcount -l progress -d 'Show progress on stderr even when not a terminal'
 complete -c bfcount -l no-progress -d 'Never show progress'

@@ -4,7 +4,7 @@
 #
 # Self-contained: it does not need the bash-completion package, and it
 # copes with "--filter=sp" whether or not COMP_WORDBREAKS splits at "=".
-# -k, -t, -m, --label and --max-memory get no suggestions (there is
+# -j, -k, -t, -m, --label and --max-memory get no suggestions (there is
 # nothing sensible to guess).
 # Install as .../bash-completion/completions/bfgrep, or source it from
 # ~/.bashrc.
@@ -14,7 +14,7 @@ _bfgrep_options='-f --filter -v --invert-match -c --count -l
 --words --word-regexp -o --only-matching -n --line-number -H
 --with-filename -h --no-filename -m --max-count -s --no-messages -Z --null
 -r --recursive --label -k --field -t --separator -z --null-data --line-buffered
---now --key-file --max-memory --progress --no-progress --help -V --version'
+--now --key-file -j --threads --max-memory --progress --no-progress --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
 # word splitting, no globbing, so any file name survives.
@@ -45,7 +45,7 @@ _bfgrep_value() {
 	case $1 in
 	-f | --filter) _bfgrep_filters "$2" ;;
 	--key-file) _bfgrep_files "$2" ;;
-	-k | --field | -t | --separator | -m | --max-count | --label | --max-memory | --now) ;;
+	-j | --threads | -k | --field | -t | --separator | -m | --max-count | --label | --max-memory | --now) ;;
 	*) return 1 ;;
 	esac
 	return 0

@@ -42,6 +42,7 @@ complete -c bfgrep -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfgrep -l line-buffered -d 'Flush output after every line'
 complete -c bfgrep -l now -x -d 'A windowed filter answers as of time T (default: now)'
 complete -c bfgrep -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
+complete -c bfgrep -s j -l threads -x -d 'Use N threads (the output is the same for every N)'
 complete -c bfgrep -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
 complete -c bfgrep -l progress -d 'Show progress on stderr even when not a terminal'
 complete -c bfgrep -l no-progress -d 'Never show progress'

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # bash completion for bfinfo(1): its options, any file after --key-file,
-# nothing after --max-memory, and *.bf filters and *.hll sketches (with
+# nothing after -j/--threads and --max-memory, and *.bf filters and *.hll sketches (with
 # directories to descend into) for every other word, since every other
 # argument is a filter or a sketch.
 #
@@ -9,7 +9,7 @@
 # Install as .../bash-completion/completions/bfinfo, or source it from
 # ~/.bashrc.
 
-_bfinfo_options='--json --key-file --max-memory --progress --no-progress -h
+_bfinfo_options='--json --key-file -j --threads --max-memory --progress --no-progress -h
 --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
@@ -41,7 +41,7 @@ _bfinfo_files() {
 _bfinfo_value() {
 	case $1 in
 	--key-file) _bfinfo_files "$2" ;;
-	--max-memory) ;;
+	-j | --threads | --max-memory) ;;
 	*) return 1 ;;
 	esac
 	return 0

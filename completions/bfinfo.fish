@@ -20,6 +20,7 @@ end
 complete -c bfinfo -f -a '(__bfinfo_filters)'
 complete -c bfinfo -l json -d 'One JSON object per file and line (JSON Lines)'
 complete -c bfinfo -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
+complete -c bfinfo -s j -l threads -x -d 'Use N threads (the output is the same for every N)'
 complete -c bfinfo -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
 complete -c bfinfo -l progress -d 'Show progress on stderr even when not a terminal'
 complete -c bfinfo -l no-progress -d 'Never show progress'

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # bash completion for bfmerge(1): every option, any file after -o/--output
-# (the result) and --key-file, nothing after --max-memory, *.bf filters
+# (the result) and --key-file, nothing after -j/--threads and --max-memory, *.bf filters
 # and *.hll sketches (and directories to reach them) for the FILTER
 # arguments.
 #
@@ -9,7 +9,7 @@
 # Install as .../bash-completion/completions/bfmerge, or source it from
 # ~/.bashrc.
 
-_bfmerge_options='-o --output --intersect -v --verbose --no-wait --key-file --max-memory
+_bfmerge_options='-o --output --intersect -v --verbose --no-wait --key-file -j --threads --max-memory
 --progress --no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
@@ -41,7 +41,7 @@ _bfmerge_files() {
 _bfmerge_value() {
 	case $1 in
 	-o | --output | --key-file) _bfmerge_files "$2" ;;
-	--max-memory) ;;
+	-j | --threads | --max-memory) ;;
 	*) return 1 ;;
 	esac
 	return 0

@@ -24,6 +24,7 @@ complete -c bfmerge -l intersect -d 'AND the filters (intersection) instead of O
 complete -c bfmerge -s v -l verbose -d "Report the result's fill and estimates on stderr"
 complete -c bfmerge -l no-wait -d 'Fail at once if another bftools process is updating the file'
 complete -c bfmerge -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
+complete -c bfmerge -s j -l threads -x -d 'Use N threads (the output is the same for every N)'
 complete -c bfmerge -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
 complete -c bfmerge -l progress -d 'Show progress on stderr even when not a terminal'
 complete -c bfmerge -l no-progress -d 'Never show progress'

@@ -12,7 +12,7 @@
 _bfuniq_options='-n --capacity -p --rate -f --state -d --repeated -k --field
 -t --separator -i --ignore-case -z --null-data -v --verbose --layout --key
 --line-buffered --window --generations --refresh --time-field --bad-time --now
---no-wait --checkpoint --key-file --max-memory --progress --no-progress -h --help -V --version'
+--no-wait --checkpoint --key-file -j --threads --max-memory --progress --no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
 # word splitting, no globbing, so any file name survives.
@@ -47,7 +47,7 @@ _bfuniq_value() {
 	-f | --state) _bfuniq_states "$2" ;;
 	--key-file) _bfuniq_files "$2" ;;
 	-n | --capacity | -p | --rate | --key | -k | --field | -t | --separator | \
-		--max-memory | --window | --generations | --time-field | --now | --checkpoint) ;;
+		-j | --threads | --max-memory | --window | --generations | --time-field | --now | --checkpoint) ;;
 	*) return 1 ;;
 	esac
 	return 0

@@ -40,6 +40,7 @@ complete -c bfuniq -l bad-time -x -a 'error\t"Stop with an error (default)" skip
 complete -c bfuniq -l now -x -d 'The time of a time window without --time-field'
 complete -c bfuniq -n 'not __fish_contains_opt key' -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
 complete -c bfuniq -l checkpoint -x -d 'With -f, also save STATE every INTERVAL (30s, 10m, 1h, or lines)'
+complete -c bfuniq -s j -l threads -x -d 'Use N threads (the output is the same for every N)'
 complete -c bfuniq -l max-memory -x -d 'Refuse filters larger than SIZE bytes in memory'
 complete -c bfuniq -l progress -d 'Show progress on stderr even when not a terminal'
 complete -c bfuniq -l no-progress -d 'Never show progress'

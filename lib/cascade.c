@@ -391,6 +391,22 @@ int cascade_add_hashed(struct cascade *c, const struct line *keys, const uint64_
 	return 0;
 }
 
+int cascade_can_add_shared(const struct cascade *c)
+{
+	return c->growth == 0 && c->nstages == 1 && !cascade_needs_key(c) &&
+	       cascade_params(c)->layout != FILTER_COUNTING;
+}
+
+void cascade_add_shared(struct cascade *c, const struct line *keys, const uint64_t *h, size_t n)
+{
+	(void)filter_add_shared(c->stages[0], keys, h, n);	/* not counting: cannot fail */
+}
+
+void cascade_count_added(struct cascade *c, uint64_t n)
+{
+	c->stages[0]->insertions += n;
+}
+
 int cascade_remove(struct cascade *c, const struct line *keys, size_t n, size_t *absent,
 		   const char **errstr)
 {

@@ -156,6 +156,17 @@ int cascade_add_hashed(struct cascade *c, const struct line *keys, const uint64_
 		       const char **errstr);
 
 /*
+ * Adding on several threads at once (filter_add_shared): possible when c
+ * is one fixed stage (no growth), not counting, with its key. Then
+ * cascade_add_shared from any threads, with the keys' hashes (h from
+ * cascade_hasher, or NULL), sets the same bits as cascade_add_hashed, and
+ * the adding thread counts the keys once with cascade_count_added.
+ */
+int cascade_can_add_shared(const struct cascade *c);
+void cascade_add_shared(struct cascade *c, const struct line *keys, const uint64_t *h, size_t n);
+void cascade_count_added(struct cascade *c, uint64_t n);
+
+/*
  * Remove keys from a fixed counting filter (filter_remove): *absent (may
  * be NULL) is set to the number of keys that were surely not in it, which
  * changed nothing. Returns 0, or -1 with *errstr for a filter of another

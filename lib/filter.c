@@ -601,6 +601,52 @@ void filter_add_hashed(struct filter *f, const struct line *keys, const uint64_t
 }
 
 /*
+ * OR bits into a word shared with other adding threads. The relaxed load
+ * first skips words that hold the bits already (most, once a filter
+ * fills), so their cache lines are not taken for writing; the fetch-or
+ * makes concurrent adds to one word lose nothing. Relaxed: the bits order
+ * nothing else, and the threads are joined before the filter is read.
+ */
+static inline void word_or_shared(uint64_t *w, uint64_t bits)
+{
+	if ((__atomic_load_n(w, __ATOMIC_RELAXED) & bits) != bits)
+		__atomic_fetch_or(w, bits, __ATOMIC_RELAXED);
+}
+
+/* Blocked keys need their masks (prepare_batch with masks). */
+static void probes_or_shared(struct filter *f, const struct batch *b, size_t i)
+{
+	const struct probes *pr = &b->pr[i];
+
+	if (f->params.layout == FILTER_BLOCKED) {
+		uint64_t *w = f->words + b->base[i];
+
+		for (int j = 0; j < 8; j++)
+			if (b->block[i][j] != 0)
+				word_or_shared(&w[j], b->block[i][j]);
+		return;
+	}
+	for (uint32_t j = 0; j < f->params.k; j++)
+		word_or_shared(&f->words[pr->word[j]], pr->mask[j]);
+}
+
+int filter_add_shared(struct filter *f, const struct line *keys, const uint64_t *h, size_t n)
+{
+	struct batch b;
+
+	if (f->params.layout == FILTER_COUNTING)
+		return -1;
+	for (size_t done = 0; done < n; done += BATCH) {
+		size_t len = n - done < BATCH ? n - done : BATCH;
+
+		prepare_batch(f, keys + done, h ? h + 2 * done : NULL, len, 1, &b);
+		for (size_t i = 0; i < len; i++)
+			probes_or_shared(f, &b, i);
+	}
+	return 0;
+}
+
+/*
  * Undo the decrements of a key's first n probes. A decremented counter is
  * at most 13 now and a skipped one is 15, so 15 means "left alone"; a
  * counter probed twice was decremented twice and is incremented twice.
@@ -901,8 +947,9 @@ double filter_sampled_fill(const struct filter *f, uint64_t samples)
 	if (samples == 0)
 		return 0.0;
 	step = words / samples ? words / samples : 1;
+	/* relaxed loads: the progress line samples a filter other threads may be adding to */
 	for (uint64_t i = 0; i < words; i += step, seen++)
-		set += word_set(f, f->words[i]);
+		set += word_set(f, __atomic_load_n(&f->words[i], __ATOMIC_RELAXED));
 	return (double)set / (double)(seen * word_positions(f));
 }
 

@@ -203,6 +203,17 @@ size_t filter_test_and_add_hashed(struct filter *f, const struct line *keys, con
 				  size_t n, unsigned char *present);
 
 /*
+ * filter_add_hashed for several threads adding to f at once: each ORs its
+ * keys' bits in with atomic operations, so the bits are the same whatever
+ * the threads and their timing (OR is commutative). It does not count
+ * f->insertions (the caller adds the keys once, in one thread) and must
+ * not run beside anything else that changes f. h may be NULL. Returns 0,
+ * or -1 for a counting filter (an increment is not an OR: use
+ * filter_add_hashed on one thread).
+ */
+int filter_add_shared(struct filter *f, const struct line *keys, const uint64_t *h, size_t n);
+
+/*
  * Get a big blocked filter (FILTER_READY_MIN bytes or more) ready for the
  * adds of these keys (hashes from filter_hash), from another thread than
  * the one adding, while it hashes ahead. Two things a random add into

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pipeline.h - a stream of batches over two threads: a reader thread fills
- * batches (slots of a small ring) in input order, both threads share the
+ * pipeline.h - a stream of batches over N threads: a reader thread fills
+ * batches (slots of a small ring) in input order, every thread shares the
  * work each batch needs that can run in any order (hashing keys, testing
- * them against a filter that does not change), and the calling thread
- * finishes each batch in input order (adding to a filter, writing output).
+ * them against a filter that does not change, OR-ing bits into one), and
+ * the calling thread finishes each batch in input order (ordered adding,
+ * writing output).
  *
  * The caller keeps its per-batch state in arrays indexed by slot
- * (0 .. PIPELINE_SLOTS-1). The pipeline guarantees: fill(slot) happens
+ * (0 .. PIPELINE_SLOTS-1; a run uses the first few, more with more
+ * threads). The pipeline guarantees: fill(slot) happens
  * before any work on that slot, all of the slot's work before
  * consume(slot), and consume(slot) before the slot is filled again, with
  * the memory effects of each step visible to the next.
@@ -21,8 +23,21 @@
 extern "C" {
 #endif
 
-/* Batches in flight: enough to ride out uneven batches, few enough to stay in cache. */
-#define PIPELINE_SLOTS 4
+/*
+ * Batches in flight, at most: a run with threads T uses 4 slots up to T = 2
+ * and T + 2 above, up to this; enough that every worker finds a batch to
+ * share while the reader fills the next, few enough to stay in cache.
+ */
+#define PIPELINE_SLOTS 16
+
+/* The most threads a run takes (-j above this is refused by the programs). */
+#define PIPELINE_THREADS_MAX 256
+
+/*
+ * The default's ceiling: past about 8 threads one reader splitting lines
+ * (~10-20 ns a line) and one ordered consumer are the limit, not hashing.
+ */
+#define PIPELINE_THREADS_DEFAULT_MAX 8
 
 struct pipeline_fns {
 	/*
@@ -33,7 +48,7 @@ struct pipeline_fns {
 	 * (pthread_cancel), so it must leave shared state usable at those points.
 	 */
 	int (*fill)(void *ctx, unsigned slot, size_t *units);
-	/* Either thread: do units [from, to) of slot. Calls on one slot may overlap (disjoint ranges). */
+	/* Any thread: do units [from, to) of slot. Calls on one slot may overlap (disjoint ranges). */
 	void (*work)(void *ctx, unsigned slot, size_t from, size_t to);
 	/* Calling thread, in input order, after all of slot's work: 0 to go on, else stop. */
 	int (*consume)(void *ctx, unsigned slot);
@@ -41,25 +56,37 @@ struct pipeline_fns {
 
 /*
  * Run until fill reports the end or consume asks to stop. threads is 1 (all
- * on the calling thread: fill, work, consume in turn) or 2 (a reader
- * thread beside it; falls back to 1 if the thread cannot start). Signals
- * are blocked on the reader thread, so handlers run on the calling thread.
- * Returns 0, or the nonzero value consume stopped with.
+ * on the calling thread: fill, work, consume in turn), 2 (a reader thread
+ * beside it, which also works when the ring is full) or more (threads - 2
+ * workers besides, that only work); a thread that cannot start is done
+ * without (down to 1), never an error. Signals are blocked on every thread
+ * but the calling one, so handlers run there. Returns 0, or the nonzero
+ * value consume stopped with.
  */
 int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads);
 
 /*
- * How many threads to use: 2 where there is more than one CPU online, else
- * 1; the environment variable BFTOOLS_THREADS=1 or 2 overrides (tests, and
- * users who want one core left alone).
+ * How many threads to use: pipeline_set_threads's choice if any; else the
+ * environment variable BFTOOLS_THREADS when it is a whole number
+ * 1..PIPELINE_THREADS_MAX (other values are ignored here: the programs
+ * refuse them, see pipeline_parse_threads); else the CPUs online, at most
+ * PIPELINE_THREADS_DEFAULT_MAX.
  */
 int pipeline_threads(void);
 
 /*
- * Override pipeline_threads for this process: 1 or 2, or 0 to choose as
- * above again. For a fork()ed child, which must start no thread.
+ * Override pipeline_threads for this process: 1..PIPELINE_THREADS_MAX, or
+ * 0 to choose as above again. pipeline_set_threads(1) is for a fork()ed
+ * child, which must start no thread.
  */
 void pipeline_set_threads(int threads);
+
+/*
+ * A thread count as written by a user ("4"): decimal digits only, value
+ * 1..PIPELINE_THREADS_MAX. 0 with *threads set, or -1 with *errstr saying
+ * what is wrong.
+ */
+int pipeline_parse_threads(const char *text, int *threads, const char **errstr);
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,16 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
-# threads.bats - the two-thread input pipeline (lib/pipeline.c) changes
-# nothing but speed: every program gives byte-identical output, messages
-# and exit status with BFTOOLS_THREADS=1 (all on one thread) and 2 (a
-# reader thread beside it), on inputs long enough for many batches with
-# the reader working ahead; and an early stop does not wait for input that
-# never comes.
+# threads.bats - the N-thread input pipeline (lib/pipeline.c) changes
+# nothing but speed: every program gives byte-identical output, messages,
+# exit status and written filters and sketches with -j 1 (all on one
+# thread), 2 (a reader thread beside it), 3, 4 and 8 (workers besides:
+# more threads than this machine's CPUs, so threads are descheduled while
+# holding work), on inputs long enough for many batches with the reader
+# working ahead; an early stop does not wait for input that never comes;
+# and -j and BFTOOLS_THREADS take only 1..256.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 # A stream with repeats, mixed case, fields and words, long enough that
 # the reader fills every slot of the ring many times over.
@@ -21,22 +24,37 @@ make_stream() {
 	}' >stream.txt
 }
 
-# run_both NAME CMD...: run CMD under both settings; their stdout, stderr
-# and exit status must agree. Leaves them in NAME.{1,2}.{out,err,st}.
+# The thread counts every comparison runs with.
+THREADS="1 2 3 4 8"
+
+# run_both NAME PROG ARGS...: run PROG -j N ARGS... for every N of
+# $THREADS; stdout, stderr and exit status must be those of -j 1. Leaves
+# them in NAME.N.{out,err,st}.
 run_both() {
-	local name=$1 t
-	shift
-	for t in 1 2; do
+	local name=$1 prog=$2 t
+	shift 2
+	for t in $THREADS; do
 		local st=0
-		BFTOOLS_THREADS=$t "$@" >"$name.$t.out" 2>"$name.$t.err" || st=$?
+		"$prog" -j "$t" "$@" >"$name.$t.out" 2>"$name.$t.err" || st=$?
 		echo "$st" >"$name.$t.st"
+		cmp "$name.1.out" "$name.$t.out"
+		cmp "$name.1.err" "$name.$t.err"
+		cmp "$name.1.st" "$name.$t.st"
 	done
-	cmp "$name.1.out" "$name.2.out"
-	cmp "$name.1.err" "$name.2.err"
-	cmp "$name.1.st" "$name.2.st"
 }
 
-@test "threads: bfuniq output is identical on one thread and on two (plain, -k, -w, -i, -d, -v)" {
+# same_file_for_all NAME PROG ARGS...: PROG -j N ARGS... -o NAME.N.bf for
+# every N writes the same bytes.
+same_file_for_all() {
+	local name=$1 prog=$2 t
+	shift 2
+	for t in $THREADS; do
+		"$prog" -j "$t" "$@" -o "$name.$t.bf"
+		cmp "$name.1.bf" "$name.$t.bf"
+	done
+}
+
+@test "threads: bfuniq output is identical on every thread count (plain, -k, -w, -i, -d, -v)" {
 	make_stream
 	run_both plain bfuniq -n 1e5 -p 1e-4 --key "$KEY" stream.txt
 	run_both field bfuniq -n 1e5 --key "$KEY" -k 2 stream.txt
@@ -57,13 +75,13 @@ make_growing_stream() {
 	awk 'BEGIN { srand(11); for (i = 0; i < 400000; i++) printf "line%d\n", int(rand() * 250000) }' >grow.txt
 }
 
-@test "threads: a growing bfuniq (new stages mid-stream) is identical on one thread and on two" {
+@test "threads: a growing bfuniq (new stages mid-stream) is identical on every thread count" {
 	make_growing_stream
 	run_both grow bfuniq --key "$KEY" -v grow.txt
 	grep -q '(2 stages' grow.2.err
 }
 
-@test "threads: bfgrep with filters of both foldings, -v and -c is identical on one thread and on two" {
+@test "threads: bfgrep with filters of both foldings, -v and -c is identical on every thread count" {
 	make_stream
 	awk 'NR % 7 == 0 { print $1 }' stream.txt | bfbuild -n 1e5 --key "$KEY" -o plain.bf
 	awk 'NR % 11 == 0 { print $1 }' stream.txt | bfbuild -n 1e5 -i --key "$KEY" -o folded.bf
@@ -73,29 +91,54 @@ make_growing_stream() {
 	[ "$(wc -l <both.2.out)" -gt 40000 ]
 }
 
-@test "threads: bfbuild writes byte-identical files on one thread and on two (fixed, growing)" {
+@test "threads: bfbuild writes byte-identical files on every thread count (each layout, growing, --remove)" {
 	make_stream
-	BFTOOLS_THREADS=1 bfbuild -n 1e5 --key "$KEY" -o one.bf stream.txt
-	BFTOOLS_THREADS=2 bfbuild -n 1e5 --key "$KEY" -o two.bf stream.txt
-	cmp one.bf two.bf
+	# blocked and classic: every thread sets bits (an OR); counting: in order
+	same_file_for_all blocked bfbuild -n 1e5 --key "$KEY" stream.txt
+	same_file_for_all classic bfbuild -n 1e5 --layout classic --key "$KEY" stream.txt
+	same_file_for_all counting bfbuild -n 1e5 --layout counting --key "$KEY" stream.txt
+	same_file_for_all fields bfbuild -n 1e5 -k 2 -i --key "$KEY" stream.txt
+	# the filter is the one a single thread makes, not just the same each time
+	cmp blocked.1.bf blocked.8.bf
+	head -n 100000 stream.txt | bfbuild -j 1 -n 1e5 --layout counting --key "$KEY" -o part.bf
+	for t in $THREADS; do
+		cp counting.1.bf "removed.$t.bf"
+		head -n 50000 stream.txt | bfbuild -j "$t" --remove -f "removed.$t.bf"
+		cmp removed.1.bf "removed.$t.bf"
+	done
 	# a growing filter (bfuniq's state) that bfbuild -f adds stages to
 	make_growing_stream
 	head -n 1000 grow.txt | bfuniq --key "$KEY" -f start.bf >/dev/null
-	cp start.bf one-g.bf
-	cp start.bf two-g.bf
-	BFTOOLS_THREADS=1 bfbuild -f one-g.bf grow.txt
-	BFTOOLS_THREADS=2 bfbuild -f two-g.bf grow.txt
-	cmp one-g.bf two-g.bf
-	[ "$(bfinfo two-g.bf | grep -c '^stage')" -ge 2 ] || bfinfo two-g.bf >&2
+	for t in $THREADS; do
+		cp start.bf "grown.$t.bf"
+		bfbuild -j "$t" -f "grown.$t.bf" grow.txt
+		cmp grown.1.bf "grown.$t.bf"
+	done
+	[ "$(bfinfo grown.8.bf | grep -c '^stage')" -ge 2 ] || bfinfo grown.8.bf >&2
+	# and -v's report (keys, bits set, fill) agrees
+	run_both report bfbuild -v -n 1e5 --key "$KEY" -o /dev/null stream.txt
 }
 
-@test "threads: bfcount gives the same estimate on one thread and on two" {
+@test "threads: bfcount gives the same estimate and sketch on every thread count" {
 	make_stream
-	run_both stream bfcount stream.txt
+	run_both stream bfcount -v stream.txt
 	run_both words bfcount -w stream.txt
+	run_both field bfcount -k 2 -i stream.txt
+	for t in $THREADS; do
+		bfcount -j "$t" --key "$KEY" -o "sketch.$t.hll" stream.txt >/dev/null
+		cmp sketch.1.hll "sketch.$t.hll"
+	done
 }
 
-@test "threads: an unreadable input in the middle is reported and skipped alike on one thread and two" {
+@test "threads: bfinfo reports the same on every thread count" {
+	make_stream
+	bfbuild -j 1 -n 1e5 --key "$KEY" -o a.bf stream.txt
+	bfcount -j 1 --key "$KEY" -o a.hll stream.txt >/dev/null
+	run_both info bfinfo a.bf a.hll
+	run_both json bfinfo --json a.bf
+}
+
+@test "threads: an unreadable input in the middle is reported and skipped alike on every thread count" {
 	make_stream
 	head -n 1000 stream.txt >a.txt
 	tail -n 1000 stream.txt >b.txt
@@ -115,7 +158,7 @@ make_growing_stream() {
 quiet_on_stalled_input() {
 	printf 'alice\nbob\n' | bfbuild --key "$KEY" -o names.bf
 	mkfifo in.fifo
-	BFTOOLS_THREADS=$1 bfgrep -q -f names.bf <in.fifo 3>&- &
+	bfgrep -j "$1" -q -f names.bf <in.fifo 3>&- &
 	local pid=$! waited=0
 	exec 7>in.fifo
 	printf 'carol\nalice\n' >&7
@@ -139,26 +182,65 @@ quiet_on_stalled_input() {
 	quiet_on_stalled_input 1
 }
 
-@test "threads: BFTOOLS_THREADS other than 1 or 2 is ignored (the default is used)" {
-	make_stream
-	BFTOOLS_THREADS=1 bfcount stream.txt >one.txt
-	BFTOOLS_THREADS=7 bfcount stream.txt >seven.txt
-	BFTOOLS_THREADS=abc bfcount stream.txt >abc.txt
-	cmp one.txt seven.txt
-	cmp one.txt abc.txt
+@test "threads: bfgrep -q exits at a selected line while the input stays open (four threads)" {
+	quiet_on_stalled_input 4
 }
 
-@test "threads: saved filters are byte-identical whether compressed on one thread or two (bfmerge, bfuniq -f)" {
+@test "threads: BFTOOLS_THREADS=N is -j N, and -j overrides it" {
+	make_stream
+	bfuniq -j 3 --key "$KEY" stream.txt >j3.txt
+	BFTOOLS_THREADS=3 bfuniq --key "$KEY" stream.txt >env3.txt
+	cmp j3.txt env3.txt
+	BFTOOLS_THREADS=junk bfuniq -j 2 --key "$KEY" stream.txt >j2.txt
+	cmp j3.txt j2.txt
+	# an empty BFTOOLS_THREADS is unset
+	BFTOOLS_THREADS= bfuniq --key "$KEY" stream.txt >empty.txt
+	cmp j3.txt empty.txt
+}
+
+@test "threads: -j and --threads take 1..256 only, in every program" {
+	local prog arg why
+	for prog in bfbuild bfgrep bfuniq bfcount bfmerge bfinfo; do
+		for arg in 0:'must be at least 1' -1:'must be at least 1' abc:'not a number' \
+			2x:'not a number' '':'not a number' 257:'too many (at most 256)' \
+			99999999999999999999:'too many (at most 256)'; do
+			why=${arg#*:}
+			arg=${arg%%:*}
+			run --separate-stderr "$prog" -j "$arg" --help
+			expect_usage_error "$prog" "invalid thread count '$arg': $why"
+			run --separate-stderr "$prog" --threads="$arg" --help
+			expect_usage_error "$prog" "invalid thread count '$arg': $why"
+		done
+		run --separate-stderr "$prog" -j
+		expect_usage_error "$prog" "option '-j' requires an argument"
+		run --separate-stderr "$prog" -j 256 --version
+		expect_status 0
+	done
+}
+
+@test "threads: a bad BFTOOLS_THREADS is a usage error, in every program" {
+	local prog
+	printf 'a\n' >in.txt
+	for prog in bfbuild bfgrep bfuniq bfcount bfmerge bfinfo; do
+		BFTOOLS_THREADS=0 run --separate-stderr "$prog" in.txt
+		expect_usage_error "$prog" "invalid BFTOOLS_THREADS '0': must be at least 1"
+		BFTOOLS_THREADS=lots run --separate-stderr "$prog" in.txt
+		expect_usage_error "$prog" "invalid BFTOOLS_THREADS 'lots': not a number"
+	done
+}
+
+@test "threads: saved filters are byte-identical on every thread count (bfmerge, bfuniq -f; compressed on up to two)" {
 	make_growing_stream
 	head -n 200000 grow.txt | bfbuild -n 3e5 --key "$KEY" -o a.bf
 	tail -n 200000 grow.txt | bfbuild -n 3e5 --key "$KEY" -o b.bf
-	BFTOOLS_THREADS=1 bfmerge -o one.bf a.bf b.bf
-	BFTOOLS_THREADS=2 bfmerge -o two.bf a.bf b.bf
-	cmp one.bf two.bf
-	BFTOOLS_THREADS=1 bfuniq --key "$KEY" -f one-state.bf grow.txt >/dev/null
-	BFTOOLS_THREADS=2 bfuniq --key "$KEY" -f two-state.bf grow.txt >/dev/null
-	cmp one-state.bf two-state.bf
+	for t in $THREADS; do
+		bfmerge -j "$t" -o "merged.$t.bf" a.bf b.bf
+		cmp merged.1.bf "merged.$t.bf"
+		bfuniq -j "$t" --key "$KEY" -f "state.$t.bf" grow.txt >"uniq.$t.txt"
+		cmp state.1.bf "state.$t.bf"
+		cmp uniq.1.txt "uniq.$t.txt"
+	done
 	# the state (two stages, 1.6 MB of bits) spans several 1 MiB chunks,
 	# so both threads had pieces to compress
-	[ "$(wc -c <two-state.bf)" -gt 1048576 ]
+	[ "$(wc -c <state.8.bf)" -gt 1048576 ]
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_pipeline.c - the two-thread batch pipeline (lib/pipeline.c).
+ * test_pipeline.c - the batch pipeline over N threads (lib/pipeline.c).
  *
- * Each contract test runs with threads = 1 and threads = 2. The batches
+ * Each contract test runs with threads = 1, 2 (caller and reader), 3, 4
+ * and 8 (workers besides; 8 is more than this machine's CPUs, so threads
+ * are descheduled holding chunks). The batches
  * come from a fixed-seed generator, so every run sees the same sizes. The
  * callbacks never CHECK (they may run on the reader thread): they note the
  * first broken promise in the context, and the test checks it afterwards.
@@ -73,6 +75,9 @@ struct run {
 	uint64_t work_spin;		/* extra busy work per unit */
 	pthread_t caller;
 	atomic_ulong caller_chunks, other_chunks;
+	pthread_mutex_t seen_mu;	/* the distinct threads that ran work, up to 16 */
+	pthread_t seen[16];
+	int nseen;
 	atomic_int broken;		/* set once: the first broken promise is in why */
 	const char *why;
 	uint64_t why_seq;
@@ -97,6 +102,7 @@ static struct run *run_new(uint64_t batches, uint64_t seed)
 	r->fill_rng = r->consume_rng = seed;
 	r->stop_at = UINT64_MAX;
 	r->caller = pthread_self();
+	pthread_mutex_init(&r->seen_mu, NULL);
 	for (unsigned s = 0; s < PIPELINE_SLOTS; s++)
 		atomic_init(&r->slots[s].state, SLOT_FREE);
 	return r;
@@ -125,6 +131,20 @@ static int test_fill(void *ctx, unsigned slot, size_t *units)
 	atomic_store(&d->state, SLOT_FILLED);
 	*units = d->units;
 	return 1;
+}
+
+/* Count the thread running this chunk among those seen. */
+static void note_thread(struct run *r)
+{
+	int i;
+
+	pthread_mutex_lock(&r->seen_mu);
+	for (i = 0; i < r->nseen; i++)
+		if (pthread_equal(r->seen[i], pthread_self()))
+			break;
+	if (i == r->nseen && r->nseen < 16)
+		r->seen[r->nseen++] = pthread_self();
+	pthread_mutex_unlock(&r->seen_mu);
 }
 
 /* Busy work, a few hundred nanoseconds per unit when asked, so chunks overlap in time. */
@@ -159,6 +179,7 @@ static void test_work(void *ctx, unsigned slot, size_t from, size_t to)
 		atomic_fetch_add(&r->caller_chunks, 1);
 	else
 		atomic_fetch_add(&r->other_chunks, 1);
+	note_thread(r);
 }
 
 /* Whether every unit of d was worked exactly once, with the right output. */
@@ -219,6 +240,9 @@ static void every_unit_worked_once_and_batches_consumed_in_order(int threads)
 
 static void order_1(void) { every_unit_worked_once_and_batches_consumed_in_order(1); }
 static void order_2(void) { every_unit_worked_once_and_batches_consumed_in_order(2); }
+static void order_3(void) { every_unit_worked_once_and_batches_consumed_in_order(3); }
+static void order_4(void) { every_unit_worked_once_and_batches_consumed_in_order(4); }
+static void order_8(void) { every_unit_worked_once_and_batches_consumed_in_order(8); }
 
 /* Stopping at batch `at` of 1000: that batch is the last consumed. */
 static void consume_nonzero_stops(int threads)
@@ -254,6 +278,8 @@ static void consume_nonzero_stops(int threads)
 
 static void stop_1(void) { consume_nonzero_stops(1); }
 static void stop_2(void) { consume_nonzero_stops(2); }
+static void stop_3(void) { consume_nonzero_stops(3); }
+static void stop_8(void) { consume_nonzero_stops(8); }
 
 static void fill_ending_at_once(int threads)
 {
@@ -269,6 +295,7 @@ static void fill_ending_at_once(int threads)
 
 static void empty_1(void) { fill_ending_at_once(1); }
 static void empty_2(void) { fill_ending_at_once(2); }
+static void empty_8(void) { fill_ending_at_once(8); }
 
 /*
  * Slot bookkeeping on its own: fill tags the slot it is given with the
@@ -327,6 +354,8 @@ static void slot_is_the_one_filled(int threads)
 
 static void slot_1(void) { slot_is_the_one_filled(1); }
 static void slot_2(void) { slot_is_the_one_filled(2); }
+static void slot_4(void) { slot_is_the_one_filled(4); }
+static void slot_8(void) { slot_is_the_one_filled(8); }
 
 /*
  * Slow work (a spin per unit) in full batches: while the calling thread
@@ -350,6 +379,27 @@ static void work_runs_on_both_threads(void)
 		free(r);
 	}
 	CHECK(both);
+}
+
+/*
+ * With 4 threads the two workers take chunks too: work runs on more than
+ * the caller and the reader. Retried as above, for a loaded machine.
+ */
+static void work_runs_on_the_workers_too(void)
+{
+	int seen = 0;
+
+	for (int attempt = 0; attempt < 20 && seen < 3; attempt++) {
+		struct run *r = run_new(40, 99);
+
+		CHECK(r != NULL);
+		r->work_spin = 200;
+		CHECK(pipeline_run(&test_fns, r, 4) == 0);
+		CHECK_RUN(r);
+		seen = r->nseen;
+		free(r);
+	}
+	CHECKF(seen >= 3, "work ran on %d threads of 4", seen);
 }
 
 /* threads = 1 is all on the calling thread: no chunk may run elsewhere. */
@@ -412,8 +462,8 @@ static int block_consume(void *ctx, unsigned slot)
 	return 9;
 }
 
-/* In the child: 0 when pipeline_run came back as promised. */
-static int run_blocked_pipeline(void)
+/* In the child: 0 when pipeline_run on threads came back as promised. */
+static int run_blocked_pipeline(int threads)
 {
 	static const struct pipeline_fns fns = { block_fill, block_work, block_consume };
 	struct blocker b;
@@ -424,7 +474,7 @@ static int run_blocked_pipeline(void)
 	memset(&b, 0, sizeof b);
 	b.fd = fds[0];
 	atomic_init(&b.blocking, 0);
-	got = pipeline_run(&fns, &b, 2);
+	got = pipeline_run(&fns, &b, threads);
 	if (got != 9 || b.consumed != 3 || !atomic_load(&b.blocking))
 		return 3;
 	return 0;	/* fds[1] stays open until the child exits */
@@ -451,7 +501,7 @@ static int wait_with_timeout(pid_t child, int seconds)
 	return -1;
 }
 
-static void blocked_fill_is_cancelled_on_stop(void)
+static void blocked_fill_is_cancelled_on_stop(int threads)
 {
 	pid_t child;
 	int status;
@@ -460,11 +510,14 @@ static void blocked_fill_is_cancelled_on_stop(void)
 	child = fork();
 	CHECK(child >= 0);
 	if (child == 0)
-		_exit(run_blocked_pipeline());
+		_exit(run_blocked_pipeline(threads));
 	status = wait_with_timeout(child, 10);
 	CHECKF(status != -1, "pipeline_run still blocked after 10 s: the fill was not cancelled");
 	CHECKF(status == 0, "child ended with status %d (3: wrong result)", status);
 }
+
+static void cancel_2(void) { blocked_fill_is_cancelled_on_stop(2); }
+static void cancel_4(void) { blocked_fill_is_cancelled_on_stop(4); }
 
 /* Sets or unsets BFTOOLS_THREADS; value NULL unsets. */
 static void set_threads_env(const char *value)
@@ -479,23 +532,53 @@ static void threads_follow_the_environment(void)
 {
 	const char *old = getenv("BFTOOLS_THREADS");
 	char *saved = old ? strdup(old) : NULL;
-	int one, two, unset, junk, cpus = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int cpus = online < 1 ? 1 : online < PIPELINE_THREADS_DEFAULT_MAX ? (int)online
+									 : PIPELINE_THREADS_DEFAULT_MAX;
+	int one, seven, unset, junk, zero, huge, set;
 
 	CHECK(old == NULL || saved != NULL);
 	set_threads_env("1");
 	one = pipeline_threads();
-	set_threads_env("2");
-	two = pipeline_threads();
+	set_threads_env("7");
+	seven = pipeline_threads();
+	pipeline_set_threads(3);
+	set = pipeline_threads();
+	pipeline_set_threads(0);
 	set_threads_env(NULL);
 	unset = pipeline_threads();
-	set_threads_env("7");
+	set_threads_env("abc");
 	junk = pipeline_threads();
+	set_threads_env("0");
+	zero = pipeline_threads();
+	set_threads_env("100000");
+	huge = pipeline_threads();
 	set_threads_env(saved);
 	free(saved);
 	CHECK(one == 1);
-	CHECK(two == 2);
-	CHECKF(unset == cpus, "unset gives %d with %d CPU(s) online", unset, cpus);
-	CHECKF(junk == cpus, "BFTOOLS_THREADS=7 gives %d, not the CPU default %d", junk, cpus);
+	CHECK(seven == 7);
+	CHECKF(set == 3, "pipeline_set_threads(3) over BFTOOLS_THREADS=7 gives %d", set);
+	CHECKF(unset == cpus, "unset gives %d with %ld CPU(s) online", unset, online);
+	CHECKF(junk == cpus && zero == cpus && huge == cpus,
+	       "abc, 0, 100000 give %d, %d, %d, not the CPU default %d", junk, zero, huge, cpus);
+}
+
+/* Thread counts as users write them: digits, 1..PIPELINE_THREADS_MAX. */
+static void thread_counts_parse(void)
+{
+	static const char *const bad[] = { "", "0", "-1", "-0", "+2", " 2", "2 ", "abc", "2x",
+					   "0x10", "1e3", "257", "99999999999999999999999" };
+	const char *why;
+	int t = 0;
+
+	CHECK(pipeline_parse_threads("1", &t, &why) == 0 && t == 1);
+	CHECK(pipeline_parse_threads("08", &t, &why) == 0 && t == 8);
+	CHECK(pipeline_parse_threads("256", &t, &why) == 0 && t == PIPELINE_THREADS_MAX);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		why = NULL;
+		CHECKF(pipeline_parse_threads(bad[i], &t, &why) == -1 && why != NULL,
+		       "'%s' was taken", bad[i]);
+	}
 }
 
 void suite_pipeline(void)
@@ -503,6 +586,16 @@ void suite_pipeline(void)
 	unit_run("pipeline: 1 thread: 10,000 batches of 0..3000 units: each unit worked once, batches complete and consumed in order", order_1);
 	unit_run("pipeline: 2 threads: 10,000 batches of 0..3000 units: each unit worked once, batches complete and consumed in order", order_2);
 	unit_run("pipeline: 1 thread: consume returning nonzero stops at once and pipeline_run returns it", stop_1);
+	unit_run("pipeline: 3 threads: each unit worked once, batches consumed in order", order_3);
+	unit_run("pipeline: 4 threads: each unit worked once, batches consumed in order", order_4);
+	unit_run("pipeline: 8 threads: each unit worked once, batches consumed in order", order_8);
+	unit_run("pipeline: 3 threads: consume returning nonzero stops at once", stop_3);
+	unit_run("pipeline: 8 threads: consume returning nonzero stops at once", stop_8);
+	unit_run("pipeline: 8 threads: a fill ending at once means no work, no consume, 0", empty_8);
+	unit_run("pipeline: 4 threads: work and consume get the slot fill filled", slot_4);
+	unit_run("pipeline: 8 threads: work and consume get the slot fill filled", slot_8);
+	unit_run("pipeline: 4 threads: work runs on the workers too, not only caller and reader", work_runs_on_the_workers_too);
+	unit_run("pipeline: thread counts: digits 1..256 only", thread_counts_parse);
 	unit_run("pipeline: 2 threads: consume returning nonzero stops at once and pipeline_run returns it", stop_2);
 	unit_run("pipeline: 1 thread: a fill ending at once means no work, no consume, 0", empty_1);
 	unit_run("pipeline: 2 threads: a fill ending at once means no work, no consume, 0", empty_2);
@@ -510,6 +603,7 @@ void suite_pipeline(void)
 	unit_run("pipeline: 2 threads: work and consume get the slot fill filled", slot_2);
 	unit_run("pipeline: 1 thread: all work runs on the calling thread", one_thread_works_on_the_caller_only);
 	unit_run("pipeline: 2 threads: work runs on both the calling and the reader thread", work_runs_on_both_threads);
-	unit_run("pipeline: 2 threads: a fill blocked in read(2) is cancelled when consume stops", blocked_fill_is_cancelled_on_stop);
-	unit_run("pipeline: BFTOOLS_THREADS=1/2 choose the threads; unset or other values follow the CPUs", threads_follow_the_environment);
+	unit_run("pipeline: 2 threads: a fill blocked in read(2) is cancelled when consume stops", cancel_2);
+	unit_run("pipeline: 4 threads: a fill blocked in read(2) is cancelled when consume stops, the workers woken and joined", cancel_4);
+	unit_run("pipeline: BFTOOLS_THREADS=N chooses the threads, pipeline_set_threads overrides it; unset or bad values give the CPUs up to 8", threads_follow_the_environment);
 }

@@ -1,0 +1,171 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# threads.sh - `make bench-threads`: how each program scales with -j N
+# (issue 17). Lines per second for N = 1, 2, 4, 8, 16, up to the CPUs
+# online, for bfbuild, bfgrep -c, bfcount and bfuniq, with a small filter
+# and a big one, and each rate's ratio to N = 1 measured in the same run.
+#
+#   THREADS_LINES      corpus lines (default 1e7; gen.c's URL-like lines,
+#                      about 60 bytes, half of them repeats)
+#   THREADS_SMALL_MB   the small filter, in MB (default 16: about the
+#                      last-level cache of a server, so probes mostly hit it)
+#   THREADS_BIG_MB     the big filter, in MB (default 2700, issue 17's
+#                      2.7 GB: every probe a cache and TLB miss). On a small
+#                      or busy machine a smaller one keeps the run short
+#   THREADS_RUNS       rounds (default 3): the median is reported
+#   THREADS_LIST       thread counts (default "1 2 4 8 16" up to the CPUs)
+#   BENCH_DIR          work directory (default build/bench/), shared with
+#                      make bench: the corpus is cached there
+#   THREADS_OUT        where bfbuild writes its filters (default a
+#                      directory in /dev/shm where there is one: saving
+#                      ends in fsync, which on a busy disk costs seconds
+#                      that have nothing to do with threads)
+#
+# Needs /usr/bin/time (GNU time, for the CPU time).
+#
+# Method. Every command runs in rounds, its thread counts alternating
+# within a round (1 2 4 ... 1 2 4 ...), so a change in the machine's load
+# falls on all of them alike; the median wall time of the rounds counts.
+# A filter of hundreds of megabytes takes seconds to create, load or save
+# whatever the input, so each command is also timed on empty input (same
+# options, same rounds) and the rate is
+#     lines / (median time with the corpus - median time with no input):
+# the lines per second of the streaming itself, which is what the threads
+# change. CPU/line is the same difference in CPU time (user + system, from
+# /usr/bin/time) per line: on a machine shared with other work the wall
+# times say how much of it a program got, CPU/line what each line cost
+# (threads cost some: atomics, waiting, cache lines moving between cores). The corpus is read once before timing (page cache). bfgrep's
+# filters hold the first 1% of the corpus's distinct lines, built once;
+# bfbuild and bfuniq make theirs of the same size as they run (bfuniq is
+# sized with -n for about the same bytes at -p 1e-2). bfcount keeps a
+# sketch, not a filter: one row. Outputs go to files in BENCH_DIR/out,
+# the filters bfbuild writes to THREADS_OUT.
+#
+# This measures; it never fails on a ratio (exit 2 only when it cannot
+# run). Never part of `make check`.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin=$root/cmd
+LC_ALL=C
+export LC_ALL
+PATH=$bin:$PATH
+export PATH
+unset BFTOOLS_THREADS
+
+say() { printf 'bench-threads: %s\n' "$*" >&2; }
+die() { say "$*"; exit 2; }
+
+whole() {
+	awk -v s="$1" 'BEGIN { if (s !~ /^[0-9]+(\.[0-9]*)?([eE]\+?[0-9]+)?$/ || s + 0 < 1) exit 1; printf "%.0f\n", s }'
+}
+lines=$(whole "${THREADS_LINES:-1e7}") || die "THREADS_LINES: want a number of lines, like 1e7"
+small_mb=$(whole "${THREADS_SMALL_MB:-16}") || die "THREADS_SMALL_MB: want a size in MB"
+big_mb=$(whole "${THREADS_BIG_MB:-2700}") || die "THREADS_BIG_MB: want a size in MB"
+runs=$(whole "${THREADS_RUNS:-3}") || die "THREADS_RUNS: want a number of rounds"
+cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+if [ -n "${THREADS_LIST:-}" ]; then
+	list=$THREADS_LIST
+else
+	list=
+	for n in 1 2 4 8 16; do
+		[ "$n" -le "$cpus" ] && list="$list $n"
+	done
+fi
+for n in $list; do
+	case $n in '' | *[!0-9]* | 0) die "THREADS_LIST: '$n' is not a thread count" ;; esac
+done
+[ -x /usr/bin/time ] || die "needs /usr/bin/time for the CPU times (Debian: apt-get install time)"
+dir=${BENCH_DIR:-$root/build/bench}
+mkdir -p "$dir/out" || die "cannot make $dir"
+cd "$dir" || die "cannot enter $dir"
+
+# gen.c, compiled as make bench does.
+if ! [ -x gen ] || [ -n "$(find "$here/gen.c" -newer gen 2>/dev/null)" ]; then
+	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -o gen "$here/gen.c" ||
+		die "cannot compile $here/gen.c"
+fi
+corpus=corpus-$lines.txt
+if ! [ -s "$corpus" ] || [ -n "$(find gen -newer "$corpus" 2>/dev/null)" ]; then
+	say "generating $corpus"
+	{ ./gen corpus "$lines" >"$corpus.tmp" && mv "$corpus.tmp" "$corpus"; } || die "cannot write $corpus"
+fi
+cat "$corpus" >/dev/null
+: >empty.txt
+if [ -n "${THREADS_OUT:-}" ]; then
+	out=$THREADS_OUT
+elif [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	out=/dev/shm/bftools-bench-threads.$$
+	trap 'rm -rf "$out"' EXIT
+	trap 'exit 2' INT TERM
+else
+	out=out
+fi
+mkdir -p "$out" || die "cannot make $out"
+KEY=000102030405060708090a0b0c0d0e0f
+
+# A filter of MB megabytes (bits = MB * 8e6, as bfbuild -m counts them)
+# holding the first 1% of the corpus's distinct lines: bfgrep's, cached.
+grep_filter() {
+	f=grep-$1MB-$lines.bf
+	if ! [ -s "$f" ]; then
+		./gen keys 0 $((lines / 200 + 1)) 1 | bfbuild -m "$(($1 * 8000000))" --key "$KEY" -o "$f" ||
+			die "cannot build $f"
+	fi
+	echo "$f"
+}
+
+now_ns() { date +%s%N; }
+
+# run_once CMD: CMD's wall time and CPU time (user + system) in seconds; dies if it fails.
+run_once() {
+	t0=$(now_ns)
+	/usr/bin/time -f '%U %S' -o cpu.txt sh -c "$1" || die "failed: $1"
+	awk -v a="$t0" -v b="$(now_ns)" '{ printf "%.4f %.4f\n", (b - a) / 1e9, $1 + $2 }' cpu.txt
+}
+
+# median COLUMN: the median of that column of standard input.
+median() { awk -v c="$1" '{ print $c }' | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# measure NAME TEMPLATE: TEMPLATE with @J@ the thread count and @IN@ the
+# input, in alternating rounds; prints a table row per thread count.
+measure() {
+	name=$1 template=$2
+	rm -f times.*
+	r=0
+	while [ "$r" -lt "$runs" ]; do
+		for j in $list; do
+			for input in "$corpus" empty.txt; do
+				cmd=$(printf '%s\n' "$template" | sed "s|@J@|$j|g; s|@IN@|$input|g")
+				run_once "$cmd" >>"times.$j.$input"
+			done
+		done
+		r=$((r + 1))
+	done
+	base=
+	for j in $list; do
+		full=$(median 1 <"times.$j.$corpus")
+		fixed=$(median 1 <"times.$j.empty.txt")
+		cpu=$(awk -v l="$lines" -v f="$(median 2 <"times.$j.$corpus")" -v e="$(median 2 <"times.$j.empty.txt")" \
+			'BEGIN { d = f - e; if (d < 0) d = 0; printf "%.0f", d * 1e9 / l }')
+		rate=$(awk -v l="$lines" -v f="$full" -v e="$fixed" 'BEGIN { d = f - e; if (d <= 0) d = 1e-9; printf "%.0f", l / d }')
+		[ -n "$base" ] || base=$rate
+		printf '| %-24s | %2s | %7.2f s | %7.2f s | %7.2f M | %5.2fx | %4s ns |\n' "$name" "$j" "$full" "$fixed" \
+			"$(awk -v r="$rate" 'BEGIN { print r / 1e6 }')" "$(awk -v r="$rate" -v b="$base" 'BEGIN { print r / b }')" "$cpu"
+	done
+}
+
+say "$lines lines, filters of $small_mb MB and $big_mb MB, threads:$list, $runs rounds, $cpus CPUs online"
+printf '| %-24s | %2s | %9s | %9s | %9s | %6s | %7s |\n' "program, filter" "-j" "wall" "no input" "lines/s" "vs -j 1" "CPU/line"
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' -------------------------- ---- ----------- ----------- ----------- -------- ---------
+for mb in "$small_mb" "$big_mb"; do
+	bits=$((mb * 8000000))
+	# bfuniq -n for about mb MB at 1e-2: a blocked filter takes about 10.5 bits a key there
+	cap=$((mb * 8000000 / 21 * 2))
+	f=$(grep_filter "$mb")
+	measure "bfbuild, $mb MB" "bfbuild -j @J@ -m $bits --key $KEY -o $out/build.bf @IN@"
+	measure "bfgrep -c, $mb MB" "bfgrep -j @J@ -c -f $f @IN@ >out/grep.txt || [ \$? -eq 1 ]"
+	measure "bfuniq, $mb MB" "bfuniq -j @J@ -n $cap -p 1e-2 --key $KEY @IN@ >out/uniq.txt"
+done
+measure "bfcount (sketch)" "bfcount -j @J@ @IN@ >out/count.txt"
