@@ -91,6 +91,25 @@ make_growing_stream() {
 	[ "$(wc -l <both.2.out)" -gt 40000 ]
 }
 
+@test "threads: bfgrep's grep options over several files (-n -H -l -L -m -o -Z) are identical on every thread count" {
+	make_stream
+	awk 'NR % 7 == 0 { print $1 }' stream.txt | bfbuild -n 1e5 --key "$KEY" -o plain.bf
+	split -l 70000 stream.txt part.
+	run_both lines bfgrep -n -k 1 -f plain.bf part.aa part.ab part.ac
+	run_both counts bfgrep -c -k 1 -f plain.bf part.aa part.ab part.ac
+	run_both max bfgrep -m 5000 -H -n -k 1 -f plain.bf part.aa part.ab
+	run_both files bfgrep -l -Z -k 1 -f plain.bf part.aa part.ab part.ac
+	printf 'nothing here\n' >none.txt
+	run_both without bfgrep -L -k 1 -f plain.bf part.aa none.txt part.ab
+	run_both words bfgrep -o -w -f plain.bf part.ab
+	# each file's lines are numbered from 1, and -m stops each file at 5000
+	first=$(grep -m 1 '^part.ab:' max.2.out | cut -d: -f2)
+	[ "$first" -lt 1000 ]
+	expect_eq "-m per file" 10000 "$(wc -l <max.2.out)"
+	expect_eq "-L" "none.txt" "$(cat without.2.out)"
+	[ "$(wc -l <lines.2.out)" -gt 40000 ]
+}
+
 @test "threads: bfbuild writes byte-identical files on every thread count (each layout, growing, --remove)" {
 	make_stream
 	# blocked and classic: every thread sets bits (an OR); counting: in order
