@@ -8,6 +8,8 @@
 #   make lint       man pages through mandoc -Tlint and groff -ww
 #   make bench      speed and memory against sort, gawk, grep -F (tests/bench/)
 #   make fuzz       libFuzzer harnesses for FUZZ_SECONDS each (default 60)
+#   make fuzz-long  every harness for FUZZ_SECONDS (default 3600), then the
+#                   committed corpora minimised with what was found
 #   make valgrind   the whole suite with every program under valgrind memcheck
 #   make accuracy   false-positive rates at capacity, every layout, 1e-2..1e-6,
 #                   against target and model (long: about 30 minutes)
@@ -71,7 +73,7 @@ TSAN_FLAGS = -O1 -g -fsanitize=thread
 .SECONDARY:
 
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
-	bench fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb
+	bench fuzz fuzz-long valgrind accuracy tsan deps-tsan deb check-deb deps-deb
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -119,6 +121,13 @@ bench: all
 
 fuzz: deps-check
 	@sh tests/fuzz/run.sh
+
+# Every harness for FUZZ_SECONDS (default an hour), two at a time at low
+# priority; then the committed corpora are minimised (-merge=1) with what
+# was found, ready to commit.
+FUZZ_SECONDS ?= 3600
+fuzz-long: deps-check
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=2 FUZZ_NICE=10 FUZZ_MERGE=1 sh tests/fuzz/run.sh
 
 # Every program run by the bats files goes through valgrind (tests/valgrind/);
 # the unit tests run under it directly.
