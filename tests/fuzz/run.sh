@@ -14,8 +14,9 @@
 # With FUZZ_MERGE=1 (make fuzz-long), each committed corpus is then
 # minimised with what the run found: libFuzzer's -merge=1 keeps the
 # smallest set of inputs that reaches every feature of both, and that set
-# replaces tests/fuzz/corpus/<harness>/ (regression inputs, crash-*, are
-# always kept). Commit the result.
+# replaces tests/fuzz/corpus/<harness>/ (regression inputs, crash-*, and
+# the hand-made crafted-* that tests/damage.bats uses, are always kept).
+# Commit the result.
 #
 # Environment:
 #   FUZZ_SECONDS  seconds per harness (default 60)
@@ -138,7 +139,9 @@ merge() {
 	rm -rf "$new" && mkdir -p "$new" || return 1
 	"$work/fuzz_$1" -merge=1 "$new" "$here/corpus/$1" "$work/$1/corpus" >"$work/$1.merge.log" 2>&1 ||
 		return 1
-	find "$here/corpus/$1" -maxdepth 1 -type f -name 'crash-*' -exec cp {} "$new/" \;
+	# regression inputs, and the hand-made files tests use by name, stay
+	find "$here/corpus/$1" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'crafted-*' \) \
+		-exec cp {} "$new/" \;
 	rm -rf "$here/corpus/$1" && mv "$new" "$here/corpus/$1" || return 1
 	echo "fuzz $1: corpus merged: $(ls "$here/corpus/$1" | wc -l) inputs," \
 		"$(du -sk "$here/corpus/$1" | cut -f1) KiB"
