@@ -73,7 +73,7 @@ TSAN_FLAGS = -O1 -g -fsanitize=thread
 .SECONDARY:
 
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
-	bench fuzz fuzz-long valgrind accuracy tsan deps-tsan deb check-deb deps-deb
+	bench fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -126,6 +126,7 @@ fuzz: deps-check
 # priority; then the committed corpora are minimised (-merge=1) with what
 # was found, ready to commit.
 FUZZ_SECONDS ?= 3600
+.PHONY: fuzz-long
 fuzz-long: deps-check
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=2 FUZZ_NICE=10 FUZZ_MERGE=1 sh tests/fuzz/run.sh
 
