@@ -10,6 +10,8 @@
 #   make bench-threads  lines per second for -j 1, 2, 4, 8, 16 (up to the
 #                   CPUs) and the ratio to -j 1 (tests/bench/threads.sh)
 #   make fuzz       libFuzzer harnesses for FUZZ_SECONDS each (default 60)
+#   make fuzz-long  every harness for FUZZ_SECONDS (default 3600), then the
+#                   committed corpora minimised with what was found
 #   make valgrind   the whole suite with every program under valgrind memcheck
 #   make accuracy   false-positive rates at capacity, every layout, 1e-2..1e-6,
 #                   against target and model (long: about 50 minutes)
@@ -126,6 +128,14 @@ bench-threads: all
 
 fuzz: deps-check
 	@sh tests/fuzz/run.sh
+
+# Every harness for FUZZ_SECONDS (default an hour), two at a time at low
+# priority; then the committed corpora are minimised (-merge=1) with what
+# was found, ready to commit.
+FUZZ_SECONDS ?= 3600
+.PHONY: fuzz-long
+fuzz-long: deps-check
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=2 FUZZ_NICE=10 FUZZ_MERGE=1 sh tests/fuzz/run.sh
 
 # Every program run by the bats files goes through valgrind (tests/valgrind/);
 # the unit tests run under it directly.

@@ -74,10 +74,13 @@
 #include "filter.h"
 #include "gzin.h"
 #include "gzout.h"
+#include "iosize.h"
 #include "sizing.h"
 #include "writer.h"
 
-#define IO_CHUNK ((size_t)1 << 20)	/* input buffer, output buffer, bits per write */
+#define IO_CHUNK ((size_t)1 << 20)	/* output buffer, bits per write */
+#define READ_CHUNK IOSIZE_BUFFER		/* input buffer */
+_Static_assert(DCSO_SNIFF_MAX <= READ_CHUNK, "what dcso_sniff reads ahead fits the input buffer");
 #define INFLATE_MAX ((size_t)1 << 30)	/* avail_out is a 32-bit uInt: feed it in pieces */
 #define GZIP_WINDOW (15 + 16)		/* 32 KiB window, gzip wrapper only */
 #define SKIP_CHUNK ((size_t)16 << 10)	/* the data after the bits is read in pieces of this */
@@ -217,7 +220,7 @@ struct source {
 	int gzip;		/* the file is gzip: inflate it */
 	int ended;		/* gzip: the last member ended with the file */
 	z_stream zs;		/* next_in/avail_in: unread bytes in buf, plain files too */
-	unsigned char *buf;	/* IO_CHUNK bytes of raw input */
+	unsigned char *buf;	/* READ_CHUNK bytes of raw input */
 };
 
 static int refill(struct source *s, const char **errstr)
@@ -225,7 +228,7 @@ static int refill(struct source *s, const char **errstr)
 	ssize_t n;
 
 	do
-		n = read(s->fd, s->buf, IO_CHUNK);
+		n = read(s->fd, s->buf, READ_CHUNK);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return bad(errstr, strerror(errno));
@@ -235,7 +238,7 @@ static int refill(struct source *s, const char **errstr)
 	return 0;
 }
 
-/* At least want bytes buffered (want <= IO_CHUNK), unless the file ends first. */
+/* At least want bytes buffered (want <= READ_CHUNK), unless the file ends first. */
 static int top_up(struct source *s, size_t want, const char **errstr)
 {
 	while (s->zs.avail_in < want && !s->eof) {
@@ -243,7 +246,7 @@ static int top_up(struct source *s, size_t want, const char **errstr)
 		ssize_t n;
 
 		memmove(s->buf, s->zs.next_in, have);
-		n = read(s->fd, s->buf + have, IO_CHUNK - have);
+		n = read(s->fd, s->buf + have, READ_CHUNK - have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -261,9 +264,9 @@ static int source_open(struct source *s, int fd, const unsigned char *start, siz
 	memset(s, 0, sizeof *s);
 	s->fd = fd;
 	s->eof = eof;
-	if (len > IO_CHUNK)
+	if (len > READ_CHUNK)
 		return bad(errstr, "too many bytes read ahead of the DCSO reader");
-	if ((s->buf = malloc(IO_CHUNK)) == NULL)
+	if ((s->buf = malloc(READ_CHUNK)) == NULL)
 		return bad(errstr, strerror(ENOMEM));
 	memcpy(s->buf, start, len);
 	s->zs.next_in = s->buf;

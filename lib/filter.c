@@ -184,6 +184,39 @@ static int key_is_unknown(const unsigned char key[16])
 	return memcmp(key, none, sizeof none) == 0;
 }
 
+/*
+ * A zeroed bit array: an anonymous mapping; or, in a build with
+ * -DBFTOOLS_FILTER_HEAP=BYTES, heap memory aligned to a cache line for
+ * arrays up to BYTES. The fuzz harnesses are built so: AddressSanitizer
+ * guards heap blocks with redzones, so a step past a small array is a
+ * report, where in a mapping it lands unseen in the rest of the page; and
+ * loading a small filter then costs no mmap and munmap. (back_spans'
+ * madvise refuses unaligned spans, and then stops asking.)
+ */
+#ifdef BFTOOLS_FILTER_HEAP
+#define ON_HEAP(bytes) ((bytes) <= (uint64_t)(BFTOOLS_FILTER_HEAP))
+#else
+#define ON_HEAP(bytes) 0
+#endif
+
+static void *array_alloc(uint64_t bytes)
+{
+	void *bits;
+
+	if (ON_HEAP(bytes))
+		return posix_memalign(&bits, 64, (size_t)bytes) == 0 ? memset(bits, 0, (size_t)bytes) : NULL;
+	bits = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return bits == MAP_FAILED ? NULL : bits;
+}
+
+static void array_free(void *bits, uint64_t bytes)
+{
+	if (ON_HEAP(bytes))
+		free(bits);
+	else
+		munmap(bits, (size_t)bytes);
+}
+
 /* The backed-pages bitmap of a filter that filter_ready_hashed backs, else NULL. */
 static uint64_t *new_backed_map(const struct filter_params *p, uint64_t bytes)
 {
@@ -219,9 +252,8 @@ struct filter *filter_new(const struct filter_params *p, const char **errstr)
 		*errstr = strerror(errno);
 		return NULL;
 	}
-	bits = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (bits == MAP_FAILED) {
+	bits = array_alloc(bytes);
+	if (bits == NULL) {
 		refused_bytes = bytes;
 		*errstr = filter_err_nomem;
 		free(f);
@@ -247,7 +279,7 @@ void filter_free(struct filter *f)
 	if (f == NULL)
 		return;
 	if (f->words != NULL) {	/* a shape read by format_open has no bits */
-		munmap(f->words, filter_bytes(f));
+		array_free(f->words, filter_bytes(f));
 		memory_in_use -= filter_bytes(f);
 	}
 	free(f->backed);

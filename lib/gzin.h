@@ -26,8 +26,10 @@
 #endif
 #include <zlib.h>
 
-/* Compressed input is read this much at a time. */
-#define GZIN_BUFFER ((size_t)1 << 20)
+#include "iosize.h"
+
+/* Compressed input is read this much at a time (1 MiB unless built smaller). */
+#define GZIN_BUFFER IOSIZE_BUFFER
 
 /* What the member holds, for the messages that name it. */
 enum gzin_kind { GZIN_FILTER, GZIN_SKETCH };

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE	/* sync_file_range on Linux */
 #include "gzout.h"
+#include "iosize.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +21,8 @@
 #include <sys/vfs.h>
 #endif
 
-
-#define OUT_BUFFER ((size_t)1 << 20)
+/* The same bytes come out whatever its size: zlib keeps what does not fit. */
+#define OUT_BUFFER IOSIZE_BUFFER
 #define GZIP_WINDOW (15 + 16)	/* 32 KiB window, gzip wrapper */
 /* Start the disk writing every this many bytes (see start_writeback). */
 #define WRITEBACK_STEP ((unsigned long long)32 << 20)

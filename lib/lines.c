@@ -42,10 +42,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "iosize.h"
 #include "lines.h"
 
-/* Big enough that the per-read cost vanishes, small enough to stay cached. */
-#define LINES_INITIAL_CAP ((size_t)1 << 20)
+/* Big enough that the per-read cost vanishes, small enough to stay cached (iosize.h). */
+#define LINES_INITIAL_CAP IOSIZE_BUFFER
 /* What we ask a pipe to hold: the default 64 KiB means 16x more wakeups. */
 #define LINES_PIPE_SIZE (1 << 20)
 /*

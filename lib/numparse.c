@@ -375,9 +375,12 @@ int numparse_duration(const char *s, uint64_t min, uint64_t max, uint64_t *secon
 	if (s == NULL || *s == '\0')
 		return set_err(errstr, "empty"), -1;
 	for (; is_digit(s[i]); i++) {
-		if (v > (UINT64_MAX - 9) / 10)
+		uint64_t digit = (uint64_t)(s[i] - '0');
+
+		/* exact: every value up to UINT64_MAX is one */
+		if (v > (UINT64_MAX - digit) / 10)
 			return set_err(errstr, "too large"), -1;
-		v = 10 * v + (uint64_t)(s[i] - '0');
+		v = 10 * v + digit;
 	}
 	if (i == 0 || s[i] == '\0' || s[i + 1] != '\0' || (u = strchr(units, s[i])) == NULL)
 		return set_err(errstr, "not a duration (digits, then s, m, h or d)"), -1;

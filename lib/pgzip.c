@@ -48,8 +48,13 @@
 /* 9 over zlib's default 8: blocks of twice the symbols, ~9% faster and 0.3% smaller on random bits */
 #define MEM_LEVEL 9
 #define STORED_MAX 65535u	/* bytes in one stored block: LEN is 16 bits */
-/* A piece's output at most: zlib's conservative deflateBound is len + len/8 + len/64 + 5 + wrapper. */
-#define OUT_CAP (PGZIP_PIECE_MAX + PGZIP_PIECE_MAX / 8 + PGZIP_PIECE_MAX / 64 + 256)
+/*
+ * A piece's output at most: zlib's conservative deflateBound is len + len/8
+ * + len/64 + 5 + wrapper; 256 covers the rest, and stored blocks' 5 bytes
+ * per 65535. The buffer grows to the biggest piece seen, no further: a
+ * small file's save allocates little (iosize.h says why that matters).
+ */
+#define OUT_BOUND(len) ((len) + (len) / 8 + (len) / 64 + 256)
 /* Smaller pieces (the file's headers) are not worth a trip to the worker. */
 #define HANDOFF_MIN (PGZIP_PIECE_MAX / 16)
 #define XFL_FASTEST 4
@@ -61,7 +66,8 @@ struct piece {
 	size_t len;
 	int level;
 	uLong crc;		/* CRC-32 of data */
-	unsigned char *out;	/* OUT_CAP bytes: the piece's part of the deflate stream */
+	unsigned char *out;	/* out_cap bytes: the piece's part of the deflate stream */
+	size_t out_cap;		/* OUT_BOUND(len) or more once a piece is in */
 	size_t out_len;
 	z_stream zs;
 	int zs_level;		/* the level zs was made for; 0 while there is none */
@@ -144,7 +150,7 @@ static void deflate_piece(struct piece *pc, int strategy)
 	pc->zs.next_in = pc->data;
 	pc->zs.avail_in = (uInt)pc->len;
 	pc->zs.next_out = pc->out;
-	pc->zs.avail_out = (uInt)OUT_CAP;
+	pc->zs.avail_out = (uInt)pc->out_cap;
 	ret = deflate(&pc->zs, Z_SYNC_FLUSH);
 	if (ret != Z_OK) {
 		pc->err = gzout_zlib_message(&pc->zs, ret);
@@ -155,12 +161,29 @@ static void deflate_piece(struct piece *pc, int strategy)
 		pc->err = "zlib: a compressed piece outgrew its buffer";
 		return;
 	}
-	pc->out_len = OUT_CAP - pc->zs.avail_out;
+	pc->out_len = pc->out_cap - pc->zs.avail_out;
+}
+
+/* Room for the piece's output; 0, or -1 with pc->err. */
+static int out_room(struct piece *pc)
+{
+	size_t need = OUT_BOUND(pc->len);
+	unsigned char *bigger;
+
+	if (need <= pc->out_cap)
+		return 0;
+	if ((bigger = realloc(pc->out, need)) == NULL)
+		return fail(&pc->err, strerror(ENOMEM));
+	pc->out = bigger;
+	pc->out_cap = need;
+	return 0;
 }
 
 static void compress_piece(struct piece *pc, int strategy)
 {
 	pc->err = NULL;
+	if (out_room(pc) < 0)
+		return;
 	pc->crc = crc32(0L, pc->data, (uInt)pc->len);
 	if (pc->level == 0)
 		store_piece(pc);
@@ -202,8 +225,6 @@ static void start_worker(struct pgzip *z)
 {
 	sigset_t all, old;
 
-	if ((z->theirs.out = malloc(OUT_CAP)) == NULL)
-		return;	/* one thread will do: the same bytes, later */
 	if (pthread_mutex_init(&z->mu, NULL) != 0)
 		return;
 	if (pthread_cond_init(&z->cv, NULL) != 0) {
@@ -288,8 +309,7 @@ struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, const ch
 {
 	struct pgzip *z = calloc(1, sizeof *z);
 
-	if (z == NULL || (z->mine.out = malloc(OUT_CAP)) == NULL) {
-		free(z);
+	if (z == NULL) {
 		*errstr = strerror(ENOMEM);
 		return NULL;
 	}

@@ -36,14 +36,26 @@ words | "$bin/bfbuild" -n 20 -p 0.01 --layout classic --hash siphash24 -i \
 seq 1 60 | "$bin/bfbuild" -m 512 -K 6 --layout classic --key $key \
 	-o "$fmt/fixed-dense-stored.bf"
 seq 1 3 | "$bin/bfbuild" -m 1024 -K 64 --hash siphash24 --key $key -o "$fmt/fixed-k64.bf"
-words | "$bin/bfuniq" -p 0.1 --key $key -f "$fmt/grow-bfuniq-blocked.bf" >/dev/null
-words | "$bin/bfuniq" -p 0.1 --layout classic -i --key $key \
-	-f "$fmt/grow-bfuniq-classic-i.bf" >/dev/null
+# (bfuniq's growing filters start at a million keys: megabytes a load, too
+# slow to fuzz; seedgen's small growing ones below stand for them)
+words | "$bin/bfbuild" --layout counting -m 512 --key $key -o "$fmt/fixed-counting-m512.bf"
+seq 1 40 | "$bin/bfbuild" --layout counting -m 256 -K 3 --key $key -o "$fmt/fixed-counting-full.bf"
+
+# ---- windowed filters (format version 2) ---------------------------------
+words | "$bin/bfbuild" --window 64 --generations 4 --key $key -o "$fmt/window-count-g4.bf"
+words | "$bin/bfbuild" --window 10m -n 16 --generations 3 --refresh --now 1764074096 \
+	--key $key -o "$fmt/window-time-g3-refresh.bf"
+printf '1764074000 a\n1764074100 b\n1764074700 c\n1764075300 d\n' |
+	"$bin/bfbuild" --window 10m -n 8 --time-field 1 -k 2 --layout classic --key $key \
+	-o "$fmt/window-time-fields-classic.bf"
+seq 1 100 | "$bin/bfuniq" --window 32 --generations 2 -i --key $key \
+	-f "$fmt/window-count-g2-turned-i.bf" >/dev/null
+rm -f "$fmt"/.*.lock
 
 # ---- sketch files (bfcount -o) -------------------------------------------
 printf '%s\n' $key >"$work/seed.key"
-words | "$bin/bfcount" -o "$fmt/sketch-exact.hll" >/dev/null
-"$bin/bfcount" -o "$fmt/sketch-empty.hll" </dev/null >/dev/null
+words | "$bin/bfcount" --precision 6 -o "$fmt/sketch-exact.hll" >/dev/null
+"$bin/bfcount" --precision 4 -o "$fmt/sketch-empty.hll" </dev/null >/dev/null
 seq 1 100 | "$bin/bfcount" --precision 4 -o "$fmt/sketch-registers-p4.hll" >/dev/null
 words | "$bin/bfcount" -i --key-file "$work/seed.key" --precision 8 \
 	-o "$fmt/sketch-extkey-i-p8.hll" >/dev/null
@@ -60,6 +72,9 @@ for f in fixed-blocked-s13 fixed-classic-s24-i grow-blocked-s13-g2t1 grow-classi
 done
 for f in sketch-exact sketch-registers-p4 sketch-extkey-i-p8; do
 	gzip -dc <"$fmt/$f.hll" >"$fmt/raw-ok-$f"
+done
+for f in fixed-counting-m512 window-count-g4 window-time-g3-refresh window-count-g2-turned-i; do
+	gzip -dc <"$fmt/$f.bf" >"$fmt/raw-ok-$f"
 done
 
 # ---- damaged files ------------------------------------------------------
@@ -128,6 +143,16 @@ for s in 1000000 1e9 10M 2.5G 1.5e3k 0.0001 1e-4 0.01% 99.9% 0.5 .5 5. 0 1 \
 	000102030405060708090a0b0c0d0e0 000102030405060708090a0b0c0d0e0f0 \
 	4.9406564584124654e-324 2.2250738585072014e-308 0.99999999999999999 \
 	12345678901234567890123e-3 100000000000000000000000000e-7 19e19 4e-76; do
+	n=$((n + 1))
+	printf '%s' "$s" >"$num/$(printf %02d $n)-$(printf %s "$s" | tr -c 'A-Za-z0-9.+-' _ | cut -c1-40)"
+done
+# durations and times (numparse_duration, numparse_time)
+for s in 90s 10m 24h 7d 0s 1 5x 10mm 18446744073709551615s 1844674407370955161s \
+	213503982334601d 1764074096 1764074096.25 1764074096.123456 0 0.5 1. .5 9007199254740.991 \
+	9007199254740.992 2026-11-25T12:34:56Z 2026-11-25t13:34:56.5+01:00 1970-01-01T00:00:00Z \
+	1969-12-31T23:59:59-01:00 2024-02-29T23:59:60z 2023-02-29T00:00:00Z 2026-11-25T12:34:56 \
+	2026-11-25T24:00:00Z 2026-11-25T12:34:56+24:00 2026-11-25T12:34:56.Z 9999-12-31T23:59:59.999-23:59 \
+	2255-06-05T23:47:34.740Z 2255-06-05T23:47:34.741Z; do
 	n=$((n + 1))
 	printf '%s' "$s" >"$num/$(printf %02d $n)-$(printf %s "$s" | tr -c 'A-Za-z0-9.+-' _ | cut -c1-40)"
 done

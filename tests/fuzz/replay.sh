@@ -28,7 +28,7 @@ CC=${CC:-cc}
 flags="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$top/lib -pthread \
 ${FUZZ_CFLAGS:--O1 -g} ${FUZZ_SANITIZE:-}"
-harnesses="format lines numparse"
+harnesses=$(cd "$here" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')
 
 mkdir -p "$out/lib" || exit 1
 # Different flags make different objects: start over when they change.
