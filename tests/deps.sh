@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# deps.sh build|check|lint|valgrind|deb|check-deb - make sure this machine
-# has what the target needs.
+# deps.sh TARGET - make sure this machine has what the make target needs
+# (build, check, lint, valgrind, coverage, analyze, tsan, deb, check-deb).
 #
 # Missing Debian packages are installed with apt-get (through sudo when not
 # root), announced in one line. Without apt-get the missing packages are
@@ -53,6 +53,13 @@ check)
 	have_cmd bloom || want golang-github-dcso-bloom-cli
 	;;
 valgrind) have_cmd valgrind || want valgrind ;;
+coverage) have_cmd gcovr || want gcovr ;;
+analyze)
+	# scan-build drives clang's analyser
+	have_cmd scan-build || want clang-tools
+	have_cmd clang || want clang
+	have_cmd cppcheck || want cppcheck
+	;;
 tsan)
 	# make tsan: clang and its ThreadSanitizer runtime (make check's own come after)
 	have_cmd clang || want clang
