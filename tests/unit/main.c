@@ -69,6 +69,8 @@ static const struct {
 	{ "counting", suite_counting },
 	{ "window", suite_window },
 	{ "sketch", suite_sketch },
+	{ "cov_window", suite_cov_window },
+	{ "cov_dcso", suite_cov_dcso },
 };
 
 static int selected(const char *name, int argc, char **argv)
