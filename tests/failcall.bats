@@ -43,16 +43,18 @@ setup() {
 # every_failure WHAT OUT PROG ARG...: run the command once undisturbed,
 # then with the 1st, 2nd, ... call of WHAT failing, until no failure was
 # made (at most 500 runs). WHAT is "alloc" or NAME:ERRNO (a system call of
-# failcall.c). OUT is the file the command writes ("-" for none); it is
-# removed before each run. Failures are collected with note_failure.
+# failcall.c). OUT is the file the command writes ("-" for none); it and
+# the files named in ALSO_REMOVE are removed before each run. Failures are
+# collected with note_failure.
 every_failure() {
 	local what=$1 out=$2 prog=$3 st n want
 	shift 2
 	[ "$out" = - ] || rm -f "$out"
+	rm -f ${ALSO_REMOVE:-}
 	"$@" >want.out 2>want.err || note_failure "$*: fails undisturbed: $(cat want.err)"
 	for ((n = 1; n <= 500; n++)); do
 		[ "$out" = - ] || rm -f "$out"
-		rm -f made.log
+		rm -f made.log ${ALSO_REMOVE:-}
 		st=0
 		if [ "$what" = alloc ]; then
 			FAIL_ALLOC=$n FAIL_LOG=made.log LD_PRELOAD=$SHIM timeout -k 5 60 "$@" >got.out 2>got.err || st=$?
@@ -64,6 +66,8 @@ every_failure() {
 		check_outcome "$* ($what #$n)" "$st" "$out" "$prog"
 	done
 	[ "$n" -le 500 ] || note_failure "$*: still failing calls of $what after 500 runs"
+	# a command that makes no such call tests nothing: the list is wrong
+	[ "$n" -gt 1 ] || note_failure "$*: makes no call of $what (or the shim is not working)"
 }
 
 # check_outcome WHAT STATUS OUT PROG: one of the two endings, no temp file.
@@ -116,7 +120,7 @@ check_outcome() {
 
 @test "failcall: a save whose fsync, close, rename or fchmod fails is a clean error, with no partial file or temporary left" {
 	local call
-	for call in fsync:5 close:5 rename:28 fchmod:1 write:28 fstat:5; do
+	for call in fsync:5 close:5 rename:28 fchmod:1 write:28; do
 		every_failure "$call" out.bf bfbuild --key "$KEY" -n 5000 -o out.bf "$F/keys.txt"
 		every_failure "$call" out.bf bfbuild -n 5000 --format dcso-gzip -o out.bf "$F/keys.txt"
 		every_failure "$call" out.bf bfmerge -o out.bf "$F/f.bf" "$F/g.bf"
@@ -133,5 +137,18 @@ check_outcome() {
 	done
 	# bfinfo says "size on disk: unknown" when fstat fails, on purpose
 	every_failure read:5 - bfinfo "$F/f.bf" "$F/d.bf" "$F/s.hll"
+	check_failures
+}
+
+@test "failcall: a key file whose write, fsync, close or read fails is a clean error" {
+	local call
+	ALSO_REMOVE=new.key
+	for call in write:28 fsync:5 close:5; do
+		every_failure "$call" out.bf bfbuild --key-file new.key -n 5000 -o out.bf "$F/keys.txt"
+	done
+	ALSO_REMOVE=
+	bfbuild --key-file k.key -n 5000 -o ext.bf "$F/keys.txt"
+	every_failure read:5 - bfgrep -c --key-file k.key -f ext.bf "$F/keys.txt"
+	every_failure fstat:5 - bfgrep -c --key-file k.key -f ext.bf "$F/keys.txt"
 	check_failures
 }
