@@ -71,6 +71,7 @@ static const struct {
 	{ "sketch", suite_sketch },
 	{ "cov_window", suite_cov_window },
 	{ "cov_dcso", suite_cov_dcso },
+	{ "cov_params", suite_cov_params },
 };
 
 static int selected(const char *name, int argc, char **argv)

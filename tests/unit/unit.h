@@ -73,5 +73,6 @@ void suite_window(void);
 void suite_sketch(void);
 void suite_cov_window(void);
 void suite_cov_dcso(void);
+void suite_cov_params(void);
 
 #endif
