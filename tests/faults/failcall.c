@@ -20,6 +20,10 @@
  * writes its counts at exit) pass through untouched. The caller is told
  * by the return address, against the executable's loaded code segments.
  * The counters are atomic: the pipeline's reader thread allocates too.
+ * Nothing fails once exit(3) has begun the destructors: in a make
+ * coverage build, libgcov (linked into the executable, so not told apart
+ * by address) then allocates to write its counts, and does not survive a
+ * NULL.
  *
  * The allocation functions are glibc's __libc_* entry points rather than
  * dlsym's answer, because dlsym itself allocates. Not for sanitizer or
@@ -50,6 +54,7 @@ static struct {
 } code[4];
 static size_t ncode;
 static int ready;
+static int exiting;	/* set at exit: nothing fails any more */
 
 static long alloc_target;	/* FAIL_ALLOC, 0: none */
 static long alloc_count;
@@ -75,6 +80,12 @@ static int note_exe(struct dl_phdr_info *info, size_t size, void *unused)
 	return 1;	/* stop after the first */
 }
 
+static void stop_failing(void)
+{
+	__atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
+}
+
+
 static void init(void)
 {
 	const char *a = getenv("FAIL_ALLOC"), *c = getenv("FAIL_CALL");
@@ -86,15 +97,31 @@ static void init(void)
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * exit(3) runs its handlers newest first, and the destructors from a
+ * handler that libc registers before the executable's code first runs;
+ * registered by the executable's first call, stop_failing runs before them.
+ */
+static int first_call_from_exe(void)
+{
+	static int registered;
+
+	if (!__atomic_exchange_n(&registered, 1, __ATOMIC_RELAXED))
+		atexit(stop_failing);
+	return !__atomic_load_n(&exiting, __ATOMIC_RELAXED);
+}
+
 static int from_exe(const void *ra)
 {
 	uintptr_t at = (uintptr_t)ra;
 
+	if (__atomic_load_n(&exiting, __ATOMIC_RELAXED))
+		return 0;
 	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
 		init();
 	for (size_t i = 0; i < ncode; i++)
 		if (at >= code[i].lo && at < code[i].hi)
-			return 1;
+			return first_call_from_exe();
 	return 0;
 }
 
