@@ -127,7 +127,7 @@ fuzz: deps-check
 
 # Every program run by the bats files goes through valgrind (tests/valgrind/);
 # the unit tests run under it directly.
-valgrind: all $(UNIT_BIN)
+valgrind: all $(UNIT_BIN) $(ACCURACY_BIN)
 	@sh tests/valgrind.sh $(O)
 
 # The suite with gcov counters, built in build/coverage so that no
