@@ -21,6 +21,7 @@ for prog in "$build"/cmd/bf*; do
 	cat >"$wrappers/$name" <<WRAP
 #!/bin/sh
 exec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \\
+	--show-leak-kinds=definite \\
 	"$prog" "\$@"
 WRAP
 	chmod +x "$wrappers/$name"
@@ -32,6 +33,7 @@ for test in unit/unit accuracy/accuracy; do
 	cat >"$wrappers/tests/$test" <<WRAP
 #!/bin/sh
 exec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \\
+	--show-leak-kinds=definite \\
 	"$build/tests/$test" "\$@"
 WRAP
 	chmod +x "$wrappers/tests/$test"
