@@ -121,8 +121,47 @@ static void test_limits(void)
 	CHECK(hll_new(HLL_PRECISION_MAX + 1) == NULL);
 }
 
+/* The hash 0 is a value like any other: kept while exact, and merged. */
+static void test_hll_zero_hash(void)
+{
+	struct hll *a = hll_new(10), *b = hll_new(10);
+	uint8_t regs[1024] = { 0 };
+	size_t set = 0;
+
+	CHECK(a != NULL && b != NULL);
+	hll_add(a, 0);
+	CHECK(hll_is_exact(a) && hll_estimate(a) == 1.0);
+	hll_registers(a, regs);
+	for (size_t i = 0; i < sizeof regs; i++)
+		set += regs[i] != 0;
+	CHECK(set == 1);
+	hll_add(b, 12345);
+	CHECK(hll_merge(b, a) == 0);
+	CHECK(hll_estimate(b) == 2.0);
+	hll_free(a);
+	hll_free(b);
+}
+
+static void test_remove_needs_fixed(void)
+{
+	struct filter_params p = good_shape();
+	const char *why = NULL;
+	struct cascade *c;
+	struct line key = { "x", 1 };
+	size_t absent;
+
+	p.layout = FILTER_COUNTING;
+	c = cascade_new_growing(&p, 1e-2, 2, 1, &why);
+	CHECK(c != NULL);
+	CHECK(cascade_remove(c, &key, 1, &absent, &why) == -1);
+	CHECK(strstr(why, "growing filter") != NULL);
+	cascade_free(c);
+}
+
 void suite_cov_params(void)
 {
+	unit_run("params: the hash 0 counts while exact and survives a merge", test_hll_zero_hash);
+	unit_run("params: removing keys needs a fixed counting filter", test_remove_needs_fixed);
 	unit_run("params: filter shapes refused, each naming what", test_filter_shapes);
 	unit_run("params: growing plans out of range refused", test_growing_plans);
 	unit_run("params: stage lists of the wrong length or hashing refused", test_stage_lists);

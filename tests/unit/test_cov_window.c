@@ -134,8 +134,30 @@ static void test_supply_key(void)
 	window_free(w);
 }
 
+/* Merging into an empty window copies the other's generations, keys and all. */
+static void test_merge_into_empty(void)
+{
+	const struct window_params wp = { WINDOW_COUNT, 1000, 4, 0, 1000, 1e-3 };
+	struct filter_params p = cov_shape(FILTER_BLOCKED);
+	struct line key = { "merged", 6 };
+	unsigned char present = 2;
+	const char *why;
+	struct window *a = window_new(&wp, &p, &why), *b = window_new(&wp, &p, &why);
+
+	CHECK(a != NULL && b != NULL);
+	CHECK(window_test_and_add_hashed(b, &key, NULL, 1, NULL, 0, &present, NULL, &why) == 0);
+	CHECK(present == 0 && b->ngen == 1 && a->ngen == 0);
+	CHECK(window_merge(a, b, &why) == 0);
+	CHECK(a->ngen == 1 && a->gen[0] != b->gen[0]);
+	present = 2;
+	CHECK(window_test_hashed(a, &key, NULL, 1, 0, &present) == 0 && present == 1);
+	window_free(a);
+	window_free(b);
+}
+
 void suite_cov_window(void)
 {
+	unit_run("window: merging into an empty window copies the generations", test_merge_into_empty);
 	unit_run("window: parameters out of range are refused, each naming what", test_params_out_of_range);
 	unit_run("window: counting generations are refused", test_layouts_refused);
 	unit_run("window: merges refused naming the one setting that differs", test_merge_refusals);
