@@ -13,6 +13,10 @@
 #   make fuzz-long  every harness for FUZZ_SECONDS (default 3600), then the
 #                   committed corpora minimised with what was found
 #   make valgrind   the whole suite with every program under valgrind memcheck
+#   make coverage   the whole suite with gcov counters (build/coverage/), then
+#                   lines and branches covered in lib/ and cmd/ (gcovr)
+#   make analyze    clang's analyser (scan-build) and cppcheck over lib/ and
+#                   cmd/, failing on any finding
 #   make accuracy   false-positive rates at capacity, every layout, 1e-2..1e-6,
 #                   against target and model (long: about 50 minutes)
 #   make tsan       the threaded paths under ThreadSanitizer (clang)
@@ -77,7 +81,8 @@ TSAN_FLAGS = -O1 -g -fsanitize=thread
 .SECONDARY:
 
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
-	bench bench-threads fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb check-scaleout deps-scaleout
+	bench bench-threads fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb \
+	check-scaleout deps-scaleout coverage deps-coverage analyze deps-analyze
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -139,8 +144,35 @@ fuzz-long: deps-check
 
 # Every program run by the bats files goes through valgrind (tests/valgrind/);
 # the unit tests run under it directly.
-valgrind: all $(UNIT_BIN)
+valgrind: all $(UNIT_BIN) $(ACCURACY_BIN)
 	@sh tests/valgrind.sh $(O)
+
+# The suite with gcov counters, built in build/coverage so that no
+# instrumented object is left for a plain build to reuse; counts of an
+# earlier run are removed first. -O0, or lines of inlined functions are
+# counted against the wrong caller; atomic counter updates, because
+# counts that two threads lost made gcov derive negative branch counts,
+# which gcovr refuses. The 1e8-line tests skip this build
+# (tests/faults.bats), too slow for their timeouts.
+COVERAGE_FLAGS = -O0 -g --coverage -fprofile-update=atomic
+deps-coverage:
+	@sh tests/deps.sh coverage
+coverage: deps-coverage
+	@# objects do not depend on the flags: new flags, a new build
+	@if [ "$$(cat build/coverage/flags 2>/dev/null)" != "$(COVERAGE_FLAGS)" ]; then \
+		rm -rf build/coverage && mkdir -p build/coverage && \
+		echo "$(COVERAGE_FLAGS)" >build/coverage/flags; fi
+	@find build/coverage -name '*.gcda' -exec rm -f {} + 2>/dev/null || true
+	@st=0; $(MAKE) --no-print-directory O=build/coverage CFLAGS="$(COVERAGE_FLAGS)" \
+		LDFLAGS="$(COVERAGE_FLAGS)" check || st=$$?; \
+	sh tests/coverage.sh build/coverage || st=1; exit $$st
+
+# Static analysis (tests/analyze.sh): a full build under scan-build in
+# build/analyze, then cppcheck.
+deps-analyze:
+	@sh tests/deps.sh analyze
+analyze: deps-analyze
+	@MAKE="$(MAKE)" sh tests/analyze.sh build/analyze
 
 asan:
 	@$(MAKE) --no-print-directory O=build/asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" check

@@ -309,6 +309,9 @@ static size_t add_piece(struct cascade *c, const struct line *keys, const uint64
 	else
 		newest->insertions += n - nfresh;	/* repeats count as insertions too */
 	for (size_t j = 0; j < nfresh; j++)
+		/* idx[0..nfresh) was written by the loop that counted nfresh;
+		 * cppcheck does not tie the count to the writes (a false report) */
+		/* cppcheck-suppress uninitvar */
 		present[idx[j]] = fresh_present[j];
 	return added;
 }

@@ -219,7 +219,7 @@ struct window *window_new(const struct window_params *wp, const struct filter_pa
 /* Generation i against the plan and the hasher: its stages' shapes. */
 static int generation_fits(const struct window *w, const struct cascade *c, const char **errstr)
 {
-	const struct filter_params *h = &w->hasher->params, *p = cascade_params(c);
+	const struct filter_params *h = &w->hasher->params;
 	uint64_t capacity;
 	double rate;
 	unsigned growth, tighten;
@@ -229,7 +229,8 @@ static int generation_fits(const struct window *w, const struct cascade *c, cons
 	    c->tighten != tighten)
 		return bad(errstr, "a generation does not follow the window's plan");
 	for (size_t s = 0; s < c->nstages; s++) {
-		p = &c->stages[s]->params;
+		const struct filter_params *p = &c->stages[s]->params;
+
 		if (p->layout != w->layout)
 			return bad(errstr, "generations disagree on layout");
 		if (p->hash != h->hash || p->flags != h->flags || p->fingerprint != h->fingerprint)

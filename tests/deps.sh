@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# deps.sh build|check|lint|valgrind|deb|check-deb|scaleout - make sure this machine
-# has what the target needs.
+# deps.sh TARGET - make sure this machine has what the make target needs
+# (build, check, lint, valgrind, coverage, analyze, tsan, deb, check-deb,
+# scaleout).
 #
 # Missing Debian packages are installed with apt-get (through sudo when not
 # root), announced in one line. Without apt-get the missing packages are
@@ -59,6 +60,13 @@ scaleout)
 	check_build
 	have_cmd bats || want bats
 	/usr/bin/python3 -c 'import distributed' >/dev/null 2>&1 || want python3-distributed
+	;;
+coverage) have_cmd gcovr || want gcovr ;;
+analyze)
+	# scan-build drives clang's analyser
+	have_cmd scan-build || want clang-tools
+	have_cmd clang || want clang
+	have_cmd cppcheck || want cppcheck
 	;;
 tsan)
 	# make tsan: clang and its ThreadSanitizer runtime (make check's own come after)

@@ -618,21 +618,21 @@ saved.bf" "$(ls -A)"
 # test, so a loaded machine does not fail them.
 
 @test "1e8 empty lines: bfuniq writes exactly one empty line" {
-	skip_unless_plain "1e8 lines: the plain build only, to keep make asan quick"
+	skip_if_slow_build "1e8 lines: the plain build only, to keep make asan quick"
 	yes '' | head -n 100000000 | timeout -k 5 60 bfuniq --key "$KEY" >out.txt
 	expect_eq "bfuniq's exit status" 0 "${PIPESTATUS[2]}"
 	expect_file out.txt '\n'
 }
 
 @test "1e8 empty lines: bfcount prints 1" {
-	skip_unless_plain "1e8 lines: the plain build only, to keep make asan quick"
+	skip_if_slow_build "1e8 lines: the plain build only, to keep make asan quick"
 	run --separate-stderr bash -c "yes '' | head -n 100000000 | timeout -k 5 60 bfcount"
 	expect_status 0
 	expect_output 1
 }
 
 @test "1e8 empty lines: bfbuild adds one key 1e8 times, and bfgrep selects all 1e8" {
-	skip_unless_plain "1e8 lines: the plain build only, to keep make asan quick"
+	skip_if_slow_build "1e8 lines: the plain build only, to keep make asan quick"
 	yes '' | head -n 100000000 | timeout -k 5 60 bfbuild --key "$KEY" -n 100 -p 1e-6 -o f.bf
 	# insertions count repeats (bf(5)); the bits hold one element
 	expect_eq "insertions" 100000000 "$(bfinfo --json f.bf | sed 's/.*"insertions":\([0-9]*\).*/\1/')"

@@ -21,17 +21,23 @@ for prog in "$build"/cmd/bf*; do
 	cat >"$wrappers/$name" <<WRAP
 #!/bin/sh
 exec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \\
+	--show-leak-kinds=definite \\
 	"$prog" "\$@"
 WRAP
 	chmod +x "$wrappers/$name"
 done
-mkdir -p "$wrappers/tests/unit"
-cat >"$wrappers/tests/unit/unit" <<WRAP
+# the unit tests, and the accuracy program that tests/accuracy.bats runs
+# (found beside the programs, as BFTOOLS_BIN/../tests/accuracy/accuracy)
+for test in unit/unit accuracy/accuracy; do
+	mkdir -p "$wrappers/tests/${test%/*}"
+	cat >"$wrappers/tests/$test" <<WRAP
 #!/bin/sh
 exec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \\
-	"$build/tests/unit/unit" "\$@"
+	--show-leak-kinds=definite \\
+	"$build/tests/$test" "\$@"
 WRAP
-chmod +x "$wrappers/tests/unit/unit"
+	chmod +x "$wrappers/tests/$test"
+done
 mkdir -p "$wrappers/cmd"
 cp -p "$wrappers"/bf* "$wrappers/cmd/"
 sh "$here/run.sh" "$wrappers"

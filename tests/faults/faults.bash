@@ -38,6 +38,13 @@ skip_unless_plain() {
 	is_plain_build || skip "$1 (not with sanitizer or valgrind builds)"
 }
 
+# skip_if_slow_build WHY: skip_unless_plain, and skip make coverage's
+# build too, whose gcov counters make the busiest loops 7 times slower.
+skip_if_slow_build() {
+	skip_unless_plain "$1"
+	! grep -q -a __gcov_init "$BFTOOLS_BIN/bfbuild" || skip "$1 (not with the coverage build)"
+}
+
 skip_if_valgrind() {
 	! is_valgrind_build || skip "$1"
 }

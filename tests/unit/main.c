@@ -70,6 +70,9 @@ static const struct {
 	{ "window", suite_window },
 	{ "sketch", suite_sketch },
 	{ "walk", suite_walk },
+	{ "cov_window", suite_cov_window },
+	{ "cov_dcso", suite_cov_dcso },
+	{ "cov_params", suite_cov_params },
 };
 
 static int selected(const char *name, int argc, char **argv)

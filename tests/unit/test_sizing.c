@@ -7,6 +7,7 @@
  * (9.585 bits per key at 1e-2, 14.378 at 1e-3, 19.170 at 1e-4); sizing
  * may round m up to a multiple of 512 and k to an integer, so we allow 1%.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -178,12 +179,26 @@ static double blocked_rate_by_inclusion_exclusion(double n, double m, unsigned k
 	return (double)rate;
 }
 
+/*
+ * Whether long double arithmetic really carries more digits than double:
+ * valgrind runs x87 long double at double's precision (a documented limit
+ * of its emulation), which leaves the alternating sum at k = 8 only about
+ * five digits.
+ */
+static int long_double_is_wider(void)
+{
+	volatile long double one = 1.0L, tiny = LDBL_EPSILON;
+
+	return LDBL_MANT_DIG > DBL_MANT_DIG && one + tiny != one;
+}
+
 static void blocked_rate_agrees_with_inclusion_exclusion(void)
 {
 	const unsigned ks[] = { 1, 2, 4, 6, 8 };
 	const double loads[] = { 2.0, 20.0, 40.0, 90.0 };
+	const int nk = long_double_is_wider() ? 5 : 4;	/* k = 8 needs the digits */
 
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < nk; i++)
 		for (int j = 0; j < 4; j++) {
 			uint64_t m = UINT64_C(512) << 16;
 			uint64_t n = (uint64_t)(loads[j] * (m / 512));

@@ -72,5 +72,8 @@ void suite_counting(void);
 void suite_window(void);
 void suite_sketch(void);
 void suite_walk(void);
+void suite_cov_window(void);
+void suite_cov_dcso(void);
+void suite_cov_params(void);
 
 #endif
