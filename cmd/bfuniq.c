@@ -485,6 +485,8 @@ int main(int argc, char **argv)
 	 */
 	if (u.seen != NULL && cascade_params(u.seen)->layout != FILTER_COUNTING)
 		u.seen->count_new_only = 1;
+	if (u.window != NULL)
+		window_count_new_only(u.window);
 	cli_window_check_use(&opt.win, u.window);
 	if (opt.verbose && u.window)
 		window_track_loss(u.window);

@@ -355,6 +355,13 @@ static struct cascade *new_generation(struct window *w, const char **errstr)
 	return cascade_new_fixed(&p, errstr);
 }
 
+void window_count_new_only(struct window *w)
+{
+	w->count_new_only = 1;
+	for (size_t g = 0; g < w->ngen; g++)
+		w->gen[g]->count_new_only = 1;
+}
+
 /* Free the generations that are no longer live when number no is the present. */
 static void drop_before(struct window *w, uint64_t no)
 {
@@ -378,6 +385,7 @@ static int advance(struct window *w, uint64_t no, const char **errstr)
 	c = new_generation(w, errstr);
 	if (c == NULL)
 		return -1;
+	c->count_new_only = w->count_new_only;
 	w->gen[w->ngen] = c;
 	w->gen_no[w->ngen++] = no;
 	return 0;
@@ -587,6 +595,8 @@ static size_t blocks_chunk(struct window *w, const uint64_t *base, const uint64_
 	if (w->wp.flags & WINDOW_REFRESH) {
 		added = filter_blocks_test_and_add(newest->stages[0], base, h, n, present);
 		newest->newest_keys += added;
+		if (newest->count_new_only)
+			newest->stages[0]->insertions -= n - added;	/* it counted all n */
 		for (size_t i = 0; i < n; i++)
 			if (!present[i])
 				undecided_put(&u, i, base[i], h);
@@ -600,6 +610,8 @@ static size_t blocks_chunk(struct window *w, const uint64_t *base, const uint64_
 	blocks_older(w, &u, present);
 	added = filter_blocks_test_and_add(newest->stages[0], u.base, u.h, u.n, u.found);
 	newest->newest_keys += added;
+	if (newest->count_new_only)
+		newest->stages[0]->insertions -= u.n - added;	/* it counted all u.n */
 	for (size_t j = 0; j < u.n; j++)
 		present[u.at[j]] = u.found[j];
 	return added;

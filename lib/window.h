@@ -74,6 +74,8 @@ struct window {
 	struct filter *hasher;
 	uint64_t gen_m;		/* a count generation's m and k, once sized */
 	uint32_t gen_k;
+	/* generations count only the keys new to them (window_count_new_only) */
+	int count_new_only;
 	/* the model's expected loss, kept once window_track_loss is called */
 	int track_loss;
 	double expected_lost;
@@ -169,6 +171,14 @@ int window_test_hashed(const struct window *w, const struct line *keys, const ui
  * a filter. window.c says how close this comes.
  */
 void window_track_loss(struct window *w);
+
+/*
+ * From now on each generation's insertions count only the keys that were
+ * new to it (cascade's count_new_only), as bfuniq's seen-set wants: a
+ * repeat within a generation is not an insertion. Without it every key
+ * offered to a generation counts, repeats included, as bfbuild's do.
+ */
+void window_count_new_only(struct window *w);
 
 /*
  * For tests: 0 has every window take the general path (each generation

@@ -385,3 +385,21 @@ k49"
 	run --separate-stderr bfmerge --intersect -o m.bf a.bf a.bf
 	expect_fail "bfmerge: a.bf: cannot intersect windowed filters"
 }
+
+@test "window: a bfuniq state's generations count only the keys new to them, as the lines it wrote" {
+	# 1000 keys, each twice in a run, and the whole run twice: 1000 lines
+	# written in all, and 1000 insertions, both paths (fast: plain count
+	# window; general: --refresh adds to the newest first)
+	cycle keys.txt 1000 2000
+	for refresh in "" --refresh; do
+		rm -f state.bf
+		# shellcheck disable=SC2086
+		written=$(uniq_ --window 1e5 $refresh -f state.bf keys.txt | wc -l)
+		# shellcheck disable=SC2086
+		again=$(uniq_ --window 1e5 $refresh -f state.bf keys.txt | wc -l)
+		expect_eq "written ($refresh)" 1000 "$written"
+		expect_eq "written again ($refresh)" 0 "$again"
+		total=$(bfinfo state.bf | awk '$1 == "insertions:" { s += $2 } END { print s }')
+		expect_eq "insertions of every generation ($refresh)" 1000 "$total"
+	done
+}
