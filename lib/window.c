@@ -551,7 +551,6 @@ struct undecided {
 	size_t at[CHUNK];
 	uint64_t base[CHUNK];
 	uint64_t h[2 * CHUNK];
-	unsigned char found[CHUNK];
 };
 
 static void undecided_put(struct undecided *u, size_t i, uint64_t base, const uint64_t *h)
@@ -567,19 +566,28 @@ static void undecided_put(struct undecided *u, size_t i, uint64_t base, const ui
 static void blocks_older(const struct window *w, struct undecided *u, unsigned char *present)
 {
 	for (size_t g = w->ngen - 1; g-- > 0 && u->n > 0;) {
-		struct undecided left;
+		/*
+		 * found is a local of its own, not a member of u: clang's analyser
+		 * keeps the contents of a struct whose members also go in as const
+		 * pointers, and then took found for never written.
+		 */
+		unsigned char found[CHUNK];
+		size_t left = 0;
 
-		left.n = 0;
-		filter_blocks_test(w->gen[g]->stages[0], u->base, u->h, u->n, u->found);
+		filter_blocks_test(w->gen[g]->stages[0], u->base, u->h, u->n, found);
+		/* keep the keys not found, in place: left <= j throughout */
 		for (size_t j = 0; j < u->n; j++) {
-			if (u->found[j])
+			if (found[j]) {
 				present[u->at[j]] = 1;
-			else
-				undecided_put(&left, j, u->base[j], u->h);
+				continue;
+			}
+			u->at[left] = u->at[j];
+			u->base[left] = u->base[j];
+			u->h[2 * left] = u->h[2 * j];
+			u->h[2 * left + 1] = u->h[2 * j + 1];
+			left++;
 		}
-		for (size_t j = 0; j < left.n; j++)
-			left.at[j] = u->at[left.at[j]];
-		*u = left;
+		u->n = left;
 	}
 }
 
@@ -589,6 +597,7 @@ static size_t blocks_chunk(struct window *w, const uint64_t *base, const uint64_
 {
 	struct cascade *newest = w->gen[w->ngen - 1];
 	struct undecided u;
+	unsigned char found[CHUNK];	/* not in u: see blocks_older */
 	size_t added;
 
 	u.n = 0;
@@ -608,12 +617,12 @@ static size_t blocks_chunk(struct window *w, const uint64_t *base, const uint64_
 		undecided_put(&u, i, base[i], h);
 	}
 	blocks_older(w, &u, present);
-	added = filter_blocks_test_and_add(newest->stages[0], u.base, u.h, u.n, u.found);
+	added = filter_blocks_test_and_add(newest->stages[0], u.base, u.h, u.n, found);
 	newest->newest_keys += added;
 	if (newest->count_new_only)
 		newest->stages[0]->insertions -= u.n - added;	/* it counted all u.n */
 	for (size_t j = 0; j < u.n; j++)
-		present[u.at[j]] = u.found[j];
+		present[u.at[j]] = found[j];
 	return added;
 }
 
