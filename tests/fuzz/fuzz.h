@@ -105,15 +105,17 @@ struct feed {
 	pthread_t thread;
 	const uint8_t *data;
 	size_t size;
-	size_t max_chunk;	/* FEED_CHUNKS: messages of 1..max_chunk bytes */
+	size_t max_chunk;	/* FEED_CHUNKS: short messages of 1..max_chunk bytes */
 	uint64_t state;		/* FEED_CHUNKS: draws the message sizes */
 	size_t done;		/* FEED_CHUNKS: bytes sent so far */
 	size_t pending;		/* FEED_CHUNKS: the size drawn for the next message */
+	size_t messages;	/* FEED_CHUNKS: message sizes drawn so far */
 };
 
 /* The largest input the pipe and chunk feeds take; bigger ones become files. */
 #define FEED_SMALL ((size_t)60 << 10)
 #define FEED_CHUNK_MAX ((size_t)16 << 10)
+#define FEED_SHORT_READS 64
 
 static inline int fuzz_write_all(int fd, const uint8_t *p, size_t len)
 {
@@ -130,29 +132,45 @@ static inline int fuzz_write_all(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* An anonymous regular file holding the bytes, read from offset 0. */
-static inline int fuzz_file(const uint8_t *data, size_t size)
+/*
+ * An anonymous regular file holding the bytes, read from offset 0. One
+ * scratch file serves every call: creating a file per call (a shmem inode
+ * made and torn down) was a quarter of an execution. Each call empties and
+ * refills it and hands out a dup, which the caller closes; the dups share
+ * one offset, so only one may be in use at a time, which is how every
+ * harness uses them (open, load or save, close).
+ */
+static inline int fuzz_scratch(void)
 {
-	int fd = memfd_create("bftools-fuzz", MFD_CLOEXEC);
+	static int scratch = -1;
 
-	if (fd < 0) {
+	if (scratch >= 0)
+		return scratch;
+	scratch = memfd_create("bftools-fuzz", MFD_CLOEXEC);
+	if (scratch < 0) {
 		char path[] = "/tmp/bftools-fuzz-XXXXXX";
 
-		fd = mkstemp(path);
-		fuzz_check(fd >= 0, "cannot make a scratch file");
+		scratch = mkstemp(path);
+		fuzz_check(scratch >= 0, "cannot make a scratch file");
 		unlink(path);
 	}
-	fuzz_check(fuzz_write_all(fd, data, size) == 0, "cannot fill a scratch file");
-	fuzz_check(lseek(fd, 0, SEEK_SET) == 0, "cannot rewind a scratch file");
+	return scratch;
+}
+
+static inline int fuzz_file(const uint8_t *data, size_t size)
+{
+	int scratch = fuzz_scratch(), fd;
+
+	/* overwritten in place, then cut to size: truncating to 0 first frees and refaults every page */
+	fuzz_check(lseek(scratch, 0, SEEK_SET) == 0, "cannot rewind the scratch file");
+	fuzz_check(fuzz_write_all(scratch, data, size) == 0, "cannot fill a scratch file");
+	fuzz_check(ftruncate(scratch, (off_t)size) == 0, "cannot cut the scratch file to size");
+	fuzz_check(lseek(scratch, 0, SEEK_SET) == 0, "cannot rewind a scratch file");
+	fd = dup(scratch);
+	fuzz_check(fd >= 0, "cannot open the scratch file again");
 	return fd;
 }
 
-/*
- * All of the bytes into the pipe's buffer at once, then end of input. A
- * pipe may hold less than the usual 64 KiB (a user over
- * pipe-user-pages-soft gets one page), so the writing end does not block:
- * when the bytes do not fit, the feed is a file instead of a hang.
- */
 static inline int fuzz_pipe(const uint8_t *data, size_t size)
 {
 	int p[2];
@@ -177,6 +195,20 @@ static inline int fuzz_pipe(const uint8_t *data, size_t size)
 }
 
 /*
+ * The size of the next message: 1..max_chunk for the first FEED_SHORT_READS,
+ * then max_chunk..FEED_CHUNK_MAX. Short reads all through cost two system
+ * calls (and a socket buffer's worth of bookkeeping) per few bytes, most of
+ * an execution; FEED_SHORT_READS of them already put read boundaries at
+ * every awkward place of the first records, where the mutations aim them.
+ */
+static inline size_t feed_next_size(struct feed *f)
+{
+	if (f->messages++ < FEED_SHORT_READS)
+		return (size_t)fuzz_range(&f->state, 1, f->max_chunk);
+	return (size_t)fuzz_range(&f->state, f->max_chunk, FEED_CHUNK_MAX);
+}
+
+/*
  * Send the rest of the input as messages; flags MSG_DONTWAIT stops at a
  * full socket instead of waiting. Returns 0 once everything is sent (or
  * the reader has gone), -1 when the socket is full.
@@ -184,7 +216,7 @@ static inline int fuzz_pipe(const uint8_t *data, size_t size)
 static inline int chunk_send(struct feed *f, int flags)
 {
 	while (f->done < f->size) {
-		size_t n = f->pending ? f->pending : (size_t)fuzz_range(&f->state, 1, f->max_chunk);
+		size_t n = f->pending ? f->pending : feed_next_size(f);
 		ssize_t sent;
 
 		if (n > f->size - f->done)

@@ -52,18 +52,24 @@ FUZZ_UNTRACED static uint8_t stage_byte(const struct filter *f, uint64_t j)
 	return (uint8_t)(f->words[j / 8] >> (8 * (j % 8)));
 }
 
-/* The streamed bytes buf[0..len), at payload offset pos, against the loaded bits. */
+/*
+ * The streamed bytes buf[0..len), at payload offset pos, against the loaded
+ * bits: the stage found once per run of bytes inside it, not per byte.
+ */
 FUZZ_UNTRACED static void compare_payload(const struct cascade *c, uint64_t pos, const uint8_t *buf, size_t len)
 {
-	size_t s = 0;
+	size_t s = 0, i = 0;
+	uint64_t at = pos;
 
-	for (size_t i = 0; i < len; i++, pos++) {
-		uint64_t at = pos;
+	while (i < len) {
+		uint64_t end;
 
-		for (s = 0; s < c->nstages && at >= filter_array_bytes(&c->stages[s]->params); s++)
+		for (; s < c->nstages && at >= filter_array_bytes(&c->stages[s]->params); s++)
 			at -= filter_array_bytes(&c->stages[s]->params);
 		fuzz_check(s < c->nstages, "payload longer than the loaded stages");
-		fuzz_check(buf[i] == stage_byte(c->stages[s], at), "streamed bits equal loaded bits");
+		end = filter_array_bytes(&c->stages[s]->params);
+		for (; i < len && at < end; i++, at++)
+			fuzz_check(buf[i] == stage_byte(c->stages[s], at), "streamed bits equal loaded bits");
 	}
 }
 
