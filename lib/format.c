@@ -158,6 +158,7 @@
 #include "filter.h"
 #include "format.h"
 #include "gzin.h"
+#include "gzindex.h"
 #include "pgzip.h"
 #include "pipeline.h"
 #include "siphash.h"
@@ -726,7 +727,7 @@ static void gz_out_close(struct gz_out *w)
  * mtime 0, for reproducible output, and a CRC over the header itself, so
  * that every byte of the file is covered by a check.
  */
-static int gz_out_open(struct gz_out *w, int fd, int direct, const char **errstr)
+static int gz_out_open(struct gz_out *w, int fd, int direct, uint64_t pieces, const char **errstr)
 {
 	memset(w, 0, sizeof *w);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -735,7 +736,7 @@ static int gz_out_open(struct gz_out *w, int fd, int direct, const char **errstr
 		return bad(errstr, strerror(ENOMEM));
 	}
 #endif
-	w->pz = pgzip_open(fd, pipeline_threads(), Z_RLE, direct, errstr);
+	w->pz = pgzip_open(fd, pipeline_threads(), Z_RLE, direct, pieces, errstr);
 	if (w->pz == NULL) {
 		gz_out_close(w);
 		return -1;
@@ -778,13 +779,23 @@ static int saving_window(struct saving *sv, const struct window *w, const char *
 	return 0;
 }
 
+/* The pieces save hands pgzip: the headers, then each stage's chunks. */
+static uint64_t saving_pieces(const struct saving *sv)
+{
+	uint64_t pieces = 1;
+
+	for (size_t i = 0; i < sv->nstages; i++)
+		pieces += (filter_bytes(sv->stage[i]) + IO_CHUNK - 1) / IO_CHUNK;
+	return pieces;
+}
+
 /* direct: fd is our own new file, which may be written around the page cache. */
 static int save(const struct saving *sv, int fd, int direct, const char **errstr)
 {
 	struct gz_out w;
 	int ok;
 
-	if (gz_out_open(&w, fd, direct, errstr) < 0)
+	if (gz_out_open(&w, fd, direct, saving_pieces(sv), errstr) < 0)
 		return -1;
 	ok = pgzip_write(w.pz, sv->head, sv->head_len, 1, errstr) == 0;
 	progress_start(sv->bytes);
@@ -1090,9 +1101,8 @@ int format_close(struct format_reader *r, const char **errstr)
 	return ret;
 }
 
-/* Stage shape->stages[i] with its bits, read from r. */
-static struct filter *read_stage(struct format_reader *r, const struct filter *model,
-				 const char **errstr)
+/* A stage shaped and counted as model, its bits still to be read. */
+static struct filter *empty_stage(const struct filter *model, const char **errstr)
 {
 	struct filter *f = filter_new(&model->params, errstr);
 
@@ -1100,6 +1110,17 @@ static struct filter *read_stage(struct format_reader *r, const struct filter *m
 		return NULL;
 	f->insertions = model->insertions;
 	f->removals = model->removals;
+	return f;
+}
+
+/* Stage shape->stages[i] with its bits, read from r. */
+static struct filter *read_stage(struct format_reader *r, const struct filter *model,
+				 const char **errstr)
+{
+	struct filter *f = empty_stage(model, errstr);
+
+	if (f == NULL)
+		return NULL;
 	/* in chunks, so that progress can be shown while a big filter loads */
 	for (size_t done = 0, len; done < filter_bytes(f); done += len) {
 		len = filter_bytes(f) - done < IO_CHUNK ? filter_bytes(f) - done : IO_CHUNK;
@@ -1129,6 +1150,50 @@ static int read_stages(struct format_reader *r, const struct cascade *shape,
 		return -1;
 	}
 	return 0;
+}
+
+/* gzindex_inflate's progress, shown as reading in order shows it. */
+static void indexed_progress(void *ctx, uint64_t done)
+{
+	(void)ctx;
+	if (done > progress_total)
+		done = progress_total;
+	if (done > progress_done)
+		progress_step(0, done - progress_done);
+}
+
+/*
+ * The stages' bits through the file's index of pieces (gzindex.h), on every
+ * thread, when fd is a regular file that starts with the filter and has
+ * one: 0 with stages filled and r given up. Else -1, with nothing kept and
+ * r still at the bits, to be read in order as files without an index are
+ * (which is also what finds and names any damage: this path only ever
+ * succeeds or steps aside).
+ */
+static int read_stages_indexed(int fd, struct format_reader *r, const struct cascade *shape,
+			       struct filter **stages)
+{
+	struct gzindex_region regions[CASCADE_STAGES_MAX + 1];
+	const char *ignored = NULL;
+	size_t n = shape->nstages, i;
+
+	if (r->in.start != 0)
+		return -1;
+	regions[0] = (struct gzindex_region){ NULL, FILE_HEADER_LEN + (uint64_t)STAGE_HEADER_LEN * n };
+	for (i = 0; i < n; i++) {
+		if ((stages[i] = empty_stage(shape->stages[i], &ignored)) == NULL)
+			break;
+		regions[i + 1] = (struct gzindex_region){ (unsigned char *)stages[i]->words,
+							  filter_bytes(stages[i]) };
+	}
+	if (i == n && gzindex_inflate(fd, regions, n + 1, pipeline_threads(), indexed_progress, NULL) == 0) {
+		for (i = 0; i < n; i++)
+			swap_words(stages[i]->words, filter_bytes(stages[i]) / 8);
+		format_abandon(r);
+		return 0;
+	}
+	free_stages(stages, i);
+	return -1;
 }
 
 /*
@@ -1172,7 +1237,7 @@ static struct cascade *load_cascade(int fd, struct format_reader *r, const struc
 		cascade_free(shape);
 		return NULL;
 	}
-	if (read_stages(r, shape, stages, errstr) < 0) {
+	if (read_stages_indexed(fd, r, shape, stages) < 0 && read_stages(r, shape, stages, errstr) < 0) {
 		if (*errstr == filter_err_nomem && trailer_disagrees(fd, shape))
 			*errstr = trailer_message;
 		cascade_free(shape);

@@ -61,6 +61,7 @@ int gzin_open(struct gzin *g, int fd, enum gzin_kind kind, const char **errstr)
 	memset(g, 0, sizeof *g);
 	g->fd = fd;
 	g->kind = kind;
+	g->start = (long long)lseek(fd, 0, SEEK_CUR);
 	if ((g->buf = malloc(GZIN_BUFFER)) == NULL)
 		return bad(errstr, strerror(ENOMEM));
 	ret = inflateInit2(&g->zs, GZIP_WINDOW);	/* gzip only: never zlib's transparent mode */

@@ -39,6 +39,7 @@ struct gzin {
 	int eof;		/* read() returned 0 */
 	int ended;		/* inflate reached the end of the gzip member */
 	enum gzin_kind kind;
+	long long start;	/* fd's offset when opened: where the file began; -1 if unknown (a pipe) */
 	z_stream zs;		/* next_in/avail_in: input read and not yet inflated */
 	unsigned char *buf;	/* GZIN_BUFFER bytes of compressed input */
 };

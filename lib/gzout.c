@@ -205,6 +205,28 @@ int gzout_sink_flush(struct gzout_sink *s, const char **errstr)
 	return put(s, s->stage + whole, tail, errstr);
 }
 
+int gzout_sink_rewrite(struct gzout_sink *s, unsigned long long off, const void *data, size_t len,
+		       const char **errstr)
+{
+	const unsigned char *p = data;
+
+	/* a few unaligned bytes cannot go direct */
+	if (s->direct && drop_direct(s) < 0)
+		return fail(errstr, strerror(errno));
+	while (len > 0) {
+		ssize_t done = pwrite(s->fd, p, len, (off_t)off);
+
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done <= 0)
+			return fail(errstr, strerror(done < 0 ? errno : EIO));
+		p += done;
+		off += (unsigned long long)done;
+		len -= (size_t)done;
+	}
+	return 0;
+}
+
 void gzout_sink_close(struct gzout_sink *s)
 {
 	free(s->stage);

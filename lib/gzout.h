@@ -58,6 +58,14 @@ int gzout_sink_write(struct gzout_sink *s, const void *data, size_t len, const c
 /* Write what is staged (the end of the data). Returns 0, or -1 with *errstr. */
 int gzout_sink_flush(struct gzout_sink *s, const char **errstr);
 
+/*
+ * Write len bytes again at file offset off, over bytes already written
+ * and flushed (pgzip.c's header, once its index is known), through the
+ * page cache. Returns 0, or -1 with *errstr.
+ */
+int gzout_sink_rewrite(struct gzout_sink *s, unsigned long long off, const void *data, size_t len,
+		       const char **errstr);
+
 /* Free the stage; does not close fd. */
 void gzout_sink_close(struct gzout_sink *s);
 

@@ -41,6 +41,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gzindex.h"
 #include "gzout.h"	/* zlib, and gzout_sink for the writing */
 #include "pgzip.h"
 
@@ -60,6 +65,8 @@
 #define XFL_FASTEST 4
 #define OS_UNIX 3
 #define FLAG_FHCRC 2
+#define FLAG_FEXTRA 4
+#define HEADER_BASE 10		/* ID1 ID2 CM FLG MTIME(4) XFL OS */
 
 struct piece {
 	const unsigned char *data;
@@ -88,6 +95,12 @@ struct pgzip {
 	pthread_cond_t cv;
 	int job;		/* under mu: theirs waits for, or is in, deflate */
 	int quit;		/* under mu: the worker is to end */
+	/* the index (gzindex.h), when the member has one */
+	struct gzindex_entry *index;	/* slots entries, or NULL */
+	size_t slots;
+	uint64_t group;			/* pieces an entry holds */
+	uint64_t pieces;		/* pieces written so far */
+	unsigned long long start;	/* the header's offset in the file */
 };
 
 static int fail(const char **errstr, const char *msg)
@@ -282,6 +295,14 @@ static int emit(struct pgzip *z, const struct piece *pc, const char **errstr)
 {
 	if (pc->err)
 		return fail(errstr, pc->err);
+	if (z->index != NULL) {
+		uint64_t e = z->pieces++ / z->group;
+
+		if (e < z->slots) {
+			z->index[e].content += (uint32_t)pc->len;
+			z->index[e].deflated += (uint32_t)pc->out_len;
+		}
+	}
 	z->crc = crc32_combine(z->crc, pc->crc, (z_off_t)pc->len);
 	z->total += pc->len;
 	return gzout_sink_write(&z->sink, pc->out, pc->out_len, errstr);
@@ -295,17 +316,88 @@ static int collect(struct pgzip *z, const char **errstr)
 	return emit(z, &z->theirs, errstr);
 }
 
-static int write_header(struct pgzip *z, const char **errstr)
+/*
+ * The gzip header: fixed, plus an extra field holding the index's n
+ * entries (of slots) when the member has one. Into h; its length.
+ */
+static size_t make_header(const struct pgzip *z, unsigned char *h, size_t n)
 {
-	unsigned char h[12] = { 0x1f, 0x8b, Z_DEFLATED, FLAG_FHCRC, 0, 0, 0, 0, XFL_FASTEST, OS_UNIX };
-	uLong crc = crc32(0L, h, 10);
+	static const unsigned char fixed[HEADER_BASE] = { 0x1f, 0x8b, Z_DEFLATED, FLAG_FHCRC, 0, 0, 0, 0,
+							  XFL_FASTEST, OS_UNIX };
+	size_t len = HEADER_BASE;
+	uLong crc;
 
-	h[10] = (unsigned char)crc;	/* FHCRC: the low 16 bits of the header's CRC-32 */
-	h[11] = (unsigned char)(crc >> 8);
-	return gzout_sink_write(&z->sink, h, sizeof h, errstr);
+	memcpy(h, fixed, HEADER_BASE);
+	if (z->index != NULL) {
+		size_t xlen = gzindex_extra_len(z->slots);
+
+		h[3] |= FLAG_FEXTRA;
+		h[len++] = (unsigned char)xlen;
+		h[len++] = (unsigned char)(xlen >> 8);
+		gzindex_encode(h + len, z->slots, z->index, n);
+		len += xlen;
+	}
+	crc = crc32(0L, h, (uInt)len);
+	h[len++] = (unsigned char)crc;	/* FHCRC: the low 16 bits of the header's CRC-32 */
+	h[len++] = (unsigned char)(crc >> 8);
+	return len;
 }
 
-struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, const char **errstr)
+static size_t header_cap(const struct pgzip *z)
+{
+	return HEADER_BASE + 2 + (z->index != NULL ? gzindex_extra_len(z->slots) : 0) + 2;
+}
+
+static int write_header(struct pgzip *z, const char **errstr)
+{
+	unsigned char *h = malloc(header_cap(z));
+	int ret;
+
+	if (h == NULL)
+		return fail(errstr, strerror(ENOMEM));
+	ret = gzout_sink_write(&z->sink, h, make_header(z, h, 0), errstr);
+	free(h);
+	return ret;
+}
+
+/* The header again, over the first one, now with the index filled in. */
+static int rewrite_header(struct pgzip *z, const char **errstr)
+{
+	size_t n = z->pieces == 0 ? 0 : (size_t)((z->pieces - 1) / z->group + 1);
+	unsigned char *h = malloc(header_cap(z));
+	int ret;
+
+	if (h == NULL)
+		return fail(errstr, strerror(ENOMEM));
+	/* more pieces than planned: the index stays empty, and readers read in order */
+	if (n > z->slots)
+		n = 0;
+	ret = gzout_sink_rewrite(&z->sink, z->start, h, make_header(z, h, n), errstr);
+	free(h);
+	return ret;
+}
+
+/*
+ * An index for pieces pieces, if fd is a regular file whose header can be
+ * written again where it starts (not opened to append: pwrite would add
+ * it at the end). Otherwise the member simply has none.
+ */
+static void plan_index(struct pgzip *z, int fd, uint64_t pieces)
+{
+	struct stat st;
+	off_t at;
+	int flags;
+
+	z->slots = gzindex_plan(pieces, PGZIP_PIECE_MAX, &z->group);
+	if (z->slots == 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (flags = fcntl(fd, F_GETFL)) < 0 || (flags & O_APPEND) || (at = lseek(fd, 0, SEEK_CUR)) < 0)
+		return;
+	z->index = calloc(z->slots, sizeof *z->index);
+	z->start = (unsigned long long)at;
+}
+
+struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, uint64_t pieces,
+			 const char **errstr)
 {
 	struct pgzip *z = calloc(1, sizeof *z);
 
@@ -313,6 +405,7 @@ struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, const ch
 		*errstr = strerror(ENOMEM);
 		return NULL;
 	}
+	plan_index(z, fd, pieces);
 	gzout_sink_init(&z->sink, fd);
 	if (direct)
 		(void)gzout_sink_direct(&z->sink);	/* else through the page cache */
@@ -354,9 +447,10 @@ int pgzip_finish(struct pgzip *z, const char **errstr)
 		return -1;
 	put_le32(tail + 2, z->crc);
 	put_le32(tail + 6, (uLong)(z->total & 0xffffffffu));	/* ISIZE: length mod 2^32 */
-	if (gzout_sink_write(&z->sink, tail, sizeof tail, errstr) < 0)
+	if (gzout_sink_write(&z->sink, tail, sizeof tail, errstr) < 0 ||
+	    gzout_sink_flush(&z->sink, errstr) < 0)
 		return -1;
-	return gzout_sink_flush(&z->sink, errstr);
+	return z->index != NULL ? rewrite_header(z, errstr) : 0;
 }
 
 void pgzip_close(struct pgzip *z)
@@ -368,5 +462,6 @@ void pgzip_close(struct pgzip *z)
 	end_piece(&z->mine);
 	end_piece(&z->theirs);
 	gzout_sink_close(&z->sink);
+	free(z->index);
 	free(z);
 }

@@ -12,7 +12,12 @@
  * final block and a trailer whose CRC-32 is combined from the pieces'.
  *
  * The gzip header is fixed, for reproducible files: FHCRC set, mtime 0,
- * XFL 4 (fastest), OS 3 (Unix), no name, comment or extra field.
+ * XFL 4 (fastest), OS 3 (Unix), no name or comment. A member of
+ * GZINDEX_PIECES_MIN pieces or more written to a regular file carries an
+ * index of its pieces in an extra field (gzindex.h), so that readers can
+ * inflate it on many threads: the header is written again, in place, when
+ * the member is complete. Elsewhere (a pipe, a file opened to append) it
+ * has none, and those are the only bytes that differ.
  *
  * Threads: the calling thread does all the writing (write(2) errors are
  * strerror(errno), as in gzout.c) and every other piece's deflate; a worker
@@ -23,6 +28,7 @@
 #define BFTOOLS_PGZIP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,10 +44,12 @@ struct pgzip;
  * (Z_RLE, ...). threads is 1 or 2; 2 falls back to 1 if the worker thread
  * cannot start (same bytes). direct: write around the page cache where
  * the file allows (gzout_sink_direct: fd must be the caller's own new
- * regular file); the bytes are the same either way. NULL with *errstr on
- * failure.
+ * regular file); the bytes are the same either way. pieces: how many
+ * pgzip_write calls will follow (for the index; 0 for none). NULL with
+ * *errstr on failure.
  */
-struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, const char **errstr);
+struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, uint64_t pieces,
+			 const char **errstr);
 
 /*
  * Add len bytes (at most PGZIP_PIECE_MAX) as one piece deflated at level

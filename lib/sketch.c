@@ -409,7 +409,7 @@ static unsigned char *encode_payload(const struct sketch *s, unsigned *phase, ui
 static int write_member(int fd, const unsigned char *head, const unsigned char *payload,
 			size_t len, const char **errstr)
 {
-	struct pgzip *z = pgzip_open(fd, 1, Z_DEFAULT_STRATEGY, 0, errstr);
+	struct pgzip *z = pgzip_open(fd, 1, Z_DEFAULT_STRATEGY, 0, 0, errstr);
 	int ok;
 
 	if (z == NULL)

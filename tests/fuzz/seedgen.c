@@ -21,6 +21,10 @@
  *   crafted-*.bf   a few of those as real gzip files with correct CRCs:
  *                  the "rejected before allocating" cases as they come
  *                  from disk
+ *   indexed-*.bf   valid contents written as pgzip writes big filters,
+ *                  with an index of pieces in the gzip header (gzindex.h),
+ *                  in pieces of a few bytes so that the seeds stay small:
+ *                  the loader's path through the index
  *
  * Every key is fixed, so the seeds are the same on every run.
  */
@@ -33,9 +37,13 @@
 #include <string.h>
 #include <zlib.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "cascade.h"
 #include "filter.h"
 #include "format.h"
+#include "pgzip.h"
 
 static const unsigned char seed_key[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
 static const char *outdir;
@@ -387,6 +395,40 @@ static void growing_variants(void)
 	write_gzip("crafted-grow-64-stages-overflow.bf", c.b, c.len);
 }
 
+/* c written as pgzip does, in pieces of piece bytes (levels 0, 1, 9 in turn), with an index. */
+static void indexed(const char *name, const struct content *c, size_t piece)
+{
+	static const int levels[] = { 0, 1, 9 };
+	size_t pieces = (c->len + piece - 1) / piece;
+	const char *why = NULL;
+	int fd = open(path_of(name), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, 1, Z_RLE, 0, pieces, &why);
+
+	if (z == NULL)
+		die(name, why);
+	for (size_t off = 0, i = 0; off < c->len; off += piece, i++) {
+		size_t n = c->len - off < piece ? c->len - off : piece;
+
+		if (pgzip_write(z, c->b + off, n, levels[i % 3], &why) < 0)
+			die(name, why);
+	}
+	if (pgzip_finish(z, &why) < 0)
+		die(name, why);
+	pgzip_close(z);
+	if (close(fd) < 0)
+		die(name, "close");
+}
+
+static void indexed_variants(void)
+{
+	struct content c;
+
+	valid(&c, 1, 0, 0);
+	indexed("indexed-fixed.bf", &c, 24);
+	valid(&c, 3, 2, 1);
+	indexed("indexed-grow-3.bf", &c, 50);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -399,5 +441,6 @@ int main(int argc, char **argv)
 	field_variants();
 	poke_variants();
 	growing_variants();
+	indexed_variants();
 	return 0;
 }

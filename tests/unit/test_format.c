@@ -29,11 +29,14 @@
 #include <linux/magic.h>
 
 #include "atomic.h"
+#include "bytes.h"
 #include "cascade.h"
 #include "filter.h"
 #include "format.h"
+#include "gzindex.h"
 #include "gzout.h"
 #include "pgzip.h"
+#include "pipeline.h"
 #include "unit.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -1877,14 +1880,14 @@ static int inflates_whole(const unsigned char *data, size_t len, uint64_t *conte
 
 static void the_file_is_one_gzip_member_with_its_crc_and_length(void)
 {
-	/* as the member has always begun: FHCRC, mtime 0, XFL 4 (fastest), OS 3 */
-	static const unsigned char head[10] = { 0x1f, 0x8b, 8, 2, 0, 0, 0, 0, 4, 3 };
+	/* FHCRC and (several pieces, a regular file) FEXTRA with the index, mtime 0, XFL 4 (fastest), OS 3 */
+	static const unsigned char head[10] = { 0x1f, 0x8b, 8, 2 | 4, 0, 0, 0, 0, 4, 3 };
 	const char *path = tmp_path("member.bf");
 	char command[600];
 	uint64_t content = 0;
 	struct cascade *c;
 	unsigned char *f;
-	size_t len = 0;
+	size_t len = 0, xlen;
 
 	rng_state = 44;
 	c = make_growing_chunks(3);
@@ -1892,7 +1895,9 @@ static void the_file_is_one_gzip_member_with_its_crc_and_length(void)
 	f = save_on(c, "2", "member.bf", &len);
 	CHECK(f != NULL && len > 12);
 	CHECK(memcmp(f, head, 10) == 0);
-	CHECK(get_le32(f + 8) >> 16 == crc32(0L, head, 10) % 65536);	/* header CRC */
+	xlen = (size_t)f[10] | (size_t)f[11] << 8;
+	CHECK(len > 14 + xlen && f[12] == 'B' && f[13] == 'I');
+	CHECK(((size_t)f[12 + xlen] | (size_t)f[13 + xlen] << 8) == crc32(0L, f, (uInt)(12 + xlen)) % 65536);
 	CHECK(inflates_whole(f, len, &content));
 	CHECK(content == HEADERS_LEN(c->nstages) + cascade_bytes(c));
 	snprintf(command, sizeof command, "gzip -t '%s'", path);
@@ -1953,12 +1958,12 @@ struct pgzip_piece {
 	int level;
 };
 
-static int pgzip_file(const char *path, int threads, int direct, const unsigned char *data,
-		      const struct pgzip_piece *pieces, size_t n)
+static int pgzip_file_declared(const char *path, int threads, int direct, const unsigned char *data,
+			       const struct pgzip_piece *pieces, size_t n, uint64_t declared)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	const char *why = "";
-	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, threads, Z_RLE, direct, &why);
+	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, threads, Z_RLE, direct, declared, &why);
 	int ok = z != NULL;
 
 	for (size_t i = 0; ok && i < n; i++)
@@ -1970,6 +1975,12 @@ static int pgzip_file(const char *path, int threads, int direct, const unsigned 
 	if (!ok)
 		printf("#   pgzip: %s\n", why);
 	return ok ? 0 : -1;
+}
+
+static int pgzip_file(const char *path, int threads, int direct, const unsigned char *data,
+		      const struct pgzip_piece *pieces, size_t n)
+{
+	return pgzip_file_declared(path, threads, direct, data, pieces, n, 0);
 }
 
 /* Content of runs and random bytes, so every level has something to do. */
@@ -2039,7 +2050,7 @@ static void pgzip_refuses_a_piece_over_its_maximum(void)
 	static unsigned char big[PGZIP_PIECE_MAX + 1];
 	int fd = open("/dev/null", O_WRONLY);
 	const char *why = "";
-	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, 2, Z_RLE, 0, &why);
+	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, 2, Z_RLE, 0, 0, &why);
 
 	CHECKF(z != NULL, "%s", why);
 	CHECK(pgzip_write(z, big, sizeof big, 1, &why) == -1 && strstr(why, "PGZIP_PIECE_MAX"));
@@ -2401,6 +2412,354 @@ static void suite_format_stream(void)
 		 a_shape_frees_but_does_not_save);
 }
 
+
+/* ---- the index of pieces (gzindex.h) ---------------------------------------- */
+
+static void index_plan_groups_pieces_and_declines_small_members(void)
+{
+	uint64_t group = 0;
+
+	CHECK(gzindex_plan(GZINDEX_PIECES_MIN - 1, PGZIP_PIECE_MAX, &group) == 0);
+	CHECK(gzindex_plan(GZINDEX_PIECES_MIN, PGZIP_PIECE_MAX, &group) == GZINDEX_PIECES_MIN && group == 1);
+	CHECK(gzindex_plan(GZINDEX_SLOTS_MAX, PGZIP_PIECE_MAX, &group) == GZINDEX_SLOTS_MAX && group == 1);
+	CHECK(gzindex_plan(GZINDEX_SLOTS_MAX + 1, PGZIP_PIECE_MAX, &group) == GZINDEX_SLOTS_MAX / 2 + 1 &&
+	      group == 2);
+	/* 27 TB of 1 MiB pieces: 6.3k pieces an entry, more than 32 bits can count */
+	CHECK(gzindex_plan(UINT64_C(27) << 20, PGZIP_PIECE_MAX, &group) == 0);
+}
+
+/* n pieces of data[0..total), sizes drawn (1..max) and levels 0..9; their count. */
+static size_t random_pieces(struct pgzip_piece *pieces, size_t n, size_t max, size_t *total)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		pieces[i].off = off;
+		pieces[i].len = 1 + (size_t)(rng() % max);
+		pieces[i].level = (int)(rng() % 10);
+		off += pieces[i].len;
+	}
+	*total = off;
+	return n;
+}
+
+/* The member in path, inflated through its index into regions cut at cuts[] (0 = none). */
+static int index_inflates(const char *path, const unsigned char *data, size_t total, int threads,
+			  const size_t *cuts, size_t ncuts)
+{
+	struct gzindex_region regions[8];
+	unsigned char *out = calloc(1, total + 1);
+	size_t from = 0, n = 0;
+	int fd = open(path, O_RDONLY), ok;
+
+	/* alternate regions kept and dropped: a dropped one is checked by the CRC only */
+	for (size_t i = 0; i <= ncuts && n < 8; i++) {
+		size_t to = i < ncuts ? cuts[i] : total;
+
+		regions[n++] = (struct gzindex_region){ i % 2 ? NULL : out + from, to - from };
+		from = to;
+	}
+	ok = out != NULL && fd >= 0 && gzindex_inflate(fd, regions, n, threads, NULL, NULL) == 0;
+	for (size_t i = 0, at = 0; ok && i < n; at += regions[i].len, i++)
+		ok = regions[i].dst == NULL || memcmp(regions[i].dst, data + at, regions[i].len) == 0;
+	if (fd >= 0)
+		close(fd);
+	free(out);
+	return ok;
+}
+
+/* Does the file at path begin with a gzip header carrying our index? */
+static int has_index(const char *path)
+{
+	size_t len = 0;
+	unsigned char *f = slurp(path, &len);
+	int yes = f != NULL && len > 16 && (f[3] & 4) && f[12] == 'B' && f[13] == 'I';
+
+	free(f);
+	return yes;
+}
+
+static void index_inflates_every_piece_on_any_number_of_threads(void)
+{
+	struct pgzip_piece pieces[37];
+	static const int threads[] = { 1, 2, 3, 8 };
+	size_t total, n, cuts[3];
+	unsigned char *data;
+
+	rng_state = 47;
+	n = random_pieces(pieces, 37, 100000, &total);
+	data = mixed_content(total);
+	CHECK(data != NULL);
+	CHECK(pgzip_file_declared(tmp_path("ix.gz"), 2, 0, data, pieces, n, n) == 0);
+	CHECK(has_index(tmp_path("ix.gz")));
+	CHECK(inflates_to(tmp_path("ix.gz"), data, total));
+	cuts[0] = 100;
+	cuts[1] = 100 + total / 3;
+	cuts[2] = cuts[1] + 7;
+	for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+		CHECKF(index_inflates(tmp_path("ix.gz"), data, total, threads[t], cuts, 3), "threads %d",
+		       threads[t]);
+		CHECK(index_inflates(tmp_path("ix.gz"), data, total, threads[t], NULL, 0));
+	}
+	free(data);
+}
+
+static void index_shares_entries_when_pieces_outnumber_slots(void)
+{
+	size_t n = GZINDEX_SLOTS_MAX + 904, total;
+	struct pgzip_piece *pieces = malloc(n * sizeof *pieces);
+	unsigned char *data;
+
+	CHECK(pieces != NULL);
+	rng_state = 48;
+	random_pieces(pieces, n, 5, &total);
+	data = mixed_content(total);
+	CHECK(data != NULL);
+	CHECK(pgzip_file_declared(tmp_path("grouped.gz"), 1, 0, data, pieces, n, n) == 0);
+	CHECK(has_index(tmp_path("grouped.gz")));
+	CHECK(inflates_to(tmp_path("grouped.gz"), data, total));
+	CHECK(index_inflates(tmp_path("grouped.gz"), data, total, 3, NULL, 0));
+	free(pieces);
+	free(data);
+}
+
+/* Members without an index: too few pieces, more pieces than declared, a pipe, a file to append to. */
+static void index_is_absent_where_it_cannot_serve(void)
+{
+	struct pgzip_piece pieces[10];
+	unsigned char buf[4096];
+	size_t total, got = 0;
+	unsigned char *data;
+	const char *why = "";
+	struct pgzip *z;
+	int p[2], fd;
+	ssize_t r;
+
+	rng_state = 49;
+	random_pieces(pieces, 10, 30, &total);
+	data = mixed_content(total);
+	CHECK(data != NULL);
+	CHECK(pgzip_file_declared(tmp_path("few.gz"), 1, 0, data, pieces, 3, 3) == 0);
+	CHECK(!has_index(tmp_path("few.gz")));
+	/* declared 4, wrote 10: the entries cannot hold them, so the index stays empty */
+	CHECK(pgzip_file_declared(tmp_path("more.gz"), 1, 0, data, pieces, 10, 4) == 0);
+	CHECK(inflates_to(tmp_path("more.gz"), data, total));
+	CHECK(!index_inflates(tmp_path("more.gz"), data, total, 2, NULL, 0));
+	CHECK(pipe(p) == 0);
+	z = pgzip_open(p[1], 1, Z_RLE, 0, 10, &why);
+	CHECK(z != NULL);
+	for (size_t i = 0; i < 10; i++)
+		CHECK(pgzip_write(z, data + pieces[i].off, pieces[i].len, pieces[i].level, &why) == 0);
+	CHECK(pgzip_finish(z, &why) == 0);
+	pgzip_close(z);
+	close(p[1]);
+	while ((r = read(p[0], buf + got, sizeof buf - got)) > 0)
+		got += (size_t)r;
+	close(p[0]);
+	CHECK(got > 12 && buf[3] == 2);	/* FHCRC only: no extra field */
+	fd = open(tmp_path("append.gz"), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+	CHECK(fd >= 0);
+	z = pgzip_open(fd, 1, Z_RLE, 0, 10, &why);
+	for (size_t i = 0; z != NULL && i < 10; i++)
+		CHECK(pgzip_write(z, data + pieces[i].off, pieces[i].len, pieces[i].level, &why) == 0);
+	CHECK(z != NULL && pgzip_finish(z, &why) == 0);
+	pgzip_close(z);
+	close(fd);
+	CHECK(!has_index(tmp_path("append.gz")));
+	CHECK(inflates_to(tmp_path("append.gz"), data, total));
+	free(data);
+}
+
+/* The header CRC (FHCRC) of the member in f, made right again after an edit of its header. */
+static void fix_header_crc(unsigned char *f)
+{
+	size_t xlen = (size_t)f[10] | (size_t)f[11] << 8;
+	uLong crc = crc32(0L, f, (uInt)(12 + xlen));
+
+	f[12 + xlen] = (unsigned char)crc;
+	f[13 + xlen] = (unsigned char)(crc >> 8);
+}
+
+/* Edit number e (0..) of an indexed member f[0..*len): a lie in the index, or damage around it. */
+static int damage_index(unsigned char *f, size_t *len, unsigned e)
+{
+	unsigned char *table = f + 12 + 4 + 8;	/* the first entry */
+	size_t n = (size_t)bytes_get_le(f + 16, 4), xlen = (size_t)f[10] | (size_t)f[11] << 8;
+	unsigned char tmp[8];
+
+	switch (e) {
+	case 0: bytes_put_le(table, bytes_get_le(table, 4) + 1, 4); break;	/* content */
+	case 1: bytes_put_le(table, bytes_get_le(table, 4) - 1, 4); break;
+	case 2: bytes_put_le(table + 4, bytes_get_le(table + 4, 4) + 1, 4); break;	/* deflated */
+	case 3: bytes_put_le(table + 4, bytes_get_le(table + 4, 4) - 1, 4); break;
+	case 4: bytes_put_le(table + 12, bytes_get_le(table + 12, 4) + 3, 4);	/* one boundary moved */
+		bytes_put_le(table + 20, bytes_get_le(table + 20, 4) - 3, 4); break;
+	case 5: memcpy(tmp, table + 8, 8); memcpy(table + 8, table + 16, 8); memcpy(table + 16, tmp, 8); break;
+	case 6: bytes_put_le(f + 16, n - 1, 4); break;	/* entries in use */
+	case 7: bytes_put_le(f + 16, n + 1, 4); break;
+	case 8: bytes_put_le(f + 16, 0, 4); break;
+	case 9: f[20] = 1; break;			/* reserved */
+	case 10: f[14] = (unsigned char)(f[14] + 1); break;	/* the subfield's length */
+	case 11: f[12] = 'X'; break;			/* another subfield */
+	case 12: f[*len - 8] ^= 1; return 1;		/* trailer CRC */
+	case 13: f[*len - 3] ^= 1; return 1;		/* trailer length */
+	case 14: f[*len] = 0; (*len)++; return 1;	/* a byte after the member */
+	case 15: (*len)--; return 1;			/* cut short */
+	case 16: f[12 + xlen + 2 + 200] ^= 0x10; return 1;	/* inside the deflate stream */
+	case 17: f[*len - 10] = 0x01; return 1;		/* the final block */
+	default: return 0;
+	}
+	fix_header_crc(f);
+	return 1;
+}
+
+static void index_never_trusts_a_lie_or_damage(void)
+{
+	struct pgzip_piece pieces[12];
+	size_t total, len = 0, n;
+	unsigned char *data, *orig, *f;
+
+	rng_state = 50;
+	n = random_pieces(pieces, 12, 3000, &total);
+	data = mixed_content(total);
+	CHECK(data != NULL);
+	CHECK(pgzip_file_declared(tmp_path("lie.gz"), 1, 0, data, pieces, n, n) == 0);
+	orig = slurp(tmp_path("lie.gz"), &len);
+	f = malloc(len + 1);
+	CHECK(orig != NULL && f != NULL);
+	CHECK(index_inflates(tmp_path("lie.gz"), data, total, 2, NULL, 0));
+	for (unsigned e = 0;; e++) {
+		size_t flen = len;
+
+		memcpy(f, orig, len);
+		if (!damage_index(f, &flen, e))
+			break;
+		CHECK(spew(tmp_path("lied.gz"), f, flen) == 0);
+		CHECKF(!index_inflates(tmp_path("lied.gz"), data, total, 2, NULL, 0), "edit %u", e);
+	}
+	free(f);
+	free(orig);
+	free(data);
+}
+
+/*
+ * A filter file whose content is written as pieces of at most max bytes,
+ * with an index; what format_save wrote to from otherwise (the same content).
+ */
+static int reindex(const char *from, const char *to, size_t max)
+{
+	size_t len = 0, n = 0, total;
+	unsigned char *f = slurp(from, &len), *content;
+	struct pgzip_piece *pieces;
+	z_stream zs;
+	int ok = 0;
+
+	memset(&zs, 0, sizeof zs);
+	if (f == NULL || inflateInit2(&zs, 15 + 16) != Z_OK)
+		return free(f), 0;
+	total = (size_t)bytes_get_le(f + len - 4, 4);
+	content = malloc(total + 1);
+	pieces = malloc((total / max + 2) * sizeof *pieces);
+	if (content != NULL && pieces != NULL) {
+		zs.next_in = f;
+		zs.avail_in = (uInt)len;
+		zs.next_out = content;
+		zs.avail_out = (uInt)total;
+		ok = inflate(&zs, Z_FINISH) == Z_STREAM_END;
+	}
+	inflateEnd(&zs);
+	for (size_t off = 0; ok && off < total; off += pieces[n++].len)
+		pieces[n] = (struct pgzip_piece){ off, total - off < max ? total - off : max, (int)(n % 3) };
+	ok = ok && pgzip_file_declared(to, 2, 0, content, pieces, n, n) == 0;
+	free(f);
+	free(content);
+	free(pieces);
+	return ok;
+}
+
+/* The index of the file at path takes its bits, as format_load asks, to those of c (one stage). */
+static int index_serves(const char *path, const struct cascade *c)
+{
+	uint64_t bytes = filter_bytes(c->stages[0]);
+	unsigned char *bits = malloc(bytes);
+	struct gzindex_region regions[2] = { { NULL, HEADERS_LEN(1) }, { bits, bytes } };
+	int fd = open(path, O_RDONLY), ok;
+
+	ok = bits != NULL && fd >= 0 && gzindex_inflate(fd, regions, 2, 2, NULL, NULL) == 0 &&
+	     memcmp(bits, c->stages[0]->words, bytes) == 0;	/* little-endian hosts: words are file bytes */
+	if (fd >= 0)
+		close(fd);
+	free(bits);
+	return ok || __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+}
+
+static void a_filter_loads_the_same_through_its_index_or_around_a_lie_in_it(void)
+{
+	static const int threads[] = { 1, 2, 4 };
+	struct cascade *c, *back;
+	size_t len = 0, flen;
+	unsigned char *f, *copy;
+	const char *why = NULL;
+	char *plain;
+
+	rng_state = 51;
+	c = make_fixed(FILTER_BLOCKED, 512 * 300, FILL_SPARSE);
+	CHECK(c != NULL);
+	CHECK(format_save_path(c, tmp_path("plain.bf"), &why) == 0);
+	CHECK(!has_index(tmp_path("plain.bf")));	/* too small for an index of 1 MiB pieces */
+	plain = strdup(tmp_path("plain.bf"));	/* tmp_path's buffer is shared */
+	CHECK(plain != NULL && reindex(plain, tmp_path("indexed.bf"), 2500));
+	free(plain);
+	CHECK(has_index(tmp_path("indexed.bf")));
+	CHECK(index_serves(tmp_path("indexed.bf"), c));
+	for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+		pipeline_set_threads(threads[t]);
+		back = format_load_path(tmp_path("indexed.bf"), &why);
+		CHECKF(back != NULL && same_cascade(c, back), "threads %d: %s", threads[t], why ? why : "");
+		cascade_free(back);
+	}
+	/* a lie in the index (its header CRC made right): read in order, the same filter */
+	f = slurp(tmp_path("indexed.bf"), &len);
+	copy = malloc(len + 1);
+	CHECK(f != NULL && copy != NULL);
+	for (unsigned e = 0; e < 12; e++) {
+		flen = len;
+		memcpy(copy, f, len);
+		CHECK(damage_index(copy, &flen, e));
+		CHECK(spew(tmp_path("lied.bf"), copy, flen) == 0);
+		back = format_load_path(tmp_path("lied.bf"), &why);
+		CHECKF(back != NULL && same_cascade(c, back), "edit %u: %s", e, why ? why : "");
+		cascade_free(back);
+	}
+	/* damage in the stream itself: refused, as without an index */
+	flen = len;
+	memcpy(copy, f, len);
+	CHECK(damage_index(copy, &flen, 16));
+	CHECK(spew(tmp_path("broken.bf"), copy, flen) == 0);
+	back = format_load_path(tmp_path("broken.bf"), &why);
+	CHECK(back == NULL && strncmp(why, "corrupt", 7) == 0);
+	pipeline_set_threads(0);
+	free(copy);
+	free(f);
+	cascade_free(c);
+}
+
+static void suite_format_index(void)
+{
+	unit_run("index: a plan groups pieces, and declines members too small or too big",
+		 index_plan_groups_pieces_and_declines_small_members);
+	unit_run("index: a member inflates through its index on 1, 2, 3 and 8 threads",
+		 index_inflates_every_piece_on_any_number_of_threads);
+	unit_run("index: more pieces than slots share entries",
+		 index_shares_entries_when_pieces_outnumber_slots);
+	unit_run("index: none for few pieces, a pipe, a file opened to append",
+		 index_is_absent_where_it_cannot_serve);
+	unit_run("index: every lie in an index, and damage around it, is caught",
+		 index_never_trusts_a_lie_or_damage);
+	unit_run("index: a filter loads the same through its index, and around a lie in it",
+		 a_filter_loads_the_same_through_its_index_or_around_a_lie_in_it);
+}
+
 static void suite_atomic(void)
 {
 	unit_run("atomic: saving over a file replaces it and keeps its mode",
@@ -2432,6 +2791,7 @@ void suite_format(void)
 	suite_format_growing();
 	suite_format_stream();
 	suite_format_threads();
+	suite_format_index();
 	suite_atomic();
 	remove_tmpdir();
 }
