@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,6 +543,8 @@ struct build {
 	const char *checkpoint_path;	/* -f FILTER with --checkpoint, else NULL */
 	struct cli_checkpoint checkpoint;
 	int shared;			/* every thread adds (cascade_add_shared) */
+	/* inputs read in ranges (cli_each_input_ranged): counted by every thread */
+	atomic_uint_least64_t ranged_records, ranged_keyed;
 	unsigned char *present;		/* test-and-add's answers, unused */
 	size_t present_cap;
 };
@@ -609,6 +612,27 @@ static int add_batch(void *ctx, unsigned slot, const struct line *records, size_
 	return 0;
 }
 
+/* Any thread, on its own ranges: hash, and set the bits (an OR, in any order). */
+static void add_keys_shared(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	struct build *b = ctx;
+	struct cli_keys *k = &b->keys[slot];
+
+	cli_keys_hash(k, b->hasher, from, to);
+	cascade_add_shared(b->filter, k->set.keys + from, k->hashes + 2 * from, to - from);
+}
+
+/* Any thread, on its own ranges: only counts are left, summed over threads. */
+static int count_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct build *b = ctx;
+
+	(void)records;
+	atomic_fetch_add_explicit(&b->ranged_records, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&b->ranged_keyed, b->keys[slot].set.count, memory_order_relaxed);
+	return 0;
+}
+
 /* The build under way, for the progress line. */
 static const struct build *building;
 
@@ -616,13 +640,17 @@ static void build_progress(char *buf, size_t len)
 {
 	const struct cascade *c = building->filter;
 
-	snprintf(buf, len, "%llu keys, fill ~%.1f%%", (unsigned long long)building->keyed,
+	uint64_t keyed = building->keyed + atomic_load_explicit(&building->ranged_keyed, memory_order_relaxed);
+
+	snprintf(buf, len, "%llu keys, fill ~%.1f%%", (unsigned long long)keyed,
 		 100.0 * filter_sampled_fill(c->stages[c->nstages - 1], 4096));
 }
 
 static void add_lines(struct build *b, const struct options *opt)
 {
 	static const struct cli_stage stage = { prepare_keys, hash_keys, add_batch };
+	static const struct cli_stage ranged = { prepare_keys, add_keys_shared, count_batch };
+	int status;
 
 	building = b;
 	cli_progress_detail = build_progress;
@@ -639,7 +667,23 @@ static void add_lines(struct build *b, const struct options *opt)
 	 */
 	b->shared = b->hasher != NULL && cascade_can_add_shared(b->filter) &&
 		    pipeline_threads() > 2 && b->checkpoint_path == NULL;
-	if (cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, b) < 0)
+	atomic_init(&b->ranged_records, 0);
+	atomic_init(&b->ranged_keyed, 0);
+	/*
+	 * Where every thread may set bits, a regular file is read in ranges
+	 * by all of them, with no reader or ordered adder in the way; the
+	 * filter is the same, and the count of keys is a sum.
+	 */
+	if (b->hasher != NULL && cascade_can_add_shared(b->filter) && b->checkpoint_path == NULL)
+		status = cli_each_input_ranged(opt->inputs, opt->ninputs, opt->delim, &stage, &ranged,
+					       NULL, b);
+	else
+		status = cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, b);
+	b->records += atomic_load(&b->ranged_records);
+	b->keyed += atomic_load(&b->ranged_keyed);
+	if (atomic_load(&b->ranged_keyed) > 0)
+		cascade_count_added(b->filter, atomic_load(&b->ranged_keyed));
+	if (status < 0)
 		cli_fatal("no filter written: an input could not be read");
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&b->keys[i]);
