@@ -206,10 +206,7 @@ struct grep_slot {
 	struct keyset keys[2];	/* [0] as read, [1] case-folded; built when some filter wants it */
 	unsigned char *hit;
 	size_t hit_cap;
-	/* read in ranges (count_batch): the slot's own flags and count */
-	unsigned char *selected;
-	size_t selected_cap;
-	uint64_t count;		/* lines selected, not yet added to the input's */
+	uint64_t count;		/* read in ranges: lines selected, not yet the input's */
 };
 
 /* The input being read: what -c, -l, -L, -m and the prefixes need. */
@@ -408,43 +405,26 @@ static int select_batch(void *ctx, unsigned slot, const struct line *records, si
 	return rc;
 }
 
-/* The records of a batch that are selected: flags[r] for record r, and how many. */
-static size_t mark_selected(const struct grep *g, const struct grep_slot *s, unsigned char *flags,
-			    size_t n)
-{
-	const struct keyset *ks = &s->keys[g->wants_fold[0] ? 0 : 1];
-	size_t count = 0;
-
-	memset(flags, 0, n);
-	for (size_t i = 0; i < ks->count; i++)
-		flags[ks->record[i]] |= s->hit[i];
-	for (size_t r = 0; r < n; r++)
-		count += flags[r] != g->opt->invert;
-	return count;
-}
-
 /*
  * Any thread, on its own ranges of an input (-c, -l, -L, -q without -m:
  * answers that do not depend on where the lines are): count the selected
  * lines in the slot; with -q stop, with -l or -L end the input, at the
- * first.
+ * first. Keys come in record order, so a record's hits are adjacent.
  */
 static int count_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct grep *g = ctx;
 	struct grep_slot *s = &g->slots[slot];
-	unsigned char *flags;
-	size_t count;
+	const struct keyset *ks = &s->keys[g->wants_fold[0] ? 0 : 1];
+	size_t hit = 0, last = SIZE_MAX, count;
 
 	(void)records;
-	if (n > s->selected_cap) {
-		flags = realloc(s->selected, n);
-		if (flags == NULL)
-			cli_fatal("%s", strerror(ENOMEM));
-		s->selected = flags;
-		s->selected_cap = n;
-	}
-	count = mark_selected(g, s, s->selected, n);
+	for (size_t i = 0; i < ks->count; i++)
+		if (s->hit[i] && ks->record[i] != last) {
+			last = ks->record[i];
+			hit++;
+		}
+	count = g->opt->invert ? n - hit : hit;
 	s->count += count;
 	if (count == 0)
 		return 0;
@@ -555,7 +535,6 @@ static void release(struct grep *g, struct options *opt)
 		keyset_free(&g->slots[i].keys[0]);
 		keyset_free(&g->slots[i].keys[1]);
 		free(g->slots[i].hit);
-		free(g->slots[i].selected);
 	}
 	free(opt->filters);
 }
