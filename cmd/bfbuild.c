@@ -23,6 +23,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,6 +544,9 @@ struct build {
 	const char *checkpoint_path;	/* -f FILTER with --checkpoint, else NULL */
 	struct cli_checkpoint checkpoint;
 	int shared;			/* every thread adds (cascade_add_shared) */
+	/* inputs read in ranges (cli_each_input_ranged): counted by every thread */
+	atomic_uint_least64_t ranged_records, ranged_keyed;
+	pthread_mutex_t adding;		/* ranges without shared adds: one adder at a time */
 	unsigned char *present;		/* test-and-add's answers, unused */
 	size_t present_cap;
 };
@@ -609,20 +614,58 @@ static int add_batch(void *ctx, unsigned slot, const struct line *records, size_
 	return 0;
 }
 
-/* The build under way, for the progress line. */
-static const struct build *building;
+/*
+ * Any thread, on its own ranges: only the adding is shared. With shared
+ * adds, work has set the bits (an OR, in any order) and the keys are
+ * counted once at the end (add_lines); else the threads take turns to
+ * add, which orders the bits' memory without an atomic per word.
+ */
+static int add_ranged(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct build *b = ctx;
+	const struct cli_keys *k = &b->keys[slot];
+	const char *why;
+	int rc = 0;
 
+	(void)records;
+	atomic_fetch_add_explicit(&b->ranged_records, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&b->ranged_keyed, k->set.count, memory_order_relaxed);
+	if (b->shared)
+		return 0;
+	pthread_mutex_lock(&b->adding);
+	rc = cascade_add_hashed(b->filter, k->set.keys, k->hashes, k->set.count, &why);
+	pthread_mutex_unlock(&b->adding);
+	(void)rc;	/* a fixed filter, not counting: adding cannot fail */
+	return 0;
+}
+
+/* The build under way, for the progress line. */
+static struct build *building;
+
+/*
+ * Calling thread. Other threads may be adding: atomically (shared, which
+ * the sampling's relaxed loads allow), or in turns, so take a turn.
+ */
 static void build_progress(char *buf, size_t len)
 {
 	const struct cascade *c = building->filter;
+	uint64_t keyed = building->keyed +
+			 atomic_load_explicit(&building->ranged_keyed, memory_order_relaxed);
+	double fill;
 
-	snprintf(buf, len, "%llu keys, fill ~%.1f%%", (unsigned long long)building->keyed,
-		 100.0 * filter_sampled_fill(c->stages[c->nstages - 1], 4096));
+	if (!building->shared)
+		pthread_mutex_lock(&building->adding);
+	fill = filter_sampled_fill(c->stages[c->nstages - 1], 4096);
+	if (!building->shared)
+		pthread_mutex_unlock(&building->adding);
+	snprintf(buf, len, "%llu keys, fill ~%.1f%%", (unsigned long long)keyed, 100.0 * fill);
 }
 
 static void add_lines(struct build *b, const struct options *opt)
 {
 	static const struct cli_stage stage = { prepare_keys, hash_keys, add_batch };
+	static const struct cli_stage ranged = { prepare_keys, hash_keys, add_ranged };
+	int status;
 
 	building = b;
 	cli_progress_detail = build_progress;
@@ -639,7 +682,26 @@ static void add_lines(struct build *b, const struct options *opt)
 	 */
 	b->shared = b->hasher != NULL && cascade_can_add_shared(b->filter) &&
 		    pipeline_threads() > 2 && b->checkpoint_path == NULL;
-	if (cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, b) < 0)
+	atomic_init(&b->ranged_records, 0);
+	atomic_init(&b->ranged_keyed, 0);
+	pthread_mutex_init(&b->adding, NULL);
+	/*
+	 * Where the bits do not depend on the order of the keys (a fixed
+	 * filter, not counting), a regular file is read in ranges by every
+	 * thread, with no single reader or ordered adder in the way; the
+	 * filter is the same, and the count of keys a sum.
+	 */
+	if (b->hasher != NULL && cascade_can_add_shared(b->filter) && b->checkpoint_path == NULL)
+		status = cli_each_input_ranged(opt->inputs, opt->ninputs, opt->delim, &stage, &ranged,
+					       NULL, b);
+	else
+		status = cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, b);
+	pthread_mutex_destroy(&b->adding);
+	b->records += atomic_load(&b->ranged_records);
+	b->keyed += atomic_load(&b->ranged_keyed);
+	if (b->shared && atomic_load(&b->ranged_keyed) > 0)
+		cascade_count_added(b->filter, atomic_load(&b->ranged_keyed));
+	if (status < 0)
 		cli_fatal("no filter written: an input could not be read");
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&b->keys[i]);

@@ -206,6 +206,7 @@ struct grep_slot {
 	struct keyset keys[2];	/* [0] as read, [1] case-folded; built when some filter wants it */
 	unsigned char *hit;
 	size_t hit_cap;
+	uint64_t count;		/* read in ranges: lines selected, not yet the input's */
 };
 
 /* The input being read: what -c, -l, -L, -m and the prefixes need. */
@@ -404,6 +405,44 @@ static int select_batch(void *ctx, unsigned slot, const struct line *records, si
 	return rc;
 }
 
+/*
+ * Any thread, on its own ranges of an input (-c, -l, -L, -q without -m:
+ * answers that do not depend on where the lines are): count the selected
+ * lines in the slot; with -q stop, with -l or -L end the input, at the
+ * first. Keys come in record order, so a record's hits are adjacent.
+ */
+static int count_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct grep *g = ctx;
+	struct grep_slot *s = &g->slots[slot];
+	const struct keyset *ks = &s->keys[g->wants_fold[0] ? 0 : 1];
+	size_t hit = 0, last = SIZE_MAX, count;
+
+	(void)records;
+	for (size_t i = 0; i < ks->count; i++)
+		if (s->hit[i] && ks->record[i] != last) {
+			last = ks->record[i];
+			hit++;
+		}
+	count = g->opt->invert ? n - hit : hit;
+	s->count += count;
+	if (count == 0)
+		return 0;
+	if (g->opt->quiet)
+		return 1;
+	return g->opt->list != LIST_NONE ? CLI_SKIP_INPUT : 0;
+}
+
+/* The counts of batches read in ranges into the input's and the run's (calling thread). */
+static void gather_counts(struct grep *g)
+{
+	for (unsigned i = 0; i < CLI_SLOTS; i++) {
+		g->input.selected += g->slots[i].count;
+		g->matches += g->slots[i].count;
+		g->slots[i].count = 0;
+	}
+}
+
 static void begin_input(void *ctx, const char *path)
 {
 	struct grep *g = ctx;
@@ -437,6 +476,7 @@ static int end_input(void *ctx, const char *path)
 	int len;
 
 	(void)path;
+	gather_counts(g);
 	if (opt->quiet)
 		return 0;
 	if ((opt->list == LIST_MATCHING && g->input.selected > 0) ||
@@ -453,7 +493,10 @@ static int end_input(void *ctx, const char *path)
 static int select_lines(struct grep *g)
 {
 	static const struct cli_stage stage = { prepare_keys, test_keys, select_batch };
+	static const struct cli_stage ranged = { prepare_keys, test_keys, count_batch };
 	static const struct cli_input_events events = { begin_input, end_input };
+	const struct options *opt = g->opt;
+	int status;
 
 	for (size_t j = 0; j < g->opt->nfilters; j++)
 		g->wants_fold[filter_folds(g, j)] = 1;
@@ -464,7 +507,18 @@ static int select_lines(struct grep *g)
 		cli_quiet_inputs();
 	if (g->opt->recursive)
 		cli_recursive_inputs();
-	return cli_each_input(g->opt->inputs, g->opt->ninputs, g->opt->delim, &stage, &events, g);
+	/*
+	 * Counts and names depend on which lines are selected, not on where:
+	 * then the threads may read a big file in ranges, each on its own.
+	 * Lines, -o, -n and -m need them in order.
+	 */
+	if ((opt->count || opt->quiet || opt->list != LIST_NONE) && opt->max_count == UINT64_MAX)
+		status = cli_each_input_ranged(opt->inputs, opt->ninputs, opt->delim, &stage, &ranged,
+					       &events, g);
+	else
+		status = cli_each_input(opt->inputs, opt->ninputs, opt->delim, &stage, &events, g);
+	gather_counts(g);	/* -q stops before an input's end */
+	return status;
 }
 
 static void release(struct grep *g, struct options *opt)

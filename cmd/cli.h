@@ -327,6 +327,25 @@ int cli_each_input(char *const *paths, int npaths, char delim, const struct cli_
 		   const struct cli_input_events *events, void *ctx);
 
 /*
+ * cli_each_input for programs whose answers do not depend on the order of
+ * records within an input (bfbuild's bits, bfgrep -c -l -L -q): with two
+ * threads or more, an input that is a regular file big enough (standard
+ * input too, from where it stands) is read in ranges by every thread at
+ * once (lib/ranges.h), each thread running prepare, work and consume of
+ * `ranged` on its own batches, slot = its number: consume then runs on
+ * any thread, at the same time as other slots' steps, and must touch no
+ * more than its slot's state and atomics. Its CLI_SKIP_INPUT ends the
+ * input, 1 the run. Other inputs, and every input with -j 1 or -r, go
+ * through cli_each_input with `ordered`. begin and end come on the
+ * calling thread in input order as there, and a read error is reported
+ * in its place as there (the records read in other ranges have been
+ * consumed by then).
+ */
+int cli_each_input_ranged(char *const *paths, int npaths, char delim, const struct cli_stage *ordered,
+			  const struct cli_stage *ranged, const struct cli_input_events *events,
+			  void *ctx);
+
+/*
  * From now on an input that cannot be opened or read is not reported
  * (grep -s); cli_each_batch still returns -1 for it.
  */

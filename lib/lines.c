@@ -27,8 +27,20 @@
  *
  * Asking for zero records is an error (EINVAL), not end of input.
  *
- * Deliberately absent: shrinking the buffer after a huge record, seeking,
- * and any decoding of the bytes.
+ * A ranged reader (lines_open_range) reads a regular file with pread(2)
+ * instead, so that readers on several threads can share one descriptor,
+ * and its records are those that begin in [from, to): refill skips the
+ * record begun before `from` (everything up to the first delimiter at or
+ * after from - 1) and stops the stream after the record that holds byte
+ * to - 1 (at the first delimiter at or after it). Everything above the
+ * refill is the same code: it only ever sees the range's own bytes. Cut so,
+ * ranges that tile a file hand out each record exactly once, whatever
+ * their sizes and wherever the delimiters fall: a record longer than a
+ * range belongs to the one range it begins in, and the ranges it covers
+ * entirely hold nothing (their skip reads up to `to` and finds no start).
+ *
+ * Deliberately absent: shrinking the buffer after a huge record, seeking
+ * a stream, and any decoding of the bytes.
  */
 #define _GNU_SOURCE	/* F_GETPIPE_SZ and F_SETPIPE_SZ on Linux */
 
@@ -67,6 +79,12 @@
 #define LINES_BATCH_RECORDS 4096
 /* One read(2) never asks for more than this (SSIZE_MAX limits; 1 GiB is plenty). */
 #define LINES_MAX_READ ((size_t)1 << 30)
+/*
+ * A ranged reader reads little past its range's end: what is left of the
+ * range and this much more, where its last record most likely ends. The
+ * next range reads those bytes again, so more would be waste.
+ */
+#define LINES_RANGE_TAIL ((size_t)1 << 14)
 
 struct lines_reader {
 	char *buf;
@@ -79,6 +97,11 @@ struct lines_reader {
 	int fd;
 	int eof;		/* read(2) returned 0: never read again */
 	unsigned char delim;
+	/* a ranged reader (lines_open_range): */
+	int ranged;
+	int skipping;		/* still looking for the range's first record */
+	uint64_t pos;		/* the file offset of the next byte to read */
+	uint64_t stop;		/* records beginning at or after this are not ours */
 };
 
 /*
@@ -172,6 +195,34 @@ struct lines_reader *lines_open(int fd, char delim)
 	return r;
 }
 
+struct lines_reader *lines_open_range(int fd, char delim)
+{
+	struct lines_reader *r = calloc(1, sizeof *r);
+
+	if (!r)
+		return NULL;
+	r->buf = malloc(LINES_INITIAL_CAP);
+	if (!r->buf) {
+		free(r);
+		return NULL;
+	}
+	r->cap = LINES_INITIAL_CAP;
+	r->fd = fd;
+	r->delim = (unsigned char)delim;
+	r->ranged = 1;
+	r->eof = 1;	/* no range yet */
+	return r;
+}
+
+void lines_set_range(struct lines_reader *r, uint64_t from, uint64_t to, int at_record)
+{
+	r->start = r->scanned = r->end = 0;
+	r->eof = to <= from;
+	r->skipping = from > 0 && !at_record;
+	r->pos = r->skipping ? from - 1 : from;
+	r->stop = to;
+}
+
 void lines_close(struct lines_reader *r)
 {
 	if (!r)
@@ -238,6 +289,115 @@ static int grow(struct lines_reader *r)
 	return 0;
 }
 
+/* pread(2) of up to want bytes at r->pos into the free part of the buffer; EINTR retried. */
+static ssize_t range_pread(struct lines_reader *r, size_t want)
+{
+	ssize_t got;
+
+	do
+		got = pread(r->fd, r->buf + r->end, want, (off_t)r->pos);
+	while (got < 0 && errno == EINTR);
+	if (got > 0)
+		r->pos += (uint64_t)got;
+	return got;
+}
+
+/*
+ * The bytes at buf[end, end + got) were read at file offset at, while
+ * skipping: drop those up to the first delimiter, and say whether the
+ * range's first record (at or after it) begins before stop. Returns the
+ * bytes kept (moved to end), or 0 with r->eof set when the range holds no
+ * record, or SIZE_MAX when no delimiter came yet and the range may still
+ * hold one.
+ */
+static size_t skip_begun_record(struct lines_reader *r, uint64_t at, size_t got)
+{
+	char *p = r->buf + r->end;
+	char *d = memchr(p, r->delim, got);
+	size_t drop;
+
+	if (d == NULL) {
+		/* a record begins in the range only after a delimiter before stop - 1 */
+		if (at + got >= r->stop - 1) {
+			r->eof = 1;
+			return 0;
+		}
+		return SIZE_MAX;
+	}
+	drop = (size_t)(d - p) + 1;
+	r->skipping = 0;
+	if (at + drop >= r->stop) {
+		r->eof = 1;
+		return 0;
+	}
+	memmove(p, p + drop, got - drop);
+	return got - drop;
+}
+
+/*
+ * Bytes at buf[end, end + got) read at file offset at: end the stream at
+ * the first delimiter at or after offset stop - 1, the end of the range's
+ * last record. Returns the bytes kept.
+ */
+static size_t cut_at_stop(struct lines_reader *r, uint64_t at, size_t got)
+{
+	uint64_t last = r->stop - 1;
+	size_t from;
+	char *d;
+
+	if (at + got <= last)
+		return got;
+	from = last > at ? (size_t)(last - at) : 0;
+	d = memchr(r->buf + r->end + from, r->delim, got - from);
+	if (d == NULL)
+		return got;
+	r->eof = 1;
+	return (size_t)(d - (r->buf + r->end)) + 1;
+}
+
+/*
+ * How much a ranged read asks for at most: the rest of the range and
+ * LINES_RANGE_TAIL; past the range's end (a long last record), as much as
+ * was read past it so far, so a huge record takes few reads.
+ */
+static size_t range_want(const struct lines_reader *r)
+{
+	uint64_t want = r->pos < r->stop ? r->stop - r->pos + LINES_RANGE_TAIL : r->pos - r->stop;
+
+	if (want < LINES_RANGE_TAIL)
+		want = LINES_RANGE_TAIL;
+	return want > LINES_MAX_READ ? LINES_MAX_READ : (size_t)want;
+}
+
+/* refill for a ranged reader: the next bytes of the range (see the top of the file). */
+static int range_refill(struct lines_reader *r, size_t want)
+{
+	for (;;) {
+		uint64_t at = r->pos;
+		ssize_t got;
+		size_t kept;
+
+		if (want > range_want(r))
+			want = range_want(r);
+		got = range_pread(r, want);
+		if (got < 0)
+			return -1;
+		if (got == 0) {
+			r->eof = 1;
+			return 0;
+		}
+		kept = (size_t)got;
+		if (r->skipping) {
+			kept = skip_begun_record(r, at, kept);
+			if (kept == SIZE_MAX)
+				continue;	/* all of it the record begun before the range */
+			at = r->pos - kept;
+		}
+		r->end += cut_at_stop(r, at, kept);
+		return 0;
+	}
+}
+
 /*
  * Makes room (compact, then grow if still full) and reads once, at most
  * limit bytes.
@@ -262,6 +422,8 @@ static int refill(struct lines_reader *r, size_t limit)
 		stop_at_last_delimiter(r);
 		return 0;
 	}
+	if (r->ranged)
+		return range_refill(r, want);
 	do
 		got = read(r->fd, r->buf + r->end, want);
 	while (got < 0 && errno == EINTR);

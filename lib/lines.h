@@ -12,6 +12,7 @@
 #define BFTOOLS_LINES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "line.h"
 
@@ -24,6 +25,27 @@ struct lines_reader;
 /* A reader over fd (not closed by lines_close). NULL on out of memory. */
 struct lines_reader *lines_open(int fd, char delim);
 void lines_close(struct lines_reader *r);
+
+/*
+ * A ranged reader: one range of the regular file fd at a time, read with
+ * pread(2), so the descriptor's offset is neither used nor moved and
+ * readers on several threads can share it. It holds no records until
+ * lines_set_range. NULL on out of memory.
+ */
+struct lines_reader *lines_open_range(int fd, char delim);
+
+/*
+ * From now on r (from lines_open_range) hands out the records that begin
+ * in bytes [from, to) of its file, then reports the end of input. A record
+ * begins at from when at_record is nonzero (from is where the input
+ * starts), else right after the first delimiter at or after from - 1. The
+ * last record is the one holding byte to - 1; it ends at its delimiter
+ * however far past to that is, or at the end of the file. So ranges that
+ * tile [start, size) of a file, the first with at_record, hand out every
+ * record of it exactly once, as one reader from start would. Records of
+ * earlier calls are no longer valid.
+ */
+void lines_set_range(struct lines_reader *r, uint64_t from, uint64_t to, int at_record);
 
 /*
  * Up to max complete records, without their delimiters. They stay valid

@@ -349,6 +349,63 @@ int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads)
 	return stop;
 }
 
+/*
+ * Order-free runs (pipeline_run_free): no ring, no reader; each thread
+ * loops on its own slot. The only shared state is the first stop value.
+ */
+struct free_run {
+	const struct pipeline_free_fns *fns;
+	void *ctx;
+	atomic_int stop;
+};
+
+struct free_thread {
+	struct free_run *run;
+	unsigned slot;
+};
+
+static void *free_main(void *arg)
+{
+	const struct free_thread *t = arg;
+	struct free_run *run = t->run;
+	size_t units;
+
+	while (atomic_load_explicit(&run->stop, memory_order_relaxed) == 0 &&
+	       run->fns->fill(run->ctx, t->slot, &units)) {
+		int rc, none = 0;
+
+		if (units > 0)
+			run->fns->work(run->ctx, t->slot, 0, units);
+		rc = run->fns->consume(run->ctx, t->slot);
+		if (rc != 0)
+			atomic_compare_exchange_strong(&run->stop, &none, rc);
+	}
+	return NULL;
+}
+
+int pipeline_run_free(const struct pipeline_free_fns *fns, void *ctx, int threads)
+{
+	struct free_run run = { fns, ctx, 0 };
+	struct free_thread each[PIPELINE_SLOTS];
+	pthread_t ids[PIPELINE_SLOTS];
+	sigset_t all, old;
+	unsigned n = threads < 1 ? 1 : threads > PIPELINE_SLOTS ? PIPELINE_SLOTS : (unsigned)threads;
+	unsigned started = 1;
+
+	atomic_init(&run.stop, 0);
+	for (unsigned i = 0; i < n; i++)
+		each[i] = (struct free_thread){ &run, i };
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (started < n && pthread_create(&ids[started], NULL, free_main, &each[started]) == 0)
+		started++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	free_main(&each[0]);
+	for (unsigned i = 1; i < started; i++)
+		pthread_join(ids[i], NULL);
+	return atomic_load(&run.stop);
+}
+
 /* pipeline_set_threads: 0 (the default) leaves the choice below. */
 static int threads_set;
 

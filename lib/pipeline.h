@@ -66,6 +66,35 @@ struct pipeline_fns {
 int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads);
 
 /*
+ * Order-free runs, for work whose result does not depend on the order of
+ * the batches (counting, OR-ing bits, yes-or-no questions) and whose
+ * batches every thread can get on its own (ranges of a regular file:
+ * lines_open_range): every thread fills its own slot, works all of it and
+ * consumes it, with no reader or ordered consumer between threads. Thread
+ * t uses slot t only, so per-slot state needs no lock; consume runs on
+ * any thread, at the same time as other slots' steps.
+ */
+struct pipeline_free_fns {
+	/* The thread's next batch into slot: 1, or 0 when it has no more. Must not block for ever. */
+	int (*fill)(void *ctx, unsigned slot, size_t *units);
+	/* The same thread: all of the batch's units, [from, to) = [0, units). */
+	void (*work)(void *ctx, unsigned slot, size_t from, size_t to);
+	/* The same thread, after work: 0 to go on, else stop every thread. */
+	int (*consume)(void *ctx, unsigned slot);
+};
+
+/*
+ * Run threads (at most PIPELINE_SLOTS) each filling, working and
+ * consuming slot t until its fill says there is no more, or some consume
+ * asks to stop: then the others stop before their next fill (a batch
+ * filled is always worked and consumed). The calling thread is slot 0; a
+ * thread that cannot start is done without, never an error. Signals are
+ * blocked on every thread but the calling one. Returns 0, or the first
+ * nonzero value a consume stopped with.
+ */
+int pipeline_run_free(const struct pipeline_free_fns *fns, void *ctx, int threads);
+
+/*
  * How many threads to use: pipeline_set_threads's choice if any; else the
  * environment variable BFTOOLS_THREADS when it is a whole number
  * 1..PIPELINE_THREADS_MAX (other values are ignored here: the programs

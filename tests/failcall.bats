@@ -27,6 +27,8 @@ setup_file() {
 	bfbuild -n 5000 --format dcso-gzip -o "$F/d.bf" "$F/keys.txt"
 	seq 2000 4000 | bfbuild --key "$KEY" -n 5000 -o "$F/g.bf"
 	bfcount -o "$F/s.hll" --key "$KEY" "$F/keys.txt" >/dev/null
+	# 1.9 MB: with -j 2 and more, read in ranges by every thread (lib/ranges.c)
+	seq 1 250000 >"$F/big.txt"
 }
 
 setup() {
@@ -150,5 +152,40 @@ check_outcome() {
 	bfbuild --key-file k.key -n 5000 -o ext.bf "$F/keys.txt"
 	every_failure read:5 - bfgrep -c --key-file k.key -f ext.bf "$F/keys.txt"
 	every_failure fstat:5 - bfgrep -c --key-file k.key -f ext.bf "$F/keys.txt"
+	check_failures
+}
+
+# every_pread_failure_builds_nothing J: bfbuild -j J on big.txt with the
+# 1st, 2nd, ... pread failing: exit 2, the input's line then bfbuild's
+# own (as when a stream's read fails), and no filter file.
+every_pread_failure_builds_nothing() {
+	local n st want
+	want="bfbuild: $F/big.txt: Input/output error
+bfbuild: no filter written: an input could not be read"
+	for ((n = 1; n <= 200; n++)); do
+		rm -f out.bf made.log
+		st=0
+		FAIL_CALL=pread:$n:5 FAIL_LOG=made.log LD_PRELOAD=$SHIM timeout -k 5 60 \
+			bfbuild -j "$1" --key "$KEY" -n 3e5 -o out.bf "$F/big.txt" 2>got.err || st=$?
+		[ -e made.log ] || break
+		[ "$st" -eq 2 ] && [ "$(cat got.err)" = "$want" ] && [ ! -e out.bf ] ||
+			note_failure "bfbuild -j $1 (pread #$n): status $st, out.bf $([ -e out.bf ] && echo left || echo absent), stderr: $(head -c 300 got.err)"
+	done
+	[ "$n" -gt 1 ] || note_failure "bfbuild -j $1: makes no pread call (or the shim is not working)"
+}
+
+@test "failcall: a big file read in ranges whose pread fails is a clean error, whichever thread reads it" {
+	local j
+	for j in 2 3; do
+		every_pread_failure_builds_nothing "$j"
+		every_failure pread:5 - bfgrep -j "$j" -c -f "$F/f.bf" "$F/big.txt" "$F/keys.txt"
+		every_failure pread:5 - bfgrep -j "$j" -l -f "$F/f.bf" "$F/keys.txt" "$F/big.txt"
+	done
+	check_failures
+}
+
+@test "failcall: reading a big file in ranges, every allocation failing in turn: a clean error or the same result" {
+	every_failure alloc out.bf bfbuild -j 3 --key "$KEY" -n 3e5 -o out.bf "$F/big.txt"
+	every_failure alloc - bfgrep -j 3 -c -f "$F/f.bf" "$F/big.txt"
 	check_failures
 }

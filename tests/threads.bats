@@ -7,7 +7,9 @@
 # more threads than this machine's CPUs, so threads are descheduled while
 # holding work), on inputs long enough for many batches with the reader
 # working ahead; an early stop does not wait for input that never comes;
-# and -j and BFTOOLS_THREADS take only 1..256.
+# regular files that bfbuild and bfgrep -c/-l/-L/-q read in ranges on
+# every thread (lib/ranges.c) give what -j 1's one stream gives; and -j
+# and BFTOOLS_THREADS take only 1..256.
 
 load helpers
 bats_require_minimum_version 1.5.0
@@ -262,4 +264,87 @@ quiet_on_stalled_input() {
 	# the state (two stages, 1.6 MB of bits) spans several 1 MiB chunks,
 	# so both threads had pieces to compress
 	[ "$(wc -c <state.8.bf)" -gt 1048576 ]
+}
+
+# Regular files big enough to be read in ranges by every thread (over
+# 512 KiB a range, lib/ranges.c; stream.txt is 9 MB, so -j 8 gets 8):
+# the same file as stream.txt with no final newline, NUL-delimited, with
+# lines longer than a range among short ones, and one huge line alone.
+make_ranged_inputs() {
+	make_stream
+	head -c -1 stream.txt >open.txt
+	tr '\n' '\0' <stream.txt >nul.txt
+	local long
+	long=$(head -c 1500000 /dev/zero | tr '\0' x)
+	{
+		head -n 100000 stream.txt
+		printf 'long1%s\nlong2%s\n' "$long" "$long"
+		sed -n '100001,200000p' stream.txt
+		printf 'long3%s\n' "$long"
+		sed -n '200001,$p' stream.txt
+	} >long.txt
+	{ printf 'huge'; head -c 3000000 /dev/zero | tr '\0' y; } >huge.txt
+	: >empty.txt
+}
+
+@test "threads: bfbuild reading regular files in ranges writes the -j 1 file (no final newline, -z, long lines, one huge line, several files, stdin)" {
+	make_ranged_inputs
+	same_file_for_all plain bfbuild -n 1e5 --key "$KEY" stream.txt
+	same_file_for_all open bfbuild -n 1e5 --key "$KEY" open.txt
+	same_file_for_all nul bfbuild -z -n 1e5 --key "$KEY" nul.txt
+	same_file_for_all long bfbuild -n 1e5 --key "$KEY" long.txt
+	same_file_for_all huge bfbuild -n 1e5 --key "$KEY" huge.txt
+	same_file_for_all several bfbuild -n 3e5 --key "$KEY" open.txt empty.txt long.txt huge.txt
+	same_file_for_all fields bfbuild -n 1e5 -k 2 -i --layout classic --key "$KEY" stream.txt
+	for t in $THREADS; do
+		bfbuild -j "$t" -n 1e5 --key "$KEY" -o "stdin.$t.bf" <stream.txt
+		cmp plain.1.bf "stdin.$t.bf"
+		cat stream.txt | bfbuild -j "$t" -n 1e5 --key "$KEY" -o "pipe.$t.bf"
+		cmp plain.1.bf "pipe.$t.bf"
+	done
+	# the ranges' counts are summed: -v says the same lines and keys
+	run_both report bfbuild -v -n 3e5 --key "$KEY" -o /dev/null stream.txt long.txt huge.txt
+	expect_eq "lines of stream, long and huge" \
+		"bfbuild: 600004 lines read, 600004 keys added, 0 lines without a key" \
+		"$(head -n 1 report.8.err)"
+	# the long lines are in the filter as whole lines
+	printf 'long2%s\n' "$(head -c 1500000 /dev/zero | tr '\0' x)" >probe.txt
+	expect_eq "a long line found" 1 "$(bfgrep -c -f long.8.bf probe.txt)"
+}
+
+@test "threads: bfgrep -c, -l, -L and -q reading regular files in ranges answer as -j 1 (no final newline, -z, long lines, several files, stdin)" {
+	make_ranged_inputs
+	awk 'NR % 7 == 0 { print $1 }' stream.txt | bfbuild -n 1e5 --key "$KEY" -o plain.bf
+	{ grep '^long' long.txt | sed -n '1p;3p'; cat stream.txt; } | bfbuild -n 1e5 --key "$KEY" -o long.bf
+	run_both count bfgrep -c -k 1 -f plain.bf stream.txt
+	run_both open bfgrep -c -f long.bf open.txt
+	run_both nul bfgrep -z -c -f long.bf nul.txt
+	run_both long bfgrep -c -v -f long.bf long.txt huge.txt
+	run_both words bfgrep -c -w -f plain.bf stream.txt
+	run_both several bfgrep -c -k 1 -f plain.bf open.txt empty.txt missing.txt long.txt huge.txt
+	run_both listed bfgrep -l -f long.bf huge.txt long.txt empty.txt stream.txt
+	run_both unlisted bfgrep -L -f long.bf huge.txt long.txt empty.txt stream.txt
+	run_both quiet bfgrep -q -f long.bf huge.txt long.txt
+	run_both none bfgrep -q -f long.bf huge.txt empty.txt
+	for t in $THREADS; do
+		bfgrep -j "$t" -c -f long.bf - <long.txt >"stdin.$t.out"
+		cmp stdin.1.out "stdin.$t.out"
+	done
+	# and the answers are right, not just the same: long.bf holds every
+	# line of stream.txt, long1 and long3, and not long2 or the huge line
+	expect_eq "-c -v" "long.txt:1
+huge.txt:1" "$(cat long.8.out)"
+	n=$(cat count.1.out)
+	expect_eq "-c per file" "open.txt:$n
+empty.txt:0
+long.txt:$n
+huge.txt:0" "$(cat several.8.out)"
+	expect_eq "missing" 2 "$(cat several.8.st)"
+	expect_eq "-l" "long.txt
+stream.txt" "$(cat listed.8.out)"
+	expect_eq "-L" "huge.txt
+empty.txt" "$(cat unlisted.8.out)"
+	expect_eq "-q selected" 0 "$(cat quiet.8.st)"
+	expect_eq "-q none" 1 "$(cat none.8.st)"
+	expect_eq "stdin" "$(cat long.txt | bfgrep -c -f long.bf)" "$(cat stdin.8.out)"
 }

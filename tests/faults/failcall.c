@@ -9,8 +9,9 @@
  *   FAIL_ALLOC=N          the Nth allocation (malloc, calloc, realloc,
  *                         posix_memalign, strdup, strndup; counted from 1)
  *                         returns NULL with ENOMEM
- *   FAIL_CALL=NAME:N:ERR  the Nth call of NAME (read, write, close, fsync,
- *                         rename, fchmod, fstat) returns -1 with errno ERR
+ *   FAIL_CALL=NAME:N:ERR  the Nth call of NAME (read, pread, write, close,
+ *                         fsync, rename, fchmod, fstat) returns -1 with
+ *                         errno ERR
  *   FAIL_LOG=PATH         "failed" is appended to PATH when the failure is
  *                         made; no line says the program made fewer calls
  *
@@ -212,6 +213,7 @@ char *strndup(const char *s, size_t max)
 }
 
 typedef ssize_t (*read_fn)(int, void *, size_t);
+typedef ssize_t (*pread_fn)(int, void *, size_t, off_t);
 typedef ssize_t (*write_fn)(int, const void *, size_t);
 typedef int (*fd_fn)(int);
 typedef int (*rename_fn)(const char *, const char *);
@@ -230,6 +232,21 @@ ssize_t read(int fd, void *buf, size_t len)
 {
 	REAL(read_fn, "read");
 	return fail_call("read", __builtin_return_address(0)) ? -1 : real(fd, buf, len);
+}
+
+/* The line reader's ranges (lib/lines.c) read with pread. */
+ssize_t pread(int fd, void *buf, size_t len, off_t at)
+{
+	REAL(pread_fn, "pread");
+	return fail_call("pread", __builtin_return_address(0)) ? -1 : real(fd, buf, len, at);
+}
+
+/* The same call where a 32-bit build asks for 64-bit offsets: counted as pread. */
+ssize_t pread64(int fd, void *buf, size_t len, off64_t at)
+{
+	typedef ssize_t (*pread64_fn)(int, void *, size_t, off64_t);
+	REAL(pread64_fn, "pread64");
+	return fail_call("pread", __builtin_return_address(0)) ? -1 : real(fd, buf, len, at);
 }
 
 ssize_t write(int fd, const void *buf, size_t len)

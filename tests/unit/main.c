@@ -59,6 +59,7 @@ static const struct {
 	{ "blocked_simd", suite_blocked_simd },
 	{ "sizing", suite_sizing },
 	{ "lines", suite_lines },
+	{ "ranges", suite_ranges },
 	{ "keys", suite_keys },
 	{ "cascade", suite_cascade },
 	{ "hll", suite_hll },

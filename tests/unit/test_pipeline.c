@@ -581,8 +581,135 @@ static void thread_counts_parse(void)
 	}
 }
 
+/*
+ * Order-free runs (pipeline_run_free): batches numbered from a shared
+ * counter, each slot filled, worked and consumed by its own thread. Plain
+ * per-slot arrays carry the data, so under -fsanitize=thread a slot used
+ * by two threads is reported.
+ */
+#define FREE_BATCHES 20000
+#define FREE_UNITS 64
+
+struct free_slot {
+	uint64_t batch;
+	size_t units;
+	uint64_t out[FREE_UNITS];
+	uint64_t consumed, sum;
+	pthread_t owner;
+	int owner_set, foreign;	/* another thread used the slot */
+};
+
+struct free_ctx {
+	atomic_uint_least64_t next;	/* the next batch number */
+	atomic_uint_least64_t filled_after_stop;
+	atomic_int stopped;
+	uint64_t stop_at;		/* consume of this batch returns 9; 0: never */
+	struct free_slot slots[PIPELINE_SLOTS];
+};
+
+static void note_owner(struct free_slot *s)
+{
+	if (!s->owner_set) {
+		s->owner = pthread_self();
+		s->owner_set = 1;
+	} else if (!pthread_equal(s->owner, pthread_self())) {
+		s->foreign = 1;
+	}
+}
+
+static int free_fill(void *arg, unsigned slot, size_t *units)
+{
+	struct free_ctx *c = arg;
+	struct free_slot *s = &c->slots[slot];
+	uint64_t b = atomic_fetch_add(&c->next, 1) + 1;
+
+	note_owner(s);
+	if (b > FREE_BATCHES)
+		return 0;
+	if (atomic_load(&c->stopped))
+		atomic_fetch_add(&c->filled_after_stop, 1);
+	s->batch = b;
+	s->units = (size_t)(b % (FREE_UNITS + 1));
+	*units = s->units;
+	return 1;
+}
+
+static void free_work(void *arg, unsigned slot, size_t from, size_t to)
+{
+	struct free_ctx *c = arg;
+	struct free_slot *s = &c->slots[slot];
+
+	note_owner(s);
+	for (size_t i = from; i < to; i++)
+		s->out[i] = s->batch * 1000 + i;
+}
+
+static int free_consume(void *arg, unsigned slot)
+{
+	struct free_ctx *c = arg;
+	struct free_slot *s = &c->slots[slot];
+
+	note_owner(s);
+	s->consumed++;
+	for (size_t i = 0; i < s->units; i++)
+		s->sum += s->out[i];
+	if (s->batch == c->stop_at) {
+		atomic_store(&c->stopped, 1);
+		return 9;
+	}
+	return 0;
+}
+
+/* Every batch once, each slot on one thread; with a stop, 9 back and few fills after it. */
+static void free_run(int threads, uint64_t stop_at)
+{
+	static const struct pipeline_free_fns fns = { free_fill, free_work, free_consume };
+	struct free_ctx *c = calloc(1, sizeof *c);
+	uint64_t consumed = 0, sum = 0, want = 0;
+	int rc;
+
+	CHECK(c != NULL);
+	c->stop_at = stop_at;
+	rc = pipeline_run_free(&fns, c, threads);
+	for (unsigned i = 0; i < PIPELINE_SLOTS; i++) {
+		CHECKF(!c->slots[i].foreign, "slot %u used by two threads", i);
+		CHECKF(i < (unsigned)threads || !c->slots[i].owner_set, "slot %u used with %d threads", i, threads);
+		consumed += c->slots[i].consumed;
+		sum += c->slots[i].sum;
+	}
+	for (uint64_t b = 1; b <= FREE_BATCHES; b++)
+		for (uint64_t i = 0; i < b % (FREE_UNITS + 1); i++)
+			want += b * 1000 + i;
+	if (stop_at == 0) {
+		CHECKF(rc == 0 && consumed == FREE_BATCHES && sum == want,
+		       "%d threads: rc %d, %llu batches consumed", threads, rc, (unsigned long long)consumed);
+	} else {
+		CHECKF(rc == 9 && consumed < FREE_BATCHES, "%d threads: rc %d, %llu consumed", threads,
+		       rc, (unsigned long long)consumed);
+		CHECKF(atomic_load(&c->filled_after_stop) < (uint64_t)threads,
+		       "%d threads: %llu batches filled after the stop", threads,
+		       (unsigned long long)atomic_load(&c->filled_after_stop));
+	}
+	free(c);
+}
+
+static void free_runs(void)
+{
+	static const int counts[] = { 1, 2, 3, 4, 8, 16, 40 };
+
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+		free_run(counts[i], 0);
+		if (unit_failed_check)
+			return;
+		free_run(counts[i], 777);
+		if (unit_failed_check)
+			return;
+	}
+}
+
 void suite_pipeline(void)
 {
+	unit_run("pipeline: order-free runs on 1..16 threads (40 capped to 16): every batch once, each slot on one thread, a stop returned and few fills after it", free_runs);
 	unit_run("pipeline: 1 thread: 10,000 batches of 0..3000 units: each unit worked once, batches complete and consumed in order", order_1);
 	unit_run("pipeline: 2 threads: 10,000 batches of 0..3000 units: each unit worked once, batches complete and consumed in order", order_2);
 	unit_run("pipeline: 1 thread: consume returning nonzero stops at once and pipeline_run returns it", stop_1);

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ranges.h - one regular file read by several threads at once, each
+ * reading ranges of its own with pread(2), for work that does not need the
+ * records in order (counting, setting bits, yes-or-no questions).
+ *
+ * The file's bytes [start, end) are divided into ranges of a nominal size
+ * (ranges_step), claimed by the threads one at a time as they finish the
+ * last, so a thread that is descheduled or slower holds up no other. Each
+ * range hands out the records that begin in it (lines_set_range): every
+ * record of the file is read exactly once, by one thread, whatever the
+ * record lengths. No range is cut ahead: a thread finds its range's first
+ * record by reading on from the nominal boundary to the next delimiter.
+ */
+#ifndef BFTOOLS_RANGES_H
+#define BFTOOLS_RANGES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lines.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The smallest range: below this, claiming and cutting would cost more than they share. */
+#define RANGES_MIN ((uint64_t)512 << 10)
+
+/*
+ * The nominal range size for bytes read by threads: about four ranges a
+ * thread, so that the last ones even out, within [RANGES_MIN, 64 MiB].
+ */
+uint64_t ranges_step(uint64_t bytes, int threads);
+
+/*
+ * How many threads are worth starting on bytes (at most threads, and at
+ * most one a range of ranges_step); 1 means: read it as one stream.
+ */
+int ranges_threads(uint64_t bytes, int threads);
+
+struct ranges;
+
+/*
+ * Bytes [start, end) of the regular file fd (not closed by ranges_close),
+ * a record beginning at start, in ranges of step bytes (0: ranges_step's),
+ * for up to threads readers numbered 0..threads-1. NULL when out of memory.
+ */
+struct ranges *ranges_open(int fd, uint64_t start, uint64_t end, char delim, int threads,
+			   uint64_t step);
+
+/*
+ * Reader t's next records into b (as lines_next_owned), from the range it
+ * is reading or the next one it claims. Only one thread may use a given
+ * t at a time. Returns the count (> 0), 0 when no range is left or any
+ * reader has failed (then none reads on), or -1 with errno (which
+ * ranges_error then returns).
+ */
+long ranges_next(struct ranges *rs, int t, struct lines_batch *b);
+
+/* The errno of the first read that failed, or 0. */
+int ranges_error(struct ranges *rs);
+
+/* Bytes handed out so far by all readers, for progress. */
+uint64_t ranges_bytes_read(struct ranges *rs);
+
+void ranges_close(struct ranges *rs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
