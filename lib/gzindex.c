@@ -199,7 +199,6 @@ static int inflate_entry(struct job *j, z_stream *zs, unsigned char *scratch, si
 	uint64_t at, left = entry_content(j, i);
 	size_t r = region_of(j, j->uoff[i], &at);
 	uLong crc = crc32(0L, NULL, 0);
-	unsigned char past;
 	int ret;
 
 	if (inflateReset(zs) != Z_OK)
@@ -238,7 +237,7 @@ static int inflate_entry(struct job *j, z_stream *zs, unsigned char *scratch, si
 	while (zs->avail_in > 0) {
 		uInt before = zs->avail_in;
 
-		zs->next_out = &past;
+		zs->next_out = scratch;	/* room for one byte, which must not come */
 		zs->avail_out = 1;
 		ret = inflate(zs, Z_BLOCK);
 		if (ret != Z_OK || zs->avail_out == 0 || zs->avail_in == before)
@@ -311,7 +310,7 @@ static int inflate_all(struct job *j, size_t size, uint64_t content, int threads
 		want = j->n - 1;
 	if (want > 0 && (tid = malloc(want * sizeof *tid)) == NULL)
 		want = 0;
-	started = start_workers(j, tid, want);
+	started = tid != NULL ? start_workers(j, tid, want) : 0;
 	run(j, progress, ctx);
 	for (size_t t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);

@@ -386,7 +386,7 @@ static void *free_main(void *arg)
 int pipeline_run_free(const struct pipeline_free_fns *fns, void *ctx, int threads)
 {
 	struct free_run run = { fns, ctx, 0 };
-	struct free_thread each[PIPELINE_SLOTS];
+	struct free_thread each[PIPELINE_SLOTS] = { { NULL, 0 } };	/* [0] always, the rest as used */
 	pthread_t ids[PIPELINE_SLOTS];
 	sigset_t all, old;
 	unsigned n = threads < 1 ? 1 : threads > PIPELINE_SLOTS ? PIPELINE_SLOTS : (unsigned)threads;
