@@ -179,16 +179,23 @@ int sketch_supply_key(struct sketch *s, const unsigned char key[16], const char 
 	return 0;
 }
 
+/* Keys hashed at a time by sketch_hash: both halves of each on the stack (4 KiB). */
+#define HASH_GROUP 256
+
 void sketch_hash(const struct sketch *s, const struct line *keys, size_t n, uint64_t *out)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint64_t h[2];
+	uint64_t both[2 * HASH_GROUP];
+
+	/* many at once: SIMD lanes where the CPU has them (siphash_many.c), then h1 of each */
+	for (size_t at = 0; at < n; at += HASH_GROUP) {
+		size_t group = n - at < HASH_GROUP ? n - at : HASH_GROUP;
 
 		if (s->hash == FILTER_SIPHASH_2_4)
-			siphash_2_4_128(&s->sipkey, keys[i].data, keys[i].len, h);
+			siphash_2_4_128_many(&s->sipkey, keys + at, group, both);
 		else
-			siphash_1_3_128(&s->sipkey, keys[i].data, keys[i].len, h);
-		out[i] = h[0];
+			siphash_1_3_128_many(&s->sipkey, keys + at, group, both);
+		for (size_t i = 0; i < group; i++)
+			out[at + i] = both[2 * i];
 	}
 }
 

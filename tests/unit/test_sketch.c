@@ -228,6 +228,44 @@ static void hashes_keys_as_bfcount_always_has(void)
 }
 
 /*
+ * A batch is hashed many keys at a time (siphash_many.c): every key of
+ * 700 (more than one group), of lengths 0 to 99, gets the h1 the scalar
+ * SipHash gives it, under either hash function.
+ */
+static void hashes_a_batch_as_one_key_at_a_time(void)
+{
+	static char text[700][100];
+	static struct line keys[700];
+	static uint64_t got[700];
+	static const enum filter_hash hashes[] = { FILTER_SIPHASH_1_3, FILTER_SIPHASH_2_4 };
+	uint64_t state = 17;
+
+	for (size_t i = 0; i < 700; i++) {
+		keys[i].data = text[i];
+		keys[i].len = i % 100;
+		for (size_t b = 0; b < keys[i].len; b++)
+			text[i][b] = (char)unit_splitmix64(&state);
+	}
+	for (size_t h = 0; h < 2; h++) {
+		const char *why;
+		struct sketch *s = sketch_new(16, hashes[h], 0, sketch_default_key, &why);
+
+		CHECK(s != NULL);
+		sketch_hash(s, keys, 700, got);
+		for (size_t i = 0; i < 700; i++) {
+			uint64_t want[2];
+
+			if (hashes[h] == FILTER_SIPHASH_2_4)
+				siphash_2_4_128(&s->sipkey, keys[i].data, keys[i].len, want);
+			else
+				siphash_1_3_128(&s->sipkey, keys[i].data, keys[i].len, want);
+			CHECKF(got[i] == want[0], "hash %zu, key %zu", h, i);
+		}
+		sketch_free(s);
+	}
+}
+
+/*
  * 10^6 distinct lines at precision 16: the relative standard error is
  * 1.04 / sqrt(2^16) = 0.406%, so 3 standard errors are 1.22% (12188
  * keys). A fixed input, so the outcome is the same every run; the bound
@@ -912,6 +950,8 @@ void suite_sketch(void)
 {
 	unit_run("sketch: hashes keys as bfcount always has (SipHash-1-3, its key, h1)",
 		 hashes_keys_as_bfcount_always_has);
+	unit_run("sketch: hashes a batch as it hashes one key at a time",
+		 hashes_a_batch_as_one_key_at_a_time);
 	unit_run("sketch: counts 1e6 lines within 3 standard errors",
 		 counts_a_million_lines_within_three_standard_errors);
 	unit_run("sketch: refuses a bad precision, hash or flags", refuses_bad_precision_hash_and_flags);
