@@ -30,6 +30,7 @@
 #include "hll.h"
 #include "keys.h"
 #include "merge.h"
+#include "pipeline.h"
 #include "sizing.h"
 #include "sketch.h"
 
@@ -345,63 +346,68 @@ static struct sketch *acquire_sketch(struct options *opt)
 	return s;
 }
 
+/*
+ * Every thread counts: keys are hashed and added where the batch is
+ * worked on, into partial counters merged into the sketch at the end
+ * (sketch_shards), which gives the sketch counting them in order would.
+ */
 struct counter {
 	const struct options *opt;
 	struct sketch *sketch;
-	struct count_slot {
-		struct keyset keys;
-		uint64_t *hashes;	/* one per key */
-		size_t hashes_cap;
-	} slots[CLI_SLOTS];
+	struct sketch_shards *shards;
+	struct keyset keys[CLI_SLOTS];
 };
 
-/* Reader thread: the batch's keys, and room for their hashes. */
+/* Reader thread: the batch's keys. */
 static int prepare_keys(void *ctx, unsigned slot, const struct line *records, size_t n,
 			size_t *units)
 {
 	struct counter *c = ctx;
-	struct count_slot *s = &c->slots[slot];
 
-	if (keyset_build(&s->keys, &c->opt->spec, records, n) < 0)
+	if (keyset_build(&c->keys[slot], &c->opt->spec, records, n) < 0)
 		return -1;
-	if (s->keys.count > s->hashes_cap) {
-		free(s->hashes);
-		s->hashes_cap = 0;
-		s->hashes = malloc(s->keys.count * sizeof *s->hashes);
-		if (s->hashes == NULL)
-			return -1;
-		s->hashes_cap = s->keys.count;
-	}
-	*units = s->keys.count;
+	*units = c->keys[slot].count;
 	return 0;
 }
 
-/* Either thread: the hashes are the expensive part. */
-static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
+/* Hashed this many keys at a time, on the stack: the pipeline's chunks are as big. */
+#define COUNT_CHUNK 256
+
+/* Any thread: hash keys [from, to) and count them in a partial. */
+static void count_keys(void *ctx, unsigned slot, size_t from, size_t to)
 {
 	struct counter *c = ctx;
-	struct count_slot *s = &c->slots[slot];
+	const struct line *keys = c->keys[slot].keys;
+	uint64_t hashes[COUNT_CHUNK];
 
-	sketch_hash(c->sketch, s->keys.keys + from, to - from, s->hashes + from);
+	while (from < to) {
+		size_t n = to - from < COUNT_CHUNK ? to - from : COUNT_CHUNK;
+
+		sketch_hash(c->sketch, keys + from, n, hashes);
+		sketch_shards_add(c->shards, hashes, n);
+		from += n;
+	}
 }
 
-/* Calling thread: the counter has one writer. */
-static int count_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
+/* Calling thread: nothing is left to do in order; the counts are all in the partials. */
+static int batch_counted(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
-	struct counter *c = ctx;
-
+	(void)ctx;
+	(void)slot;
 	(void)records;
 	(void)n;
-	sketch_add_hashed(c->sketch, c->slots[slot].hashes, c->slots[slot].keys.count);
 	return 0;
 }
 
-/* The counter under way, for the progress line. */
-static const struct sketch *counting;
+/* The partials under way, for the progress line. */
+static struct sketch_shards *counting;
 
 static void count_progress(char *buf, size_t len)
 {
-	snprintf(buf, len, "about %.0f distinct", sketch_estimate(counting));
+	double estimate = sketch_shards_estimate(counting);
+
+	if (!isnan(estimate))
+		snprintf(buf, len, "about %.0f distinct", estimate);
 }
 
 /* The count on stdout, and with -v its precision (and the sketch saved) on stderr. */
@@ -426,9 +432,29 @@ static void put_estimate(const struct options *opt, const struct sketch *s, cons
 			 sketch_precision(s), (unsigned long long)s->insertions);
 }
 
+/* Count the input into c->sketch on every thread; cli_each_batch's status. */
+static int count_input(struct counter *c)
+{
+	static const struct cli_stage stage = { prepare_keys, count_keys, batch_counted };
+	const char *why;
+	int status;
+
+	c->shards = sketch_shards_new(c->sketch, (unsigned)pipeline_threads(), &why);
+	if (c->shards == NULL)
+		cli_fatal("%s", why);
+	counting = c->shards;
+	cli_progress_detail = count_progress;
+	status = cli_each_batch(c->opt->inputs, c->opt->ninputs, c->opt->delim, &stage, c);
+	cli_progress_detail = NULL;
+	sketch_shards_merge(c->shards);
+	sketch_shards_free(c->shards);
+	for (unsigned i = 0; i < CLI_SLOTS; i++)
+		keyset_free(&c->keys[i]);
+	return status;
+}
+
 static int count_stream(struct options *opt, struct writer *out)
 {
-	static const struct cli_stage stage = { prepare_keys, hash_keys, count_batch };
 	const char *dest = sketch_destination(opt);
 	struct counter c = { .opt = opt };
 	int status = 0;
@@ -439,10 +465,8 @@ static int count_stream(struct options *opt, struct writer *out)
 		if (cli_same_file(dest, opt->sk.paths[i]))
 			cli_lock_update(dest);	/* --add in place: read, then replaced */
 	c.sketch = acquire_sketch(opt);
-	counting = c.sketch;
-	cli_progress_detail = count_progress;
 	if (reads_input(opt))
-		status = cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, &c);
+		status = count_input(&c);
 	if (dest && status < 0)
 		cli_warn("no sketch written: an input could not be read");
 	else if (dest)
@@ -450,10 +474,6 @@ static int count_stream(struct options *opt, struct writer *out)
 	cli_unlock();
 	put_estimate(opt, c.sketch, status < 0 ? NULL : dest, out);
 	sketch_free(c.sketch);
-	for (unsigned i = 0; i < CLI_SLOTS; i++) {
-		keyset_free(&c.slots[i].keys);
-		free(c.slots[i].hashes);
-	}
 	return status;
 }
 

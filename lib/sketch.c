@@ -65,6 +65,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,16 +179,23 @@ int sketch_supply_key(struct sketch *s, const unsigned char key[16], const char 
 	return 0;
 }
 
+/* Keys hashed at a time by sketch_hash: both halves of each on the stack (4 KiB). */
+#define HASH_GROUP 256
+
 void sketch_hash(const struct sketch *s, const struct line *keys, size_t n, uint64_t *out)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint64_t h[2];
+	uint64_t both[2 * HASH_GROUP];
+
+	/* many at once: SIMD lanes where the CPU has them (siphash_many.c), then h1 of each */
+	for (size_t at = 0; at < n; at += HASH_GROUP) {
+		size_t group = n - at < HASH_GROUP ? n - at : HASH_GROUP;
 
 		if (s->hash == FILTER_SIPHASH_2_4)
-			siphash_2_4_128(&s->sipkey, keys[i].data, keys[i].len, h);
+			siphash_2_4_128_many(&s->sipkey, keys + at, group, both);
 		else
-			siphash_1_3_128(&s->sipkey, keys[i].data, keys[i].len, h);
-		out[i] = h[0];
+			siphash_1_3_128_many(&s->sipkey, keys + at, group, both);
+		for (size_t i = 0; i < group; i++)
+			out[at + i] = both[2 * i];
 	}
 }
 
@@ -260,6 +269,132 @@ int sketch_merge(struct sketch *into, const struct sketch *from, const char **er
 		return bad(errstr, "different precision");
 	into->insertions += from->insertions;
 	return 0;
+}
+
+/* ---- counting on several threads -------------------------------------- */
+
+/*
+ * One partial counter and its lock, alone on its cache lines: the lock
+ * and the count are written on every add, and a neighbour's writes would
+ * make them bounce between cores.
+ */
+struct shard {
+	_Alignas(64) pthread_mutex_t lock;
+	struct hll *hll;
+	uint64_t insertions;
+};
+
+struct sketch_shards {
+	struct sketch *into;
+	unsigned n;
+	struct shard *shards;	/* n of them, 64-byte aligned */
+};
+
+/*
+ * The partial this thread used last: it starts there, so each thread
+ * keeps to one partial, whose registers stay in its core's cache.
+ */
+static _Thread_local unsigned shard_hint;
+
+struct sketch_shards *sketch_shards_new(struct sketch *s, unsigned n, const char **errstr)
+{
+	struct sketch_shards *sh = calloc(1, sizeof *sh);
+	unsigned made = 0;
+
+	n = n < 1 ? 1 : n > SKETCH_SHARDS_MAX ? SKETCH_SHARDS_MAX : n;
+	if (sh != NULL)
+		sh->shards = aligned_alloc(64, n * sizeof *sh->shards);
+	for (; sh != NULL && sh->shards != NULL && made < n; made++) {
+		struct shard *one = &sh->shards[made];
+
+		if ((one->hll = hll_new(sketch_precision(s))) == NULL)
+			break;
+		if (pthread_mutex_init(&one->lock, NULL) != 0) {
+			hll_free(one->hll);
+			break;
+		}
+		one->insertions = 0;
+	}
+	if (sh == NULL || made < n) {
+		if (sh != NULL)
+			sh->n = made;
+		sketch_shards_free(sh);
+		*errstr = strerror(ENOMEM);
+		return NULL;
+	}
+	sh->into = s;
+	sh->n = n;
+	return sh;
+}
+
+/* A partial no other thread holds, locked; the one last used if it is free. */
+static struct shard *take_shard(struct sketch_shards *sh)
+{
+	unsigned first = shard_hint % sh->n;
+
+	for (unsigned i = 0; i < sh->n; i++) {
+		unsigned k = (first + i) % sh->n;
+
+		if (pthread_mutex_trylock(&sh->shards[k].lock) == 0) {
+			shard_hint = k;
+			return &sh->shards[k];
+		}
+	}
+	/* more threads than partials: wait for ours */
+	pthread_mutex_lock(&sh->shards[first].lock);
+	return &sh->shards[first];
+}
+
+void sketch_shards_add(struct sketch_shards *sh, const uint64_t *hashes, size_t n)
+{
+	struct shard *one = take_shard(sh);
+
+	hll_add_many(one->hll, hashes, n);
+	one->insertions += n;	/* 2^64 keys in one process: beyond any stream */
+	pthread_mutex_unlock(&one->lock);
+}
+
+double sketch_shards_estimate(struct sketch_shards *sh)
+{
+	struct hll *all = hll_new(sketch_precision(sh->into));
+	double estimate;
+
+	if (all == NULL)
+		return NAN;
+	hll_merge(all, sh->into->hll);
+	for (unsigned i = 0; i < sh->n; i++) {
+		pthread_mutex_lock(&sh->shards[i].lock);
+		hll_merge(all, sh->shards[i].hll);
+		pthread_mutex_unlock(&sh->shards[i].lock);
+	}
+	estimate = hll_estimate(all);
+	hll_free(all);
+	return estimate;
+}
+
+void sketch_shards_merge(struct sketch_shards *sh)
+{
+	struct sketch *s = sh->into;
+
+	for (unsigned i = 0; i < sh->n; i++) {
+		uint64_t n = sh->shards[i].insertions;
+
+		hll_merge(s->hll, sh->shards[i].hll);	/* one precision: cannot fail */
+		/* saturating, as sketch_add_hashed: a forged file may start near the top */
+		s->insertions = s->insertions > UINT64_MAX - n ? UINT64_MAX : s->insertions + n;
+	}
+}
+
+void sketch_shards_free(struct sketch_shards *sh)
+{
+	if (sh == NULL)
+		return;
+	for (unsigned i = 0; sh->shards != NULL && i < sh->n; i++) {
+		pthread_mutex_destroy(&sh->shards[i].lock);
+		hll_free(sh->shards[i].hll);
+	}
+	free(sh->shards);
+	free(sh);
 }
 
 /* ---- the header -------------------------------------------------------- */

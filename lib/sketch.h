@@ -112,6 +112,50 @@ int sketch_compatible(const struct sketch *a, const struct sketch *b, const char
  */
 int sketch_merge(struct sketch *into, const struct sketch *from, const char **errstr);
 
+/* ---- counting on several threads ------------------------------------ */
+
+/*
+ * Partial counters for counting one stream into s on several threads at
+ * once (bfcount -j N). sketch_shards_add may be called from any thread,
+ * by any number of threads at a time: each call adds to one of the
+ * partials that no other call holds meanwhile (a lock per partial, taken
+ * with trylock, so a thread that finds its usual one taken uses another).
+ * A counter depends only on the set of hashes it has counted, not on
+ * their order or grouping (hll_merge), so merging the partials into s
+ * (sketch_shards_merge) leaves s exactly as adding every hash to it in
+ * turn would, in either phase, and insertions the same saturating sum.
+ *
+ * n partials, clamped to 1..SKETCH_SHARDS_MAX: beyond that threads share
+ * them (and some wait), which keeps the memory bounded at n counters of
+ * hll_memory(p) each: 192 KiB at p = 16 while exact, 64 KiB of registers
+ * once estimating; 768 KiB and 256 KiB at p = 18.
+ */
+#define SKETCH_SHARDS_MAX 16u
+
+struct sketch_shards;
+
+/* n empty partials of s's precision, to be merged into s. NULL with *errstr when out of memory. */
+struct sketch_shards *sketch_shards_new(struct sketch *s, unsigned n, const char **errstr);
+
+/* Count n hashed keys (as sketch_add_hashed) in a partial. Any thread. */
+void sketch_shards_add(struct sketch_shards *sh, const uint64_t *hashes, size_t n);
+
+/*
+ * s's estimate with what the partials hold so far merged in, for progress
+ * reports: locks each partial in turn, so it may run while adds go on.
+ * Leaves s and the partials as they were; NAN when out of memory.
+ */
+double sketch_shards_estimate(struct sketch_shards *sh);
+
+/*
+ * Merge every partial into s, register by register the larger, and add
+ * their insertions (saturating). Call once, when no add is under way
+ * (the threads that added are joined), then free sh.
+ */
+void sketch_shards_merge(struct sketch_shards *sh);
+
+void sketch_shards_free(struct sketch_shards *sh);
+
 /* ---- files ----------------------------------------------------------- */
 
 /* The message for a bftools filter where a sketch was wanted. */

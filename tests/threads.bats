@@ -151,6 +151,84 @@ make_growing_stream() {
 	done
 }
 
+# make_limit_stream N FILE: N distinct keys ten times over, shuffled:
+# about ten batches, so that every thread's partial counter (bfcount
+# counts on every thread, sketch.h's sketch_shards) holds some of them
+# and only their union reaches N. At precision 16 the exact phase holds
+# 8192 distinct keys: 8192 stay exact, 8193 switch when the partials merge.
+make_limit_stream() {
+	awk -v n="$1" 'BEGIN { srand(3); for (r = 0; r < 10; r++) for (i = 0; i < n; i++) printf "%.9f key%d\n", rand(), i }' |
+		sort | cut -d ' ' -f 2 >"$2"
+}
+
+# same_sketch_for_all NAME ARGS...: bfcount -j N -v ARGS... -o NAME.hll
+# for every N: the count, the messages (-v: the phase, the insertions)
+# and the sketch's bytes of -j 1. Leaves NAME.N.{out,err,hll}.
+same_sketch_for_all() {
+	local name=$1 t
+	shift
+	for t in $THREADS; do
+		bfcount -j "$t" -v "$@" -o "$name.hll" >"$name.$t.out" 2>"$name.$t.err"
+		mv "$name.hll" "$name.$t.hll"
+		cmp "$name.1.out" "$name.$t.out"
+		cmp "$name.1.err" "$name.$t.err"
+		cmp "$name.1.hll" "$name.$t.hll"
+	done
+}
+
+# added_for_all NAME BASE ARGS...: a copy of sketch BASE, with ARGS...
+# added to it in place (-s --add) by bfcount -j N -v, for every N: the
+# output, messages and bytes of -j 1. Leaves NAME.N.{out,err,hll}.
+added_for_all() {
+	local name=$1 base=$2 t
+	shift 2
+	for t in $THREADS; do
+		cp "$base" "$name.hll"
+		bfcount -j "$t" -v -s "$name.hll" --add "$@" >"$name.$t.out" 2>"$name.$t.err"
+		mv "$name.hll" "$name.$t.hll"
+		cmp "$name.1.out" "$name.$t.out"
+		cmp "$name.1.err" "$name.$t.err"
+		cmp "$name.1.hll" "$name.$t.hll"
+	done
+}
+
+@test "threads: bfcount sketches are identical on every thread count in either phase and at the switch" {
+	make_limit_stream 8192 limit.txt
+	make_limit_stream 8193 over.txt
+	make_stream
+	same_sketch_for_all limit limit.txt
+	expect_eq "count at the limit" 8192 "$(cat limit.1.out)"
+	grep -q 'exact count' limit.1.err
+	grep -q '81920 keys added' limit.1.err
+	same_sketch_for_all over over.txt
+	grep -q 'HyperLogLog estimate' over.1.err
+	# precision 18 holds 32768: over.txt stays exact, stream.txt (40000) does not
+	same_sketch_for_all p18exact --precision 18 over.txt
+	expect_eq "count at precision 18" 8193 "$(cat p18exact.1.out)"
+	same_sketch_for_all p18 --precision 18 stream.txt
+	grep -q 'HyperLogLog estimate' p18.1.err
+	same_sketch_for_all p4 --precision 4 -k 3 stream.txt
+}
+
+@test "threads: bfcount adds to an exact or estimating sketch (-s, --add) identically on every thread count" {
+	make_limit_stream 8192 limit.txt
+	make_stream
+	# 5000 other keys: an exact sketch, which limit.txt's keys push past 8192
+	seq 5000 | sed 's/^/other/' >other.txt
+	bfcount -j 1 -o exact.hll other.txt >/dev/null
+	bfcount -j 1 -o dense.hll stream.txt >/dev/null
+	added_for_all to_exact exact.hll limit.txt
+	grep -q 'HyperLogLog estimate' to_exact.1.err
+	grep -q '86920 keys added' to_exact.1.err
+	added_for_all to_dense dense.hll other.txt
+	same_sketch_for_all union -s exact.hll -s dense.hll limit.txt
+	# an exact sketch and input that stay exact together
+	head -n 3000 other.txt >few.txt
+	added_for_all stays_exact exact.hll few.txt
+	expect_eq "count" 5000 "$(cat stays_exact.1.out)"
+	grep -q 'exact count' stays_exact.1.err
+}
+
 @test "threads: bfinfo reports the same on every thread count" {
 	make_stream
 	bfbuild -j 1 -n 1e5 --key "$KEY" -o a.bf stream.txt

@@ -3,7 +3,9 @@
  * test_sketch.c - sketch files: what bfcount -o saves, bfcount -s and
  * bfmerge combine and bfinfo describes. Round trips in both phases (exact
  * hashes, registers) and every precision's extremes; merged shards saved
- * byte for byte as the whole; the estimate on a million keys within 3
+ * byte for byte as the whole; counted on several threads into partials
+ * and merged, the sketch counted in order, in every phase and across the
+ * switch between them; the estimate on a million keys within 3
  * standard errors; keys kept outside; every field of a crafted header out
  * of range, every truncation, trailing bytes, and filters and sketches
  * told apart by their magic.
@@ -19,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +225,44 @@ static void hashes_keys_as_bfcount_always_has(void)
 	add_lines(s, 0, 1000);
 	CHECK(sketch_is_exact(s) && sketch_estimate(s) == 1000.0 && s->insertions == 2000);
 	sketch_free(s);
+}
+
+/*
+ * A batch is hashed many keys at a time (siphash_many.c): every key of
+ * 700 (more than one group), of lengths 0 to 99, gets the h1 the scalar
+ * SipHash gives it, under either hash function.
+ */
+static void hashes_a_batch_as_one_key_at_a_time(void)
+{
+	static char text[700][100];
+	static struct line keys[700];
+	static uint64_t got[700];
+	static const enum filter_hash hashes[] = { FILTER_SIPHASH_1_3, FILTER_SIPHASH_2_4 };
+	uint64_t state = 17;
+
+	for (size_t i = 0; i < 700; i++) {
+		keys[i].data = text[i];
+		keys[i].len = i % 100;
+		for (size_t b = 0; b < keys[i].len; b++)
+			text[i][b] = (char)unit_splitmix64(&state);
+	}
+	for (size_t h = 0; h < 2; h++) {
+		const char *why;
+		struct sketch *s = sketch_new(16, hashes[h], 0, sketch_default_key, &why);
+
+		CHECK(s != NULL);
+		sketch_hash(s, keys, 700, got);
+		for (size_t i = 0; i < 700; i++) {
+			uint64_t want[2];
+
+			if (hashes[h] == FILTER_SIPHASH_2_4)
+				siphash_2_4_128(&s->sipkey, keys[i].data, keys[i].len, want);
+			else
+				siphash_1_3_128(&s->sipkey, keys[i].data, keys[i].len, want);
+			CHECKF(got[i] == want[0], "hash %zu, key %zu", h, i);
+		}
+		sketch_free(s);
+	}
 }
 
 /*
@@ -689,6 +730,196 @@ static void a_sketch_is_not_a_filter(void)
 	sketch_free(s);
 }
 
+/* ---- counting on several threads (sketch_shards) ------------------------ */
+
+/* The lines "from" .. "to - 1" hashed for s, rounds times over: a new array. */
+static uint64_t *hashed_lines(const struct sketch *s, uint64_t from, uint64_t to, unsigned rounds,
+			      size_t *n)
+{
+	size_t distinct = (size_t)(to - from);
+	uint64_t *hashes = malloc(distinct * rounds * sizeof *hashes + 1);
+	char text[24];
+
+	*n = distinct * rounds;
+	for (size_t i = 0; hashes != NULL && i < distinct; i++) {
+		struct line key = { text, 0 };
+
+		key.len = (size_t)snprintf(text, sizeof text, "%llu", (unsigned long long)(from + i));
+		sketch_hash(s, &key, 1, &hashes[i]);
+		for (unsigned r = 1; r < rounds; r++)
+			hashes[r * distinct + i] = hashes[i];
+	}
+	return hashes;
+}
+
+/* One thread's share of the hashes: every threads-th run of RUN, from its own. */
+struct share {
+	struct sketch_shards *shards;
+	const uint64_t *hashes;
+	size_t n;
+	unsigned thread, threads;
+};
+
+#define RUN 97	/* odd-sized runs, so no thread's keys line up with another's */
+
+static void *add_share(void *arg)
+{
+	const struct share *sh = arg;
+
+	for (size_t at = (size_t)sh->thread * RUN; at < sh->n; at += (size_t)sh->threads * RUN)
+		sketch_shards_add(sh->shards, sh->hashes + at, sh->n - at < RUN ? sh->n - at : RUN);
+	return NULL;
+}
+
+/* hashes added to s by threads threads into shards partials, then merged; 0, or -1. */
+static int add_on_threads(struct sketch *s, const uint64_t *hashes, size_t n, unsigned threads,
+			  unsigned shards, double *estimate)
+{
+	const char *why;
+	struct sketch_shards *sh = sketch_shards_new(s, shards, &why);
+	pthread_t tid[8];
+	struct share share[8];
+	unsigned started = 0;
+
+	if (sh == NULL || threads > 8)
+		return -1;
+	for (; started < threads; started++) {
+		share[started] = (struct share){ sh, hashes, n, started, threads };
+		if (pthread_create(&tid[started], NULL, add_share, &share[started]) != 0)
+			break;
+	}
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	*estimate = sketch_shards_estimate(sh);
+	sketch_shards_merge(sh);
+	sketch_shards_free(sh);
+	return started == threads ? 0 : -1;
+}
+
+/* What a test case starts from: a new sketch, or one holding lines base_from .. base_to. */
+static struct sketch *starting_sketch(unsigned precision, uint64_t base_from, uint64_t base_to)
+{
+	struct sketch *s = new_default(precision);
+
+	if (s != NULL)
+		add_lines(s, base_from, base_to);
+	return s;
+}
+
+/*
+ * The lines 0 .. distinct - 1, three times over, counted on threads
+ * threads into shards partials and merged, against the same counted in
+ * order: the same sketch, saved as the same bytes, and the partials'
+ * running estimate the final one. *exact: whether the result is exact.
+ */
+static int threads_equal_order(unsigned precision, uint64_t base_from, uint64_t base_to,
+			       uint64_t distinct, unsigned threads, unsigned shards, int *exact)
+{
+	struct sketch *order = starting_sketch(precision, base_from, base_to);
+	struct sketch *parts = starting_sketch(precision, base_from, base_to);
+	uint64_t *hashes = NULL;
+	unsigned char *a = NULL, *b = NULL;
+	size_t n = 0, alen = 0, blen = 0;
+	double running = 0.0;
+	int same = order && parts && (hashes = hashed_lines(order, 0, distinct, 3, &n)) != NULL;
+
+	if (same) {
+		sketch_add_hashed(order, hashes, n);
+		same = add_on_threads(parts, hashes, n, threads, shards, &running) == 0;
+	}
+	if (same) {
+		a = saved(order, &alen);
+		b = saved(parts, &blen);
+		same = a && b && alen == blen && memcmp(a, b, alen) == 0 && same_sketch(order, parts)
+		       && running == sketch_estimate(order);
+		*exact = sketch_is_exact(order);
+	}
+	free(a);
+	free(b);
+	free(hashes);
+	sketch_free(order);
+	sketch_free(parts);
+	return same;
+}
+
+/*
+ * At precision 16 the exact phase holds 8192 hashes: partials and their
+ * union on either side of it, and exactly at it; a sketch that already
+ * holds keys, exact or estimating (bfcount -s --add); more threads than
+ * partials (some wait); the smallest and largest precisions.
+ */
+static void counted_on_threads_is_the_sketch_counted_in_order(void)
+{
+	static const struct {
+		unsigned precision;
+		uint64_t base_from, base_to, distinct;
+		unsigned threads, shards;
+		int exact;
+	} cases[] = {
+		{ 16, 0, 0, 3000, 4, 4, 1 },			/* exact all along */
+		{ 16, 0, 0, 8192, 4, 4, 1 },			/* exact at the limit */
+		{ 16, 0, 0, 8193, 4, 4, 0 },			/* one past: the merge switches */
+		{ 16, 0, 0, 60000, 3, 2, 0 },			/* estimating, threads share partials */
+		{ 16, 100000, 105000, 3000, 3, 3, 1 },		/* an exact sketch stays exact */
+		{ 16, 100000, 105000, 4000, 3, 3, 0 },		/* an exact sketch switches */
+		{ 16, 200000, 260000, 3000, 2, 2, 0 },		/* exact partials into registers */
+		{ 16, 200000, 260000, 90000, 8, 8, 0 },		/* registers into registers */
+		{ 4, 0, 0, 2, 3, 3, 1 },			/* precision 4 holds 2 hashes */
+		{ 4, 0, 0, 3, 3, 3, 0 },
+		{ 18, 0, 0, 30000, 4, 4, 1 },			/* precision 18 holds 32768 */
+		{ 18, 0, 0, 40000, 4, 4, 0 },
+	};
+
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		int exact = -1;
+
+		CHECKF(threads_equal_order(cases[c].precision, cases[c].base_from, cases[c].base_to,
+					   cases[c].distinct, cases[c].threads, cases[c].shards, &exact),
+		       "case %zu", c);
+		CHECKF(exact == cases[c].exact, "case %zu: exact %d", c, exact);
+	}
+}
+
+/* A loaded sketch near the top of insertions saturates alike, counted either way. */
+static void partial_insertions_saturate_as_in_order(void)
+{
+	struct sketch *order = new_default(12), *parts = new_default(12);
+	uint64_t *hashes = NULL;
+	size_t n = 0;
+	double running;
+
+	CHECK(order && parts && (hashes = hashed_lines(order, 0, 100, 2, &n)) != NULL);
+	order->insertions = parts->insertions = UINT64_MAX - 150;
+	sketch_add_hashed(order, hashes, n);
+	CHECK(add_on_threads(parts, hashes, n, 2, 2, &running) == 0);
+	CHECK(order->insertions == UINT64_MAX && parts->insertions == UINT64_MAX);
+	CHECK(same_sketch(order, parts));
+	free(hashes);
+	sketch_free(order);
+	sketch_free(parts);
+}
+
+/* Any number of partials asked for works: 0 is one, past SKETCH_SHARDS_MAX is that many. */
+static void partials_are_clamped_to_one_through_the_most(void)
+{
+	static const unsigned asked[] = { 0, 1, SKETCH_SHARDS_MAX, SKETCH_SHARDS_MAX + 1, 1000 };
+
+	for (size_t i = 0; i < sizeof asked / sizeof asked[0]; i++) {
+		struct sketch *s = new_default(10);
+		const char *why;
+		struct sketch_shards *sh = s ? sketch_shards_new(s, asked[i], &why) : NULL;
+		uint64_t hashes[3] = { 1, 2, 3 };
+
+		CHECKF(sh != NULL, "%u partials", asked[i]);
+		sketch_shards_add(sh, hashes, 3);
+		CHECK(sketch_shards_estimate(sh) == 3.0 && sketch_estimate(s) == 0.0);
+		sketch_shards_merge(sh);
+		sketch_shards_free(sh);
+		CHECK(sketch_estimate(s) == 3.0 && s->insertions == 3);
+		sketch_free(s);
+	}
+}
+
 /* sketch_detect wants more bytes until the magic shows, then says yes or no. */
 static void detects_a_sketch_by_its_first_bytes(void)
 {
@@ -719,11 +950,19 @@ void suite_sketch(void)
 {
 	unit_run("sketch: hashes keys as bfcount always has (SipHash-1-3, its key, h1)",
 		 hashes_keys_as_bfcount_always_has);
+	unit_run("sketch: hashes a batch as it hashes one key at a time",
+		 hashes_a_batch_as_one_key_at_a_time);
 	unit_run("sketch: counts 1e6 lines within 3 standard errors",
 		 counts_a_million_lines_within_three_standard_errors);
 	unit_run("sketch: refuses a bad precision, hash or flags", refuses_bad_precision_hash_and_flags);
 	unit_run("sketch: a merged week saves as the whole week, byte for byte",
 		 a_merged_week_saves_as_the_whole_week_byte_for_byte);
+	unit_run("sketch: counted on threads into partials is the sketch counted in order, in every phase",
+		 counted_on_threads_is_the_sketch_counted_in_order);
+	unit_run("sketch: partials' insertions saturate as in order",
+		 partial_insertions_saturate_as_in_order);
+	unit_run("sketch: partials asked for are clamped to 1..SKETCH_SHARDS_MAX",
+		 partials_are_clamped_to_one_through_the_most);
 	unit_run("sketch: merging refuses sketches that differ, naming the field",
 		 merging_refuses_sketches_that_differ_and_names_the_field);
 	unit_run("sketch: round-trips empty, exact and estimating at precisions 4 to 18",
