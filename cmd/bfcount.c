@@ -432,7 +432,7 @@ static void put_estimate(const struct options *opt, const struct sketch *s, cons
 			 sketch_precision(s), (unsigned long long)s->insertions);
 }
 
-/* Count the input into c->sketch on every thread; cli_each_batch's status. */
+/* Count the input into c->sketch on every thread; cli_each_input_ranged's status. */
 static int count_input(struct counter *c)
 {
 	static const struct cli_stage stage = { prepare_keys, count_keys, batch_counted };
@@ -444,7 +444,13 @@ static int count_input(struct counter *c)
 		cli_fatal("%s", why);
 	counting = c->shards;
 	cli_progress_detail = count_progress;
-	status = cli_each_batch(c->opt->inputs, c->opt->ninputs, c->opt->delim, &stage, c);
+	/*
+	 * Nothing here depends on the order of the keys, so a big regular
+	 * file is read in ranges by every thread (cli_each_input_ranged), each
+	 * counting its own batches into the partials as above.
+	 */
+	status = cli_each_input_ranged(c->opt->inputs, c->opt->ninputs, c->opt->delim, &stage, &stage,
+				       NULL, c);
 	cli_progress_detail = NULL;
 	sketch_shards_merge(c->shards);
 	sketch_shards_free(c->shards);

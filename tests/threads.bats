@@ -426,3 +426,23 @@ empty.txt" "$(cat unlisted.8.out)"
 	expect_eq "-q none" 1 "$(cat none.8.st)"
 	expect_eq "stdin" "$(cat long.txt | bfgrep -c -f long.bf)" "$(cat stdin.8.out)"
 }
+
+@test "threads: bfcount reading regular files in ranges counts and saves as -j 1 (no final newline, -z, long lines, several files, stdin)" {
+	make_ranged_inputs
+	run_both plain bfcount -v stream.txt
+	run_both open bfcount -v open.txt
+	run_both nul bfcount -z -v nul.txt
+	run_both fields bfcount -k 2 -i -v stream.txt
+	run_both several bfcount -v open.txt empty.txt missing.txt long.txt huge.txt
+	same_file_for_all sketch bfcount --precision 12 long.txt huge.txt stream.txt
+	# a sketch saved counts every key added (a record read twice or lost
+	# would change its bytes); stream.txt has about 40,000 distinct lines
+	local n
+	n=$(cat plain.1.out)
+	[ "$n" -gt 39000 ] && [ "$n" -lt 41000 ]
+	for t in $THREADS; do
+		bfcount -j "$t" - <long.txt >"stdin.$t.out"
+		cmp "stdin.1.out" "stdin.$t.out"
+	done
+	expect_eq "stdin from a file, as from a pipe" "$(cat long.txt | bfcount)" "$(cat stdin.8.out)"
+}
