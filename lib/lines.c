@@ -177,7 +177,8 @@ static void advise_descriptor(int fd)
 	errno = saved;
 }
 
-struct lines_reader *lines_open(int fd, char delim)
+/* A reader of fd with its first buffer and nothing read; NULL (ENOMEM) if there is no memory. */
+static struct lines_reader *reader_new(int fd, char delim)
 {
 	struct lines_reader *r = calloc(1, sizeof *r);
 
@@ -191,24 +192,24 @@ struct lines_reader *lines_open(int fd, char delim)
 	r->cap = LINES_INITIAL_CAP;
 	r->fd = fd;
 	r->delim = (unsigned char)delim;
-	advise_descriptor(fd);
+	return r;
+}
+
+struct lines_reader *lines_open(int fd, char delim)
+{
+	struct lines_reader *r = reader_new(fd, delim);
+
+	if (r)
+		advise_descriptor(fd);
 	return r;
 }
 
 struct lines_reader *lines_open_range(int fd, char delim)
 {
-	struct lines_reader *r = calloc(1, sizeof *r);
+	struct lines_reader *r = reader_new(fd, delim);
 
 	if (!r)
 		return NULL;
-	r->buf = malloc(LINES_INITIAL_CAP);
-	if (!r->buf) {
-		free(r);
-		return NULL;
-	}
-	r->cap = LINES_INITIAL_CAP;
-	r->fd = fd;
-	r->delim = (unsigned char)delim;
 	r->ranged = 1;
 	r->eof = 1;	/* no range yet */
 	return r;
