@@ -5,8 +5,11 @@
  * Usage: unit [SUITE...]   (no argument: all suites)
  * Exit status 0 when every test passed, 1 otherwise.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "unit.h"
 
@@ -37,6 +40,36 @@ uint64_t unit_splitmix64(uint64_t *state)
 	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
 	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
 	return z ^ (z >> 31);
+}
+
+/* (used by the line and range suites) */
+int unit_temp_file(const char *data, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/bftools-unit-XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	for (size_t off = 0; off < len;) {
+		ssize_t done = write(fd, data + off, len - off);
+
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done <= 0) {
+			close(fd);
+			return -1;
+		}
+		off += (size_t)done;
+	}
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 const char *unit_testdata_dir(void)

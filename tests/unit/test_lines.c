@@ -37,24 +37,6 @@ static int put_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* An unlinked temporary file holding data, positioned at its start. */
-static int temp_file(const char *data, size_t len)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof path, "%s/bftools-unit-XXXXXX", dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0)
-		return -1;
-	unlink(path);
-	if (put_all(fd, data, len) < 0 || lseek(fd, 0, SEEK_SET) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 /*
  * The read end of a pipe that a child fills with data in pieces of `piece`
@@ -130,7 +112,7 @@ out:
 static int reads_as(const char *data, size_t len, char delim, size_t max,
 		    const struct line *want, size_t n)
 {
-	int fd = temp_file(data, len);
+	int fd = unit_temp_file(data, len);
 	size_t matched;
 
 	if (fd < 0)
@@ -144,7 +126,7 @@ static int reads_as(const char *data, size_t len, char delim, size_t max,
 
 static void empty_input_gives_no_records(void)
 {
-	int fd = temp_file("", 0);
+	int fd = unit_temp_file("", 0);
 	struct lines_reader *r = lines_open(fd, '\n');
 	struct line out[4];
 
@@ -196,7 +178,7 @@ static void newline_is_data_with_nul_delimiter(void)
 static void max_one_gives_one_record_per_call(void)
 {
 	static const struct line want[] = { L("one"), L("two"), L(""), L("four") };
-	int fd = temp_file("one\ntwo\n\nfour\n", 14);
+	int fd = unit_temp_file("one\ntwo\n\nfour\n", 14);
 	struct lines_reader *r = lines_open(fd, '\n');
 	struct line out[2] = { { NULL, 0 }, { "sentinel", 8 } };
 
@@ -214,7 +196,7 @@ static void max_one_gives_one_record_per_call(void)
 
 static void max_zero_is_an_error_not_end_of_input(void)
 {
-	int fd = temp_file("a\n", 2);
+	int fd = unit_temp_file("a\n", 2);
 	struct lines_reader *r = lines_open(fd, '\n');
 	struct line out[1];
 
@@ -317,7 +299,7 @@ static void batch_stays_valid_until_next_call(void)
 		data[len++] = '\n';
 	}
 	CHECK(len > 2 * MIB);	/* at least two refills */
-	fd = temp_file(data, len);
+	fd = unit_temp_file(data, len);
 	r = lines_open(fd, '\n');
 	CHECK(fd >= 0 && r);
 	while ((got = lines_next_batch(r, batch, n)) > 0)
@@ -334,7 +316,7 @@ static void batch_stays_valid_until_next_call(void)
 
 static void bytes_read_counts_records_and_delimiters(void)
 {
-	int fd = temp_file("ab\ncd\nlast", 10);
+	int fd = unit_temp_file("ab\ncd\nlast", 10);
 	struct lines_reader *r = lines_open(fd, '\n');
 	struct line out[2];
 
@@ -409,7 +391,7 @@ static void round_trip_of_1e5_records_is_exact(void)
 	struct lines_reader *r;
 	struct writer w;
 	long got;
-	int fd = temp_file("", 0);
+	int fd = unit_temp_file("", 0);
 
 	CHECK(fd >= 0 && writer_init(&w, fd, 4096) == 0);
 	for (size_t i = 0; i < n; i++) {
@@ -454,7 +436,7 @@ static void writer_keeps_order_around_oversized_puts(void)
 	struct writer w;
 	size_t len = 0;
 	char *text;
-	int fd = temp_file("", 0), ok;
+	int fd = unit_temp_file("", 0), ok;
 
 	memset(big, 'B', sizeof big);
 	memcpy(want, "abc", 3);
@@ -688,7 +670,7 @@ static void owned_batches_stay_intact_from_a_file(void)
 	int fd, ok;
 
 	CHECK(owned_input_make(&in, 30000, 3, '\n', 1) == 0);
-	fd = temp_file(in.data, in.len);
+	fd = unit_temp_file(in.data, in.len);
 	CHECK(fd >= 0);
 	ok = owned_matches(fd, '\n', &in);
 	close(fd);
@@ -716,7 +698,7 @@ static void owned_small_cases(void)
 
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct owned_input in = { cases[i].data, cases[i].len, cases[i].want, cases[i].n };
-		int fd = temp_file(cases[i].data, cases[i].len), ok;
+		int fd = unit_temp_file(cases[i].data, cases[i].len), ok;
 
 		CHECK(fd >= 0);
 		ok = owned_matches(fd, cases[i].delim, &in);
@@ -727,7 +709,7 @@ static void owned_small_cases(void)
 
 static void owned_empty_input_gives_zero(void)
 {
-	int fd = temp_file("", 0);
+	int fd = unit_temp_file("", 0);
 	struct lines_reader *r = lines_open(fd, '\n');
 	struct lines_batch b;
 
@@ -773,7 +755,7 @@ static void owned_batch_takes_every_buffered_record(void)
 	CHECK(data);
 	for (size_t i = 0; i < n; i++)
 		memcpy(data + 2 * i, "x\n", 2);
-	fd = temp_file(data, 2 * n);
+	fd = unit_temp_file(data, 2 * n);
 	free(data);
 	r = lines_open(fd, '\n');
 	memset(&b, 0, sizeof b);
@@ -805,7 +787,7 @@ static void owned_reads_at_most_128_kib_a_call(void)
 	CHECK(data);
 	for (size_t i = 0; i < n; i++)
 		memcpy(data + 2 * i, "x\n", 2);
-	fd = temp_file(data, MIB);
+	fd = unit_temp_file(data, MIB);
 	free(data);
 	r = lines_open(fd, '\n');
 	memset(&b, 0, sizeof b);

@@ -80,29 +80,6 @@ static int recs_equal(const struct recs *a, const struct recs *b)
 	return 1;
 }
 
-/* An unlinked temporary file holding data. */
-static int temp_file(const char *data, size_t len)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof path, "%s/bftools-ranges-XXXXXX", dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0)
-		return -1;
-	unlink(path);
-	for (size_t off = 0; off < len;) {
-		ssize_t done = write(fd, data + off, len - off);
-
-		if (done <= 0) {
-			close(fd);
-			return -1;
-		}
-		off += (size_t)done;
-	}
-	return fd;
-}
 
 /* Every record of r until its end into out; 0, or -1 on an error. */
 static int drain(struct lines_reader *r, struct recs *out, int owned)
@@ -217,7 +194,7 @@ static void random_tilings_read_as_one_reader(void)
 			char delim = trial % 3 == 2 ? '\0' : '\n';
 			size_t len, n;
 			char *data = make_file(&rng, sizes[s], delim, sizes[s] > 100000 ? 50 : 0, &len);
-			int fd = data ? temp_file(data, len) : -1;
+			int fd = data ? unit_temp_file(data, len) : -1;
 			uint64_t start = len && trial % 4 == 3 ? unit_splitmix64(&rng) % len : 0;
 			struct recs want = { 0 }, got = { 0 };
 
@@ -247,7 +224,7 @@ static void every_cut_position_reads_each_record_once(void)
 		char delim = trial % 2 ? '\0' : '\n';
 		size_t len;
 		char *data = make_file(&rng, 1 + (size_t)(unit_splitmix64(&rng) % 90), delim, 0, &len);
-		int fd = data ? temp_file(data, len) : -1;
+		int fd = data ? unit_temp_file(data, len) : -1;
 		struct recs want = { 0 };
 
 		CHECK(fd >= 0);
@@ -280,7 +257,7 @@ static void edge_files_read_as_one_reader(void)
 	uint64_t cuts[3] = { 1, 2, 3 };
 
 	for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
-		int fd = temp_file(files[f].data, files[f].len);
+		int fd = unit_temp_file(files[f].data, files[f].len);
 		struct recs want = { 0 };
 
 		CHECK(fd >= 0);
@@ -309,7 +286,7 @@ static void one_huge_line_is_one_record(void)
 
 	CHECK(data != NULL);
 	memset(data, 'x', len);
-	fd = temp_file(data, len);
+	fd = unit_temp_file(data, len);
 	free(data);
 	CHECK(fd >= 0);
 	rs = ranges_open(fd, 0, len, '\n', 1, 4096);
@@ -359,7 +336,7 @@ static void threads_read_every_record_once(void)
 		int threads = 1 + trial % 8;
 		size_t len, size = trial % 6 == 5 ? 4u << 20 : (size_t)(unit_splitmix64(&rng) % 300000);
 		char *data = make_file(&rng, size, delim, trial % 6 == 5 ? 20 : 0, &len);
-		int fd = data ? temp_file(data, len) : -1;
+		int fd = data ? unit_temp_file(data, len) : -1;
 		uint64_t step = 1 + unit_splitmix64(&rng) % 20000;
 		struct recs want = { 0 }, all = { 0 };
 		struct shared_read each[8];

@@ -13,6 +13,7 @@
 #ifndef BFTOOLS_UNIT_H
 #define BFTOOLS_UNIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -48,6 +49,9 @@ uint64_t unit_splitmix64(uint64_t *state);
 
 /* Merge the filter file at path into c by streaming (test_merge.c); 0, or -1 with *why. */
 int unit_merge_file(struct cascade *c, const char *path, enum merge_op op, const char **why);
+
+/* An unlinked temporary file holding data[0..len), positioned at its start; -1 on failure. */
+int unit_temp_file(const char *data, size_t len);
 
 /* Directory holding test data: $BFTOOLS_TESTDATA, else tests/data (run from the top). */
 const char *unit_testdata_dir(void);
