@@ -36,6 +36,8 @@ static const struct {
 			  "trailing data after the filter" },
 	[GZIN_SKETCH] = { "not a bftools sketch (not gzip data)", "trailing data inside the sketch",
 			  "trailing data after the sketch" },
+	[GZIN_SUMMARY] = { "not a bftools summary (not gzip data)", "trailing data inside the summary",
+			   "trailing data after the summary" },
 };
 
 static int bad(const char **errstr, const char *msg)

@@ -32,7 +32,7 @@
 #define GZIN_BUFFER IOSIZE_BUFFER
 
 /* What the member holds, for the messages that name it. */
-enum gzin_kind { GZIN_FILTER, GZIN_SKETCH };
+enum gzin_kind { GZIN_FILTER, GZIN_SKETCH, GZIN_SUMMARY };
 
 struct gzin {
 	int fd;

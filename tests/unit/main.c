@@ -103,6 +103,7 @@ static const struct {
 	{ "counting", suite_counting },
 	{ "window", suite_window },
 	{ "sketch", suite_sketch },
+	{ "topk", suite_topk },
 	{ "walk", suite_walk },
 	{ "cov_window", suite_cov_window },
 	{ "cov_dcso", suite_cov_dcso },

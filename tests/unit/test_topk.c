@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_topk.c - the heavy-hitter summary (topk.h) and its file
+ * (topk_file.h): on Zipf streams every interval holds against exact
+ * counts, kept or not, every key above N / C is kept, and the floor is
+ * at most N / C; merged summaries keep their intervals and list every key
+ * above 2 N / C; keys longer than TOPK_KEY_MAX are counted apart by
+ * their full hash and shown truncated; the same stream gives the same
+ * summary; files round-trip byte for byte and damage is refused.
+ *
+ * Streams come from splitmix64 with fixed seeds: the same every run.
+ * The guarantees tested are deterministic (Space-Saving's), so no
+ * statistical slack is needed.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "topk.h"
+#include "topk_file.h"
+#include "unit.h"
+
+#define DISTINCT 2000u
+#define STREAM 200000u
+
+/* ---- helpers ------------------------------------------------------------- */
+
+/* Ranks 0..distinct-1 drawn with probability proportional to 1/(rank+1)^s. */
+static void zipf_stream(double s, uint64_t seed, uint32_t distinct, uint32_t *out, size_t n)
+{
+	double *cdf = malloc(distinct * sizeof *cdf), sum = 0.0;
+
+	for (uint32_t r = 0; r < distinct; r++)
+		cdf[r] = (sum += pow(r + 1.0, -s));
+	for (size_t i = 0; i < n; i++) {
+		double u = (double)(unit_splitmix64(&seed) >> 11) / 9007199254740992.0 * sum;
+		uint32_t lo = 0, hi = distinct - 1;
+
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+
+			if (cdf[mid] < u)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		out[i] = lo;
+	}
+	free(cdf);
+}
+
+static struct topk *new_summary(uint64_t capacity)
+{
+	struct topk_params p = { capacity, 4 * capacity, 4 };
+	const char *why;
+
+	return topk_new(&p, FILTER_SIPHASH_1_3, 0, topk_default_key, &why);
+}
+
+/* The key of a rank: its decimal digits. */
+static struct line rank_key(uint32_t rank, char *buf)
+{
+	struct line l = { buf, (size_t)sprintf(buf, "%u", (unsigned)rank) };
+
+	return l;
+}
+
+static void hash_one(const struct topk *t, struct line key, uint64_t h[2])
+{
+	topk_hash(t, &key, 1, h);
+}
+
+/* Add ranks[0..n) to t, one key at a time, and count them exactly into exact[]. */
+static void add_ranks(struct topk *t, const uint32_t *ranks, size_t n, uint64_t *exact)
+{
+	for (size_t i = 0; i < n; i++) {
+		char buf[16];
+		struct line key = rank_key(ranks[i], buf);
+		uint64_t h[2];
+
+		hash_one(t, key, h);
+		topk_add_hashed(t, &key, h, 1);
+		exact[ranks[i]]++;
+	}
+}
+
+/* Every rank's query interval contains its exact count; kept ones have their key bytes. */
+static int intervals_hold(const struct topk *t, const uint64_t *exact, uint32_t distinct)
+{
+	for (uint32_t r = 0; r < distinct; r++) {
+		char buf[16];
+		uint64_t h[2], lower, upper;
+
+		hash_one(t, rank_key(r, buf), h);
+		topk_query(t, h, &lower, &upper);
+		if (lower > exact[r] || upper < exact[r]) {
+			printf("# rank %u: exact %llu outside [%llu, %llu]\n", (unsigned)r,
+			       (unsigned long long)exact[r], (unsigned long long)lower,
+			       (unsigned long long)upper);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Whether the key of rank r is among t's items. */
+static int is_kept(const struct topk *t, uint32_t r)
+{
+	char buf[16];
+	uint64_t h[2];
+	struct topk_item *items = malloc((t->kept + 1) * sizeof *items);
+	size_t n = topk_items(t, items);
+	int found = 0;
+
+	hash_one(t, rank_key(r, buf), h);
+	for (size_t i = 0; i < n; i++)
+		found |= items[i].hash[0] == h[0] && items[i].hash[1] == h[1];
+	free(items);
+	return found;
+}
+
+/* ---- the summary ---------------------------------------------------------- */
+
+static void zipf_bounds(double s)
+{
+	uint32_t *ranks = malloc(STREAM * sizeof *ranks);
+	uint64_t *exact = calloc(DISTINCT, sizeof *exact);
+	struct topk *t = new_summary(200);
+
+	zipf_stream(s, 42, DISTINCT, ranks, STREAM);
+	add_ranks(t, ranks, STREAM, exact);
+	free(ranks);
+	CHECK(t->total == STREAM && t->kept == 200);
+	/* Space-Saving: the counts sum to N, so the smallest is at most N / C */
+	CHECK(topk_floor(t) <= STREAM / 200);
+	CHECK(intervals_hold(t, exact, DISTINCT));
+	for (uint32_t r = 0; r < DISTINCT; r++)
+		CHECKF(exact[r] <= STREAM / 200 || is_kept(t, r), "rank %u (%llu) not kept",
+		       (unsigned)r, (unsigned long long)exact[r]);
+	free(exact);
+	topk_free(t);
+}
+
+static void test_zipf_08_intervals_hold_and_heavy_keys_kept(void) { zipf_bounds(0.8); }
+static void test_zipf_10_intervals_hold_and_heavy_keys_kept(void) { zipf_bounds(1.0); }
+static void test_zipf_12_intervals_hold_and_heavy_keys_kept(void) { zipf_bounds(1.2); }
+
+static void test_items_come_most_frequent_first_in_a_total_order(void)
+{
+	uint32_t *ranks = malloc(STREAM * sizeof *ranks);
+	uint64_t *exact = calloc(DISTINCT, sizeof *exact);
+	struct topk *t = new_summary(100);
+	struct topk_item items[100];
+	size_t n;
+
+	zipf_stream(1.0, 7, DISTINCT, ranks, STREAM);
+	add_ranks(t, ranks, STREAM, exact);
+	n = topk_items(t, items);
+	CHECK(n == 100);
+	for (size_t i = 1; i < n; i++)
+		CHECK(items[i - 1].upper >= items[i].upper);
+	/* rank 0 is by far the most frequent (1/H of the stream, about 12%) */
+	CHECK(items[0].len == 1 && items[0].key[0] == '0');
+	free(ranks);
+	free(exact);
+	topk_free(t);
+}
+
+static void test_the_same_stream_gives_the_same_summary(void)
+{
+	uint32_t *ranks = malloc(STREAM * sizeof *ranks);
+	uint64_t *exact = calloc(DISTINCT, sizeof *exact);
+	struct topk *a = new_summary(50), *b = new_summary(50);
+	struct topk_item ia[50], ib[50];
+
+	zipf_stream(0.8, 3, DISTINCT, ranks, STREAM);
+	add_ranks(a, ranks, STREAM, exact);
+	add_ranks(b, ranks, STREAM, exact);
+	CHECK(topk_items(a, ia) == 50 && topk_items(b, ib) == 50);
+	for (size_t i = 0; i < 50; i++)
+		CHECK(ia[i].hash[0] == ib[i].hash[0] && ia[i].count == ib[i].count
+		      && ia[i].error == ib[i].error && ia[i].upper == ib[i].upper);
+	CHECK(memcmp(a->cells, b->cells, 8 * a->params.width * a->params.depth) == 0);
+	free(ranks);
+	free(exact);
+	topk_free(a);
+	topk_free(b);
+}
+
+static void test_merged_summaries_keep_intervals_and_keys_above_2n_over_c(void)
+{
+	uint32_t *ranks = malloc(STREAM * sizeof *ranks);
+	uint64_t *exact = calloc(DISTINCT, sizeof *exact);
+	struct topk *a = new_summary(150), *b = new_summary(150);
+	const char *why;
+
+	/* two different streams: different skews and seeds */
+	zipf_stream(1.0, 11, DISTINCT, ranks, STREAM);
+	add_ranks(a, ranks, STREAM, exact);
+	zipf_stream(0.8, 12, DISTINCT, ranks, STREAM / 2);
+	add_ranks(b, ranks, STREAM / 2, exact);
+	CHECK(topk_merge(a, b, &why) == 0);
+	CHECK(a->total == STREAM + STREAM / 2 && a->kept == 150);
+	CHECK(intervals_hold(a, exact, DISTINCT));
+	for (uint32_t r = 0; r < DISTINCT; r++)
+		CHECKF(exact[r] <= 2 * a->total / 150 || is_kept(a, r), "rank %u not kept",
+		       (unsigned)r);
+	/* and it goes on counting, its intervals still holding */
+	zipf_stream(1.2, 13, DISTINCT, ranks, STREAM);
+	add_ranks(a, ranks, STREAM, exact);
+	CHECK(intervals_hold(a, exact, DISTINCT));
+	free(ranks);
+	free(exact);
+	topk_free(a);
+	topk_free(b);
+}
+
+static void test_merging_refuses_other_parameters_and_keys(void)
+{
+	struct topk *a = new_summary(10), *b = new_summary(20), *c;
+	struct topk_params p = { 10, 40, 4 };
+	unsigned char key[16] = "another-key-0001";
+	const char *why;
+
+	CHECK(topk_merge(a, b, &why) < 0 && strcmp(why, "different capacity") == 0);
+	c = topk_new(&p, FILTER_SIPHASH_1_3, 0, key, &why);
+	CHECK(topk_merge(a, c, &why) < 0 && strcmp(why, "different key") == 0);
+	topk_free(a);
+	topk_free(b);
+	topk_free(c);
+}
+
+/* Keys of 1000 bytes that differ only in their last 4. */
+static void test_long_keys_count_apart_and_show_truncated(void)
+{
+	struct topk *t = new_summary(8);
+	char buf[4][1000];
+	struct line keys[4];
+	uint64_t h[8], lower, upper;
+	struct topk_item items[8];
+
+	for (int i = 0; i < 4; i++) {
+		memset(buf[i], 'x', sizeof buf[i]);
+		snprintf(buf[i] + 996, 4, "%03d", i);
+		keys[i].data = buf[i];
+		keys[i].len = sizeof buf[i];
+	}
+	topk_hash(t, keys, 4, h);
+	for (int rep = 0; rep <= 3; rep++)
+		topk_add_hashed(t, keys + rep, h + 2 * rep, (size_t)(4 - rep));
+	CHECK(topk_items(t, items) == 4);
+	for (int i = 0; i < 4; i++) {
+		CHECK(items[i].truncated && items[i].len == 1000);
+		CHECK(memcmp(items[i].key, buf[0], TOPK_KEY_MAX) == 0);
+		topk_query(t, h + 2 * i, &lower, &upper);
+		CHECK(lower == (uint64_t)i + 1 && upper == (uint64_t)i + 1);
+	}
+	CHECK(topk_memory(&t->params) < 64 * 1024);
+	topk_free(t);
+}
+
+static void test_sizing_follows_eps_and_confidence(void)
+{
+	struct topk_params p;
+	const char *why;
+
+	CHECK(topk_size(1e-4, 0.999, &p, &why) == 0);
+	CHECK(p.capacity == 10000 && p.width == 27183 && p.depth == 7);
+	/* the default summary stays under 16 MB */
+	CHECK(topk_memory(&p) < 16000000);
+	CHECK(topk_size(0.0, 0.999, &p, &why) < 0);
+	CHECK(topk_size(1e-3, 1.0, &p, &why) < 0);
+}
+
+/* ---- the file ------------------------------------------------------------------ */
+
+/* t saved into a new unlinked file, its bytes in *bytes (*len of them); the fd, or -1. */
+static int saved(const struct topk *t, unsigned char **bytes, size_t *len)
+{
+	const char *why;
+	int fd = unit_temp_file("", 0);
+	off_t size;
+
+	if (fd < 0 || topk_file_save(t, fd, &why) < 0)
+		return -1;
+	size = lseek(fd, 0, SEEK_END);
+	*bytes = malloc((size_t)size + 1);
+	*len = (size_t)size;
+	if (pread(fd, *bytes, *len, 0) != (ssize_t)*len)
+		return -1;
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+static struct topk *zipf_summary(void)
+{
+	uint32_t *ranks = malloc(STREAM * sizeof *ranks);
+	uint64_t *exact = calloc(DISTINCT, sizeof *exact);
+	struct topk *t = new_summary(64);
+	char longkey[600];
+	struct line key = { longkey, sizeof longkey };
+	uint64_t h[2];
+
+	zipf_stream(1.0, 5, DISTINCT, ranks, STREAM);
+	add_ranks(t, ranks, STREAM, exact);
+	memset(longkey, 'k', sizeof longkey);
+	topk_hash(t, &key, 1, h);
+	for (int i = 0; i < 20000; i++)	/* a long key among the heavy ones */
+		topk_add_hashed(t, &key, h, 1);
+	free(ranks);
+	free(exact);
+	return t;
+}
+
+static void test_files_round_trip_byte_for_byte(void)
+{
+	struct topk *t = zipf_summary(), *back;
+	unsigned char *a, *b;
+	size_t la, lb;
+	const char *why;
+	int fd = saved(t, &a, &la), fd2;
+
+	CHECK(fd >= 0);
+	back = topk_file_load(fd, &why);
+	close(fd);
+	CHECKF(back != NULL, "%s", why);
+	CHECK(back->total == t->total && back->kept == t->kept && topk_floor(back) == topk_floor(t));
+	CHECK(memcmp(back->cells, t->cells, 8 * t->params.width * t->params.depth) == 0);
+	fd2 = saved(back, &b, &lb);
+	CHECK(fd2 >= 0 && la == lb && memcmp(a, b, la) == 0);
+	CHECK(topk_file_detect(a, la) == 1);
+	close(fd2);
+	free(a);
+	free(b);
+	topk_free(back);
+	topk_free(t);
+}
+
+/* Whether bytes[0..len) load; *why gets the message. */
+static int loads(const unsigned char *bytes, size_t len, const char **why)
+{
+	int fd = unit_temp_file((const char *)bytes, len);
+	struct topk *t = topk_file_load(fd, why);
+
+	close(fd);
+	topk_free(t);
+	return t != NULL;
+}
+
+static void test_damaged_files_are_refused(void)
+{
+	struct topk *t = zipf_summary();
+	unsigned char *a, *copy;
+	size_t la;
+	const char *why;
+	int fd = saved(t, &a, &la);
+
+	CHECK(fd >= 0);
+	close(fd);
+	for (size_t cut = 0; cut < la; cut += la / 97 + 1)
+		CHECKF(!loads(a, cut, &why), "truncated at %zu loads", cut);
+	copy = malloc(la + 1);
+	memcpy(copy, a, la);
+	copy[la] = 0x1f;
+	CHECK(!loads(copy, la + 1, &why));
+	copy[la / 2] ^= 0x40;	/* a flipped bit: gzip's CRC-32 catches it */
+	CHECK(!loads(copy, la, &why));
+	CHECK(!loads((const unsigned char *)"plain text\n", 11, &why)
+	      && strstr(why, "not gzip") != NULL);
+	free(copy);
+	free(a);
+	topk_free(t);
+}
+
+void suite_topk(void)
+{
+	unit_run("topk: zipf 0.8: every interval holds, every key above N/C kept",
+		 test_zipf_08_intervals_hold_and_heavy_keys_kept);
+	unit_run("topk: zipf 1.0: every interval holds, every key above N/C kept",
+		 test_zipf_10_intervals_hold_and_heavy_keys_kept);
+	unit_run("topk: zipf 1.2: every interval holds, every key above N/C kept",
+		 test_zipf_12_intervals_hold_and_heavy_keys_kept);
+	unit_run("topk: items come most frequent first", test_items_come_most_frequent_first_in_a_total_order);
+	unit_run("topk: the same stream gives the same summary", test_the_same_stream_gives_the_same_summary);
+	unit_run("topk: merged summaries keep intervals and every key above 2N/C",
+		 test_merged_summaries_keep_intervals_and_keys_above_2n_over_c);
+	unit_run("topk: merging refuses other parameters and keys", test_merging_refuses_other_parameters_and_keys);
+	unit_run("topk: long keys count apart by hash and show truncated",
+		 test_long_keys_count_apart_and_show_truncated);
+	unit_run("topk: sizing follows eps and confidence", test_sizing_follows_eps_and_confidence);
+	unit_run("topk: files round-trip byte for byte", test_files_round_trip_byte_for_byte);
+	unit_run("topk: truncated, trailing and damaged files are refused", test_damaged_files_are_refused);
+}
