@@ -59,7 +59,7 @@ LDLIBS    = -lz -lm -pthread
 
 # O is the build directory: "." for the normal build, build/asan for make asan.
 O        ?= .
-PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo
+PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop
 LIB_SRC   = $(wildcard lib/*.c)
 LIB_OBJ   = $(LIB_SRC:%.c=$(O)/%.o)
 CLI_OBJ   = $(O)/cmd/cli.o $(O)/cmd/cli_window.o

@@ -11,7 +11,9 @@
  * fall). The counts sum to N, so m <= N / C.
  *
  * The smallest count is found with a binary min-heap of entry indexes
- * (an increment moves an entry down, an eviction replaces the root);
+ * (an increment moves an entry down, an eviction replaces the root),
+ * ties broken by hash so that the entry evicted never depends on the
+ * heap's layout;
  * heavy keys sink to the leaves, where an increment costs nothing. A
  * hash table of entry indexes (open addressing, linear probing on the
  * hash's first half, deletion by backward shift, at most half full)
@@ -240,9 +242,20 @@ static void cm_add(struct topk *t, const uint64_t hash[2])
 
 /* ---- the heap of counts ------------------------------------------------------ */
 
-static uint64_t heap_count(const struct topk *t, uint64_t i)
+/*
+ * Heap order: by count, then by hash, a total order, so the entry evicted
+ * is the same however the heap happens to be laid out (a summary loaded
+ * from a file goes on exactly as the one saved would have).
+ */
+static int entry_below(const struct topk *t, uint32_t a, uint32_t b)
 {
-	return t->entries[t->heap[i]].count;
+	const struct topk_entry *x = &t->entries[a], *y = &t->entries[b];
+
+	if (x->count != y->count)
+		return x->count < y->count;
+	if (x->hash[0] != y->hash[0])
+		return x->hash[0] < y->hash[0];
+	return x->hash[1] < y->hash[1];
 }
 
 static void heap_place(struct topk *t, uint64_t i, uint32_t e)
@@ -255,16 +268,15 @@ static void heap_place(struct topk *t, uint64_t i, uint32_t e)
 static void heap_down(struct topk *t, uint64_t i)
 {
 	uint32_t e = t->heap[i];
-	uint64_t count = t->entries[e].count;
 
 	for (;;) {
 		uint64_t child = 2 * i + 1;
 
 		if (child >= t->kept)
 			break;
-		if (child + 1 < t->kept && heap_count(t, child + 1) < heap_count(t, child))
+		if (child + 1 < t->kept && entry_below(t, t->heap[child + 1], t->heap[child]))
 			child++;
-		if (heap_count(t, child) >= count)
+		if (!entry_below(t, t->heap[child], e))
 			break;
 		heap_place(t, i, t->heap[child]);
 		i = child;
@@ -276,9 +288,8 @@ static void heap_down(struct topk *t, uint64_t i)
 static void heap_up(struct topk *t, uint64_t i)
 {
 	uint32_t e = t->heap[i];
-	uint64_t count = t->entries[e].count;
 
-	while (i > 0 && heap_count(t, (i - 1) / 2) > count) {
+	while (i > 0 && entry_below(t, e, t->heap[(i - 1) / 2])) {
 		heap_place(t, i, t->heap[(i - 1) / 2]);
 		i = (i - 1) / 2;
 	}
@@ -388,7 +399,7 @@ void topk_add_hashed(struct topk *t, const struct line *keys, const uint64_t *ha
 
 uint64_t topk_floor(const struct topk *t)
 {
-	return t->kept < t->params.capacity ? 0 : heap_count(t, 0);
+	return t->kept < t->params.capacity ? 0 : t->entries[t->heap[0]].count;
 }
 
 void topk_query(const struct topk *t, const uint64_t hash[2], uint64_t *lower, uint64_t *upper)

@@ -9,6 +9,11 @@
  *                           keys of a sparse filter
  *   gen numbers COUNT       the decimal numbers 0 .. COUNT-1: short distinct
  *                           keys to fill a big filter quickly
+ *   gen zipf N DISTINCT S SEED
+ *                           N lines, the URLs of ids 0 .. DISTINCT-1 drawn
+ *                           with probability proportional to 1/(id+1)^S
+ *                           (Zipf's law, skew S), from splitmix64 seeded
+ *                           with SEED: bftop's tests, accuracy and bench
  *
  * The corpus: line j is either the next fresh id (with probability 1/2,
  * and always for the first line) or a repeat of an id drawn uniformly from
@@ -27,6 +32,7 @@
  * same bytes on every machine and every run. Deliberately absent: any
  * locale, stdio line buffering, and anything beyond C11 and POSIX.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +224,42 @@ static int numbers(struct out *o, uint64_t count)
 	return 0;
 }
 
+/*
+ * Zipf by inversion: the cumulative weights of ids 0..distinct-1 in a
+ * table (8 bytes an id), then for each line a uniform draw scaled to the
+ * total and a binary search for the first id whose cumulative weight
+ * reaches it.
+ */
+static int zipf(struct out *o, uint64_t lines, uint64_t distinct, double skew, uint64_t seed)
+{
+	double *cdf = malloc((distinct ? distinct : 1) * sizeof *cdf), sum = 0.0;
+
+	if (cdf == NULL || distinct == 0 || !(skew >= 0.0)) {
+		fprintf(stderr, "gen: zipf: no memory, no ids, or a bad skew\n");
+		exit(2);
+	}
+	for (uint64_t r = 0; r < distinct; r++)
+		cdf[r] = (sum += pow((double)r + 1.0, -skew));
+	for (uint64_t j = 0; j < lines; j++) {
+		double u = (double)(splitmix64(&seed) >> 11) / 9007199254740992.0 * sum;
+		uint64_t lo = 0, hi = distinct - 1;
+
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo) / 2;
+
+			if (cdf[mid] < u)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (room(o) != 0)
+			return -1;
+		o->used += url(o->buf + o->used, lo);
+	}
+	free(cdf);
+	return 0;
+}
+
 static uint64_t number(const char *s)
 {
 	char *end;
@@ -238,7 +280,9 @@ static int run(int argc, char **argv, struct out *o)
 		return keys(o, number(argv[2]), number(argv[3]), number(argv[4]));
 	if (argc == 3 && strcmp(argv[1], "numbers") == 0)
 		return numbers(o, number(argv[2]));
-	fprintf(stderr, "usage: gen corpus N | gen keys FIRST COUNT STRIDE | gen numbers COUNT\n");
+	if (argc == 6 && strcmp(argv[1], "zipf") == 0)
+		return zipf(o, number(argv[2]), number(argv[3]), strtod(argv[4], NULL), number(argv[5]));
+	fprintf(stderr, "usage: gen corpus N | gen keys FIRST COUNT STRIDE | gen numbers COUNT | gen zipf N DISTINCT S SEED\n");
 	exit(2);
 }
 

@@ -157,7 +157,7 @@ newer() { [ -n "$(find "$1" -prune -newer "$2" 2>/dev/null)" ]; }
 # compile NAME: tests/bench/NAME.c into BENCH_DIR/NAME unless it is current.
 compile() {
 	[ -x "$dir/$1" ] && newer "$dir/$1" "$here/$1.c" && return 0
-	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -o "$dir/$1" "$here/$1.c" ||
+	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -o "$dir/$1" "$here/$1.c" -lm ||
 		die "cannot compile $here/$1.c"
 }
 compile gen

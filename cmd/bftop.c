@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bftop - the most frequent keys of a stream, and how often any key
+ * occurred, in memory fixed in advance.
+ *
+ * The answer of `sort | uniq -c | sort -rn | head`, in its format, from a
+ * heavy-hitter summary (topk.h): Space-Saving, whose every count comes
+ * with a guaranteed interval and which keeps every key above EPS times
+ * the stream, beside a count-min sketch with conservative update for the
+ * frequency of any key (-q). The summary outlives the process as a file
+ * (topk_file.h): -o saves it, -s loads it (and adds the FILEs given),
+ * bfmerge merges summaries of parallel jobs, bfinfo shows one.
+ *
+ * Threads: -j N reads, splits and hashes keys on N threads, but the
+ * summary is updated on one, in input order. Its updates depend on the
+ * order (which key is evicted, which cells conservative update raises),
+ * so per-thread summaries merged at the end would print different
+ * counts for different N; one ordered updater prints the same for every
+ * N, and costs little: an update is a hash-table probe, a heap step and
+ * `depth` cell writes, against SipHash and key splitting, which are the
+ * work spread out. Not done here: --window (issue 24's last item).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "keys.h"
+#include "numparse.h"
+#include "topk.h"
+#include "topk_file.h"
+
+static const char usage[] =
+	"Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
+	"   or: bftop -q -s SUMMARY [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
+	"Print the most frequent keys of FILEs (or standard input), most frequent\n"
+	"first, as uniq -c does (\"%7llu KEY\"), from a summary of fixed size:\n"
+	"every count is an upper bound and -v shows a lower one too.\n"
+	"\n"
+	"  -n, --top=N           print the N most frequent keys (default 10; 0: all kept)\n"
+	"  -e, --error=EPS       additive error, a fraction of the stream: every key\n"
+	"                        above EPS times the stream is listed (default 1e-4)\n"
+	"      --confidence=C    probability of the count-min bound (default 0.999)\n"
+	"  -v, --bounds          print the estimate, lower and upper bounds, then the key\n"
+	"      --json            print a JSON array of {key, count, lower, upper}\n"
+	"  -q, --query           print each input key's estimated count (needs -s)\n"
+	"  -o, --output=SUMMARY  save the summary to SUMMARY (atomically)\n"
+	"  -s, --summary=SUMMARY start from saved summaries (repeatable: merged);\n"
+	"                        the FILEs given are added, standard input only as -\n"
+	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
+	"  -i, --ignore-case     fold ASCII case of keys\n"
+	"  -z, --null-data       records end with NUL, not newline (output too)\n"
+	"  -w, --words           each word of a key is a key\n"
+	CLI_COMMON_HELP
+	"  -h, --help            show this help and exit\n"
+	"  -V, --version         show the version and exit\n";
+
+enum { OPT_JSON = 256, OPT_CONFIDENCE };
+
+static const struct option long_options[] = {
+	{ "top", required_argument, NULL, 'n' },
+	{ "error", required_argument, NULL, 'e' },
+	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
+	{ "bounds", no_argument, NULL, 'v' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "query", no_argument, NULL, 'q' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "summary", required_argument, NULL, 's' },
+	{ "field", required_argument, NULL, 'k' },
+	{ "separator", required_argument, NULL, 't' },
+	{ "ignore-case", no_argument, NULL, 'i' },
+	{ "null-data", no_argument, NULL, 'z' },
+	{ "words", no_argument, NULL, 'w' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	CLI_COMMON_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
+struct options {
+	struct key_spec spec;
+	char delim;
+	uint64_t top;
+	double eps, confidence;
+	int sized;		/* -e or --confidence given */
+	int bounds, json, query;
+	const char *output;
+	const char **summaries;	/* -s */
+	size_t nsummaries;
+	char **inputs;
+	int ninputs;
+};
+
+static double fraction(const char *option, const char *arg, double min, double max)
+{
+	double v = cli_rate(option, arg);
+
+	if (!(v >= min && v <= max))
+		cli_usage_error("%s: %s out of range %g..%g", option, arg, min, max);
+	return v;
+}
+
+static void parse_option(struct options *opt, int c, const char *arg)
+{
+	switch (c) {
+	case 'n': opt->top = cli_count("top", arg, 0, UINT64_MAX); break;
+	case 'e': opt->eps = fraction("error", arg, TOPK_EPS_MIN, TOPK_EPS_MAX); opt->sized = 1; break;
+	case OPT_CONFIDENCE:
+		opt->confidence = fraction("confidence", arg, 0.5, 1.0 - 1e-9);
+		opt->sized = 1;
+		break;
+	case 'v': opt->bounds = 1; break;
+	case OPT_JSON: opt->json = 1; break;
+	case 'q': opt->query = 1; break;
+	case 'o': opt->output = arg; break;
+	case 's': opt->summaries[opt->nsummaries++] = arg; break;
+	case 'k': cli_field_option(&opt->spec, arg); break;
+	case 't': cli_separator_option(&opt->spec, arg); break;
+	case 'i': opt->spec.fold_case = 1; break;
+	case 'z': opt->delim = '\0'; break;
+	case 'w': opt->spec.words = 1; break;
+	case 'h': cli_help(usage);
+	case 'V': cli_version();
+	default:
+		if (!cli_common_option(c, arg))
+			cli_usage_error("unknown option");
+	}
+}
+
+static void check_options(const struct options *opt)
+{
+	size_t stdin_uses = cli_stdin_uses((char *const *)opt->summaries, opt->nsummaries);
+
+	if (opt->query && opt->nsummaries == 0)
+		cli_usage_error("-q needs -s SUMMARY, the summary to query");
+	if (opt->query && opt->output)
+		cli_usage_error("-q reads the summary, it does not change it: no -o");
+	if (opt->sized && opt->nsummaries > 0)
+		cli_usage_error("-e and --confidence size a new summary, not one loaded with -s");
+	if (opt->output && strcmp(opt->output, "-") == 0)
+		cli_usage_error("-o -: a summary does not go to standard output, which carries the keys");
+	if (cli_key_file)
+		cli_usage_error("--key-file: bftop summaries are keyed with bftop's own key");
+	if (stdin_uses > 1 || (stdin_uses == 1 && cli_stdin_uses(opt->inputs, (size_t)opt->ninputs) > 0))
+		cli_usage_error("standard input can be read only once");
+	if (stdin_uses == 1 && opt->nsummaries > 0 && opt->ninputs == 0 && opt->query)
+		cli_usage_error("standard input cannot be both a summary and the input");
+}
+
+static void parse_options(struct options *opt, int argc, char **argv)
+{
+	int c;
+
+	memset(opt, 0, sizeof *opt);
+	opt->spec.separator = -1;
+	opt->delim = '\n';
+	opt->top = 10;
+	opt->eps = TOPK_EPS_DEFAULT;
+	opt->confidence = TOPK_CONFIDENCE_DEFAULT;
+	opt->summaries = calloc((size_t)argc, sizeof *opt->summaries);
+	if (opt->summaries == NULL)
+		cli_fatal("%s", strerror(ENOMEM));
+	while ((c = cli_getopt(argc, argv, ":n:e:vqo:s:k:t:izwj:hV", long_options)) != -1)
+		parse_option(opt, c, optarg);
+	opt->inputs = argv + optind;
+	opt->ninputs = argc - optind;
+	check_options(opt);
+}
+
+/* Whether the stream is read: always without -s; with -s, only the FILEs given. */
+static int reads_input(const struct options *opt)
+{
+	return opt->nsummaries == 0 || opt->ninputs > 0;
+}
+
+/* ---- the summary ------------------------------------------------------- */
+
+static struct topk *load_summary(const char *path)
+{
+	const char *why;
+	struct topk *t = topk_file_load_path(path, &why);
+
+	if (t == NULL)
+		cli_fatal("%s: %s", cli_display_name(path), why);
+	if (t->needs_key)
+		cli_fatal("%s: its key is kept in a key file, which bftop does not take",
+			  cli_display_name(path));
+	return t;
+}
+
+/* -s: the merge of the summaries, in the first; else a new one of -e and --confidence. */
+static struct topk *acquire_summary(struct options *opt)
+{
+	struct topk_params p;
+	struct topk *t;
+	const char *why;
+
+	if (opt->nsummaries == 0) {
+		if (topk_size(opt->eps, opt->confidence, &p, &why) < 0)
+			cli_fatal("%s", why);
+		t = topk_new(&p, FILTER_SIPHASH_1_3, opt->spec.fold_case ? FILTER_FOLD_CASE : 0,
+			     topk_default_key, &why);
+		if (t == NULL)
+			cli_fatal("%s", why);
+		return t;
+	}
+	t = load_summary(opt->summaries[0]);
+	for (size_t i = 1; i < opt->nsummaries; i++) {
+		struct topk *more = load_summary(opt->summaries[i]);
+
+		if (topk_merge(t, more, &why) < 0)
+			cli_fatal("%s: cannot be merged with %s: %s", cli_display_name(opt->summaries[i]),
+				  cli_display_name(opt->summaries[0]), why);
+		topk_free(more);
+	}
+	if (opt->spec.fold_case && !(t->flags & FILTER_FOLD_CASE))
+		cli_fatal("%s: the summary was made without -i: its keys are case-sensitive",
+			  cli_display_name(opt->summaries[0]));
+	opt->spec.fold_case = (t->flags & FILTER_FOLD_CASE) != 0;
+	return t;
+}
+
+/* ---- reading the stream ------------------------------------------------------- */
+
+struct counter {
+	const struct options *opt;
+	struct topk *topk;
+	struct writer *out;
+	int first;		/* no JSON object written yet (-q --json) */
+	struct keyset keys[CLI_SLOTS];
+	uint64_t *hashes[CLI_SLOTS];	/* 2 per key */
+	size_t hashes_cap[CLI_SLOTS];
+};
+
+/* Reader thread: the batch's keys, and room for their hashes. */
+static int prepare_keys(void *ctx, unsigned slot, const struct line *records, size_t n,
+			size_t *units)
+{
+	struct counter *c = ctx;
+	size_t count;
+
+	if (keyset_build(&c->keys[slot], &c->opt->spec, records, n) < 0)
+		return -1;
+	count = c->keys[slot].count;
+	if (count > c->hashes_cap[slot]) {
+		uint64_t *grown = realloc(c->hashes[slot], 2 * count * sizeof *grown);
+
+		if (grown == NULL)
+			return -1;
+		c->hashes[slot] = grown;
+		c->hashes_cap[slot] = count;
+	}
+	*units = count;
+	return 0;
+}
+
+/* Any thread: hash keys [from, to). */
+static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	struct counter *c = ctx;
+
+	topk_hash(c->topk, c->keys[slot].keys + from, to - from, c->hashes[slot] + 2 * from);
+}
+
+/* Calling thread, in input order: count the batch's keys. */
+static int add_keys(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct counter *c = ctx;
+
+	(void)records;
+	(void)n;
+	topk_add_hashed(c->topk, c->keys[slot].keys, c->hashes[slot], c->keys[slot].count);
+	return 0;
+}
+
+static void put(struct writer *out, const void *data, size_t len)
+{
+	if (writer_put(out, data, len) < 0)
+		cli_write_error(errno);
+}
+
+/* A JSON string of len bytes: " and \ escaped, control bytes and DEL as \u00XX. */
+static void put_json_string(struct writer *out, const unsigned char *s, size_t len)
+{
+	put(out, "\"", 1);
+	for (size_t i = 0; i < len; i++) {
+		char esc[8];
+
+		if (s[i] == '"' || s[i] == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)s[i];
+			put(out, esc, 2);
+		} else if (s[i] < 0x20 || s[i] == 0x7f) {
+			snprintf(esc, sizeof esc, "\\u%04x", s[i]);
+			put(out, esc, 6);
+		} else {
+			put(out, &s[i], 1);
+		}
+	}
+	put(out, "\"", 1);
+}
+
+/* One key with its estimate (the upper bound) and with -v its bounds, text or JSON. */
+static void put_key(struct counter *c, const unsigned char *key, size_t len, int truncated,
+		    uint64_t lower, uint64_t upper)
+{
+	char text[96];
+
+	if (c->opt->json) {
+		const char *open = c->first ? "[\n  {\"key\": " : ",\n  {\"key\": ";
+
+		put(c->out, open, strlen(open));
+		put_json_string(c->out, key, len);
+		snprintf(text, sizeof text, ", \"count\": %llu, \"lower\": %llu, \"upper\": %llu%s}",
+			 (unsigned long long)upper, (unsigned long long)lower,
+			 (unsigned long long)upper, truncated ? ", \"truncated\": true" : "");
+		put(c->out, text, strlen(text));
+		c->first = 0;
+		return;
+	}
+	if (c->opt->bounds)
+		snprintf(text, sizeof text, "%7llu %7llu %7llu ", (unsigned long long)upper,
+			 (unsigned long long)lower, (unsigned long long)upper);
+	else
+		snprintf(text, sizeof text, "%7llu ", (unsigned long long)upper);
+	put(c->out, text, strlen(text));
+	put(c->out, key, len);
+	put(c->out, &c->opt->delim, 1);
+}
+
+static void end_json(struct counter *c)
+{
+	if (c->opt->json)
+		put(c->out, c->first ? "[]\n" : "\n]\n", 3);
+}
+
+/* Calling thread, in input order (-q): each key's estimate, nothing added. */
+static int query_keys(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct counter *c = ctx;
+	const struct keyset *ks = &c->keys[slot];
+
+	(void)records;
+	(void)n;
+	for (size_t i = 0; i < ks->count; i++) {
+		uint64_t lower, upper;
+
+		topk_query(c->topk, c->hashes[slot] + 2 * i, &lower, &upper);
+		put_key(c, (const unsigned char *)ks->keys[i].data, ks->keys[i].len, 0, lower, upper);
+	}
+	return 0;
+}
+
+/* Read every input through stage; cli_each_batch's status. */
+static int read_input(struct counter *c, const struct cli_stage *stage)
+{
+	int status = cli_each_batch(c->opt->inputs, c->opt->ninputs, c->opt->delim, stage, c);
+
+	for (unsigned i = 0; i < CLI_SLOTS; i++) {
+		keyset_free(&c->keys[i]);
+		free(c->hashes[i]);
+	}
+	return status;
+}
+
+/* ---- the answer ------------------------------------------------------------------ */
+
+static void put_top(struct counter *c)
+{
+	struct topk_item *items = malloc(((size_t)c->topk->kept + 1) * sizeof *items);
+	size_t n;
+
+	if (items == NULL)
+		cli_fatal("%s", strerror(ENOMEM));
+	n = topk_items(c->topk, items);
+	if (c->opt->top > 0 && c->opt->top < n)
+		n = (size_t)c->opt->top;
+	for (size_t i = 0; i < n; i++)
+		put_key(c, items[i].key, items[i].truncated ? TOPK_KEY_MAX : (size_t)items[i].len,
+			items[i].truncated, items[i].count - items[i].error, items[i].upper);
+	end_json(c);
+	free(items);
+}
+
+static void save_summary(const struct topk *t, const char *path)
+{
+	const char *why;
+
+	if (topk_file_save_path(t, path, &why) < 0)
+		cli_fatal("%s: %s", path, why);
+}
+
+static void report(const struct topk *t)
+{
+	cli_warn("%llu keys counted; %llu kept of %llu; every key not listed occurred at most %llu times",
+		 (unsigned long long)t->total, (unsigned long long)t->kept,
+		 (unsigned long long)t->params.capacity, (unsigned long long)topk_floor(t));
+}
+
+int main(int argc, char **argv)
+{
+	static const struct cli_stage counting = { prepare_keys, hash_keys, add_keys };
+	static const struct cli_stage querying = { prepare_keys, hash_keys, query_keys };
+	struct options opt;
+	struct writer out;
+	struct counter c = { .first = 1 };
+	int status = 0;
+
+	cli_init(argv[0]);
+	parse_options(&opt, argc, argv);
+	if (opt.output)
+		cli_check_destination(opt.output);
+	c.opt = &opt;
+	c.out = &out;
+	c.topk = acquire_summary(&opt);
+	cli_stdout_init(&out, 0);
+	if (opt.query) {
+		status = read_input(&c, &querying);
+		end_json(&c);
+	} else {
+		if (reads_input(&opt))
+			status = read_input(&c, &counting);
+		put_top(&c);
+	}
+	if (opt.output && status < 0)
+		cli_warn("no summary written: an input could not be read");
+	else if (opt.output)
+		save_summary(c.topk, opt.output);
+	if (opt.bounds && !opt.json)
+		report(c.topk);
+	cli_stdout_finish(&out);
+	topk_free(c.topk);
+	free(opt.summaries);
+	return status < 0 ? EXIT_TROUBLE : 0;
+}

@@ -1,0 +1,237 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# bftop.bats - the command-line contract of bftop (bftop(1)): on Zipf
+# corpora (tests/bench/gen.c, fixed seeds) every printed interval holds
+# the exact count of `sort | uniq -c`, every key above EPS times the
+# stream is listed, the top 100 at skew >= 1 are the exact top 100 (ties
+# aside); the output is the same for every -j; summaries save, load, go on
+# and merge; the key options; point queries; JSON; bad input and usage
+# errors.
+#
+# Space-Saving's bounds are deterministic, so every assertion about
+# intervals and listed keys holds for any input, not just these; only the
+# top-100 assertions depend on the corpus (they hold with a wide margin:
+# see the comment there).
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup_file() {
+	local gen=$BATS_FILE_TMPDIR/gen
+	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+		-o "$gen" "$BATS_TEST_DIRNAME/bench/gen.c" -lm
+	# 200000 lines over 100000 ids: 0.8 spreads them thin, 1.2 piles them up
+	"$gen" zipf 200000 100000 0.8 1 >"$BATS_FILE_TMPDIR/z08.txt"
+	"$gen" zipf 200000 100000 1.0 2 >"$BATS_FILE_TMPDIR/z10.txt"
+	"$gen" zipf 200000 100000 1.2 3 >"$BATS_FILE_TMPDIR/z12.txt"
+	for s in 08 10 12; do
+		sort "$BATS_FILE_TMPDIR/z$s.txt" | uniq -c | sort -k1,1nr -k2 \
+			>"$BATS_FILE_TMPDIR/exact$s.txt"
+	done
+}
+
+setup() {
+	if [ ! -x "$BFTOOLS_BIN/bftop" ]; then
+		echo "$BFTOOLS_BIN/bftop is missing: build it (make) or set BFTOOLS_BIN" >&2
+		return 1
+	fi
+	mkdir -p "$BATS_TEST_TMPDIR/work" && cd "$BATS_TEST_TMPDIR/work"
+}
+
+# intervals_hold EXACT BOUNDS: every line "EST LOWER UPPER KEY" of BOUNDS
+# (bftop -v) has LOWER <= exact count of KEY <= UPPER, EST = UPPER; prints
+# the first that does not.
+intervals_hold() {
+	awk 'NR == FNR { c = $1; sub(/^ *[0-9]+ /, ""); exact[$0] = c; next }
+	     { e = $1; lo = $2; hi = $3; sub(/^ *[0-9]+ +[0-9]+ +[0-9]+ /, "")
+	       n = ($0 in exact) ? exact[$0] : 0
+	       if (lo > n || n > hi || e != hi) { print "interval broken: " n " not in [" lo ", " hi "] for " $0; bad = 1; exit 1 } }
+	     END { exit bad }' "$1" "$2"
+}
+
+# heavy_listed EXACT LISTED LIMIT: every key of EXACT counted more than LIMIT times is in LISTED (bftop output).
+heavy_listed() {
+	awk -v limit="$3" 'NR == FNR { sub(/^ *[0-9]+ +([0-9]+ +[0-9]+ +)?/, ""); listed[$0] = 1; next }
+	     { c = $1; sub(/^ *[0-9]+ /, ""); if (c > limit && !($0 in listed)) { print "not listed: " c " " $0; bad = 1; exit 1 } }
+	     END { exit bad }' "$2" "$1"
+}
+
+check_skew() {
+	local exact=$BATS_FILE_TMPDIR/exact$1.txt
+	# -e 1e-3: 1000 keys kept for ~50000 distinct, so evictions are many
+	run --separate-stderr bftop -e 1e-3 -n 0 -v "$BATS_FILE_TMPDIR/z$1.txt"
+	expect_status 0
+	printf '%s\n' "$output" >bounds.txt
+	[ "$(wc -l <bounds.txt)" -eq 1000 ]
+	intervals_hold "$exact" bounds.txt
+	# EPS N = 1e-3 * 200000 = 200
+	heavy_listed "$exact" bounds.txt 200
+}
+
+@test "bftop: zipf 0.8: every interval holds the exact count, every key above EPS N listed" {
+	check_skew 08
+}
+
+@test "bftop: zipf 1.0: every interval holds the exact count, every key above EPS N listed" {
+	check_skew 10
+}
+
+@test "bftop: zipf 1.2: every interval holds the exact count, every key above EPS N listed" {
+	check_skew 12
+}
+
+# The 100th most frequent id at skew 1.0 is counted about 200000 / (100 *
+# H(100000) = 12.09) = 165 times, the 101st 1.6 fewer; with the default
+# EPS (10000 keys kept) the keys at the top are kept from their first few
+# occurrences, when the smallest count is 0 or 1, so their error is that
+# small and the order is the exact one but for ties.
+top_is_exact() {
+	local exact=$BATS_FILE_TMPDIR/exact$1.txt
+	bftop -n 100 "$BATS_FILE_TMPDIR/z$1.txt" >top.txt
+	[ "$(wc -l <top.txt)" -eq 100 ]
+	cut100=$(awk 'NR == 100 { print $1 }' "$exact")
+	# every key above the 100th exact count is printed, and every key printed has at least that count
+	heavy_listed "$exact" top.txt "$cut100"
+	awk -v cut="$cut100" 'NR == FNR { c = $1; sub(/^ *[0-9]+ /, ""); exact[$0] = c; next }
+	     { sub(/^ *[0-9]+ /, ""); if (exact[$0] < cut) { print "not in the exact top: " $0; exit 1 } }' "$exact" top.txt
+}
+
+@test "bftop: zipf 1.0: the top 100 are the exact top 100, ties aside" {
+	top_is_exact 10
+}
+
+@test "bftop: zipf 1.2: the top 100 are the exact top 100, ties aside" {
+	top_is_exact 12
+}
+
+@test "bftop: the output and the summary are the same for -j 1, 2, 3, 4 and 8" {
+	for j in 1 2 3 4 8; do
+		bftop -j "$j" -e 1e-3 -n 0 -v -o "s$j.top" "$BATS_FILE_TMPDIR/z08.txt" >"out$j.txt" 2>/dev/null
+	done
+	for j in 2 3 4 8; do
+		cmp out1.txt "out$j.txt"
+		cmp s1.top "s$j.top"
+	done
+}
+
+@test "bftop: prints uniq -c's format, most frequent first, ten by default" {
+	printf 'b\na\nb\nc\nb\na\n' >in.txt
+	run --separate-stderr bftop in.txt
+	expect_status 0
+	expect_output "      3 b
+      2 a
+      1 c"
+	seq 1 30 >many.txt
+	run --separate-stderr bftop many.txt
+	[ "${#lines[@]}" -eq 10 ]
+}
+
+@test "bftop: -n, -v and --json" {
+	printf 'b\na\nb\nc\nb\na\n' >in.txt
+	run --separate-stderr bftop -n 2 -v in.txt
+	expect_status 0
+	expect_output "      3       3       3 b
+      2       2       2 a"
+	expect_stderr "bftop: 6 keys counted; 3 kept of 10000; every key not listed occurred at most 0 times"
+	printf 'x"\\\n' >>in.txt
+	run --separate-stderr bftop --json -n 2 in.txt
+	expect_output '[
+  {"key": "b", "count": 3, "lower": 3, "upper": 3},
+  {"key": "a", "count": 2, "lower": 2, "upper": 2}
+]'
+	run --separate-stderr bftop --json -n 0 - </dev/null
+	expect_output "[]"
+	printf 'x"\\\n' | bftop --json >esc.txt
+	expect_file esc.txt '[\n  {"key": "x\\"\\\\", "count": 1, "lower": 1, "upper": 1}\n]\n'
+}
+
+@test "bftop: -k, -t, -i, -w and -z make the keys" {
+	printf '1 GET /a\n2 get /b\n3 GET /a\n' >log.txt
+	run --separate-stderr bftop -k 2 -i -n 1 log.txt
+	expect_output "      3 get"
+	run --separate-stderr bftop -t / -k 2 -n 1 log.txt
+	expect_output "      2 a"
+	run --separate-stderr bftop -w -n 1 log.txt
+	expect_output "      2 /a"
+	printf 'a b\0a b\0c\0' | bftop -z >z.out
+	expect_file z.out '      2 a b\0      1 c\0'
+}
+
+@test "bftop: -o saves, -s loads without reading standard input, and goes on with FILEs as if never stopped" {
+	local z=$BATS_FILE_TMPDIR/z10.txt
+	head -n 100000 "$z" >first.txt
+	tail -n +100001 "$z" >second.txt
+	bftop -e 1e-3 -n 0 -v -o whole.top "$z" >whole.txt 2>/dev/null
+	bftop -e 1e-3 -o first.top first.txt >/dev/null
+	bftop -s first.top -o both.top -n 0 -v second.txt >both.txt 2>/dev/null
+	cmp whole.txt both.txt
+	cmp whole.top both.top
+	run --separate-stderr bftop -n 0 -v -s whole.top </dev/null
+	expect_status 0
+	expect_output "$(cat whole.txt)"
+}
+
+@test "bftop: -s twice merges: every interval holds for the two streams together" {
+	local z=$BATS_FILE_TMPDIR/z08.txt
+	head -n 100000 "$z" >first.txt
+	tail -n +100001 "$z" >second.txt
+	bftop -e 1e-3 -o a.top first.txt >/dev/null
+	bftop -e 1e-3 -o b.top second.txt >/dev/null
+	bftop -s a.top -s b.top -n 0 -v >merged.txt 2>/dev/null
+	intervals_hold "$BATS_FILE_TMPDIR/exact08.txt" merged.txt
+	# merged: every key above 2 N / C = 2 * 200000 / 1000 = 400 is listed
+	heavy_listed "$BATS_FILE_TMPDIR/exact08.txt" merged.txt 400
+}
+
+@test "bftop: -q prints each key's count from a summary, with bounds under -v" {
+	printf 'b\na\nb\nc\nb\na\n' >in.txt
+	bftop -o s.top in.txt >/dev/null
+	printf 'a\nzzz\nb\n' >q.txt
+	run --separate-stderr bftop -q -s s.top q.txt
+	expect_status 0
+	expect_output "      2 a
+      0 zzz
+      3 b"
+	run --separate-stderr bftop -q -v -s s.top - <q.txt
+	expect_output "      2       2       2 a
+      0       0       0 zzz
+      3       3       3 b"
+}
+
+@test "bftop: bad inputs and summaries are errors naming the file, status 2" {
+	run --separate-stderr bftop missing.txt
+	expect_status 2
+	expect_stderr "bftop: missing.txt: No such file or directory"
+	echo hello >text.txt
+	run --separate-stderr bftop -s text.txt
+	expect_fail "bftop: text.txt: not a bftools summary (not gzip data)"
+	printf 'a\n' | bftop -o good.top >/dev/null
+	head -c 40 good.top >short.top
+	run --separate-stderr bftop -s short.top
+	expect_one_line_error "bftop: short.top: "
+	printf 'a\n' | bfbuild -n 10 -o f.bf
+	run --separate-stderr bftop -s f.bf
+	expect_fail "bftop: f.bf: a bftools filter, not a summary"
+	bftop -e 1e-2 -o small.top text.txt >/dev/null
+	run --separate-stderr bftop -s good.top -s small.top
+	expect_fail "bftop: small.top: cannot be merged with good.top: different capacity"
+}
+
+@test "bftop: usage errors" {
+	run --separate-stderr bftop -q text.txt
+	expect_usage_error bftop "-q needs -s SUMMARY, the summary to query"
+	run --separate-stderr bftop -e 0 text.txt
+	expect_any_usage_error bftop
+	run --separate-stderr bftop -e 1e-3 -s x.top
+	expect_usage_error bftop "-e and --confidence size a new summary, not one loaded with -s"
+	run --separate-stderr bftop -o - text.txt
+	expect_usage_error bftop "-o -: a summary does not go to standard output, which carries the keys"
+	run --separate-stderr bftop --nonsense
+	expect_any_usage_error bftop
+}
+
+@test "bftop: --help shows the synopsis and exits 0" {
+	run --separate-stderr bftop --help
+	expect_status 0
+	[ "${lines[0]}" = "Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k N] [-t C] [-i] [-z] [-w] [FILE...]" ]
+}
