@@ -36,8 +36,9 @@ static const char usage[] =
 	"Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
 	"   or: bftop -q -s SUMMARY [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
 	"Print the most frequent keys of FILEs (or standard input), most frequent\n"
-	"first, as uniq -c does (\"%7llu KEY\"), from a summary of fixed size:\n"
-	"every count is an upper bound and -v shows a lower one too.\n"
+	"first, each after its count as uniq(1) counts (\"%7llu KEY\"), from a\n"
+	"summary of fixed size: every count is an upper bound, with a lower one\n"
+	"under --bounds.\n"
 	"\n"
 	"  -n, --top=N           print the N most frequent keys (default 10; 0: all kept)\n"
 	"  -e, --error=EPS       additive error, a fraction of the stream: every key\n"
@@ -65,7 +66,6 @@ static const struct option long_options[] = {
 	{ "error", required_argument, NULL, 'e' },
 	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 	{ "bounds", no_argument, NULL, 'v' },
-	{ "verbose", no_argument, NULL, 'v' },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "query", no_argument, NULL, 'q' },
 	{ "output", required_argument, NULL, 'o' },
@@ -179,6 +179,18 @@ static int reads_input(const struct options *opt)
 
 /* ---- the summary ------------------------------------------------------- */
 
+/* --max-memory: refuse a summary whose parameters need more (a new one before it is allocated). */
+static void check_memory(const struct topk_params *p, const char *name /* or NULL */)
+{
+	uint64_t need = topk_memory(p), limit = filter_memory_limit();
+	char a[32], b[32];
+
+	if (limit != 0 && need > limit)
+		cli_fatal("%s%ssummary needs %s (%llu bytes), over the memory limit of %s",
+			  name ? name : "", name ? ": " : "", cli_human_bytes(need, a),
+			  (unsigned long long)need, cli_human_bytes(limit, b));
+}
+
 static struct topk *load_summary(const char *path)
 {
 	const char *why;
@@ -189,6 +201,7 @@ static struct topk *load_summary(const char *path)
 	if (t->needs_key)
 		cli_fatal("%s: its key is kept in a key file, which bftop does not take",
 			  cli_display_name(path));
+	check_memory(&t->params, cli_display_name(path));
 	return t;
 }
 
@@ -202,6 +215,7 @@ static struct topk *acquire_summary(struct options *opt)
 	if (opt->nsummaries == 0) {
 		if (topk_size(opt->eps, opt->confidence, &p, &why) < 0)
 			cli_fatal("%s", why);
+		check_memory(&p, NULL);
 		t = topk_new(&p, FILTER_SIPHASH_1_3, opt->spec.fold_case ? FILTER_FOLD_CASE : 0,
 			     topk_default_key, &why);
 		if (t == NULL)

@@ -21,6 +21,8 @@
  *   dcso.h      DCSO bloom filter files (read and written for interop)
  *   pipeline.h  batches over two threads: read ahead, share the hashing
  *   window.h    sliding windows: forget keys older than N keys or W seconds
+ *   topk.h      heavy hitters: Space-Saving beside a conservative count-min sketch
+ *   topk_file.h those summaries saved, loaded (validated, atomic)
  *
  * The library never prints and never exits: calls report failure by return
  * value and a static message through a const char **errstr argument.
@@ -51,6 +53,8 @@
 #include "dcso.h"
 #include "pipeline.h"
 #include "window.h"
+#include "topk.h"
+#include "topk_file.h"
 
 #ifdef __cplusplus
 extern "C" {

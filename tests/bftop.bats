@@ -235,3 +235,11 @@ top_is_exact() {
 	expect_status 0
 	[ "${lines[0]}" = "Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k N] [-t C] [-i] [-z] [-w] [FILE...]" ]
 }
+
+@test "bftop: --max-memory refuses a summary larger than the limit" {
+	# the default summary (EPS 1e-4): 10000 keys of up to 256 bytes and 7 x 27183 cells, 4.7 MB
+	run --separate-stderr bftop --max-memory 1M </dev/null
+	expect_fail "bftop: summary needs 4.7 MB (4733464 bytes), over the memory limit of 1.0 MB"
+	run --separate-stderr bftop --max-memory 5M </dev/null
+	expect_status 0
+}

@@ -620,3 +620,69 @@ b.bf
 d.hll" ]
 	done
 }
+
+# --- bftop ----------------------------------------------------------------
+
+@test "completions: bash: bftop registers _bftop with complete -F" {
+	run bash --norc --noprofile -c "source '$TOP/completions/bftop.bash' && complete -p bftop"
+	[ "$output" = "complete -F _bftop bftop" ]
+}
+
+@test "completions: bash: bftop -s offers only .top summaries, operands any file" {
+	touch d.top
+	run bash_complete bftop -s ''
+	[ "$output" = "d.top" ]
+	run bash_complete bftop --summary=d
+	[ "$output" = "--summary=d.top" ]
+	run bash_complete bftop ''
+	[ "$output" = "a.bf
+b.bf
+c.txt
+d.top" ]
+}
+
+@test "completions: bash: every option in bftop --help is completed, and no other" {
+	need_program bftop
+	run bash_complete bftop -
+	run same_options bftop "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: zsh: _bftop is a #compdef file that parses" {
+	need_shell zsh
+	[ "$(head -n 1 "$TOP/completions/_bftop")" = "#compdef bftop" ]
+	zsh -n "$TOP/completions/_bftop"
+}
+
+@test "completions: zsh: every option in bftop --help is completed, and no other" {
+	need_shell zsh
+	need_program bftop
+	run zsh_complete 'bftop -'
+	run same_options bftop "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: zsh: bftop -s offers only .top summaries" {
+	need_shell zsh
+	touch d.top
+	run zsh_complete 'bftop -s '
+	[ "$output" = "d.top" ]
+}
+
+@test "completions: fish: every option in bftop --help is completed, and no other" {
+	need_shell fish
+	need_program bftop
+	run fish_complete 'bftop -'
+	run same_options bftop "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: fish: bftop -s offers only .top summaries" {
+	need_shell fish
+	touch d.top
+	run fish_complete 'bftop -s '
+	[ "$output" = "d.top" ]
+}

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: MIT
+# fish completion for bftop(1): every option with its description; *.top
+# summaries after -s/--summary; ordinary files (fish's default) for the
+# input stream, -o and --key-file. -e and --confidence are offered only
+# without -s (a loaded summary is sized already).
+# Install in ~/.config/fish/completions/ or a vendor completions directory.
+
+# Summaries (*.top) and directories to descend into.
+function __bftop_summaries
+    set -l token (commandline -ct | string replace -r -- '^--[a-z-]+=' '')
+    for f in $token*.top
+        test -f $f; and echo $f
+    end
+    for d in $token*/
+        echo $d
+    end
+end
+
+complete -c bftop -s n -l top -x -d 'Print the N most frequent keys (0: all kept)'
+complete -c bftop -n 'not __fish_contains_opt -s s summary' -s e -l error -x -d 'Additive error, a fraction of the stream'
+complete -c bftop -n 'not __fish_contains_opt -s s summary' -l confidence -x -d 'Probability of the count-min bound'
+complete -c bftop -s v -l bounds -d 'Print the estimate, lower and upper bounds, then the key'
+complete -c bftop -l json -d 'Print a JSON array of {key, count, lower, upper}'
+complete -c bftop -s q -l query -d "Print each input key's estimated count (needs -s)"
+complete -c bftop -s o -l output -r -F -d 'Save the summary to SUMMARY, atomically'
+complete -c bftop -s s -l summary -x -a '(__bftop_summaries)' -d 'Start from saved summaries (repeatable: merged)'
+complete -c bftop -s k -l field -x -d 'Key on the Nth field of each line'
+complete -c bftop -s t -l separator -x -d 'Fields are separated by C'
+complete -c bftop -s i -l ignore-case -d 'Fold ASCII case of keys'
+complete -c bftop -s z -l null-data -d 'Records end with NUL, not newline'
+complete -c bftop -s w -l words -d 'Each word of a key is a key'
+complete -c bftop -s j -l threads -x -d 'Use N threads (the output is the same for every N)'
+complete -c bftop -l key-file -r -F -d "Refused: summaries are keyed with bftop's own key"
+complete -c bftop -l max-memory -x -d 'Refuse summaries larger than SIZE bytes in memory'
+complete -c bftop -l progress -d 'Show progress on stderr even when not a terminal'
+complete -c bftop -l no-progress -d 'Never show progress'
+complete -c bftop -s h -l help -d 'Show the help and exit'
+complete -c bftop -s V -l version -d 'Show the version and exit'
