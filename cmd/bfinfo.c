@@ -14,7 +14,10 @@
  * stand where a bit stage's set bits do, and its saturated counters and
  * removals are added. A HyperLogLog sketch (bfcount -o, sketch.h), told
  * apart by its magic, is described by its own fields: precision, hash,
- * key fingerprint, the distinct count and the registers in use.
+ * key fingerprint, the distinct count and the registers in use. A bftop
+ * summary (topk_file.h), told apart by its magic read ahead with pread
+ * (so from a file, not a pipe), by its sizes, key, the keys counted and
+ * kept, and the bound on every key not kept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +39,8 @@
 #include "format.h"
 #include "hll.h"
 #include "sketch.h"
+#include "topk.h"
+#include "topk_file.h"
 #include "writer.h"
 
 /* Text output: values start in this column. */
@@ -44,14 +49,14 @@
 static const char usage[] =
 	"Usage: bfinfo [--json] FILTER...\n"
 	"Show the header fields and estimated contents of filter files (bftools' or DCSO's)\n"
-	"and of HyperLogLog sketch files (bfcount's).\n"
+	"of HyperLogLog sketch files (bfcount's) and of summaries (bftop's).\n"
 	"\n"
 	"      --json            one JSON object per file and line (JSON Lines)\n"
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
 	"\n"
-	"A FILTER of - is read from standard input. A FILTER may be a sketch.\n"
+	"A FILTER of - is read from standard input. A FILTER may be a sketch or a summary.\n"
 	"Exit status: 0 if every filter was described, 2 on trouble.\n";
 
 enum { OPT_JSON = 256 };
@@ -830,6 +835,90 @@ static void describe_sketch(struct writer *w, const struct options *opt, const c
 	text_sketch(w, &in);
 }
 
+/* ------------------------------------------------------------ summaries */
+
+static void text_summary(struct writer *w, const char *path, const struct topk *t,
+			 struct disk_size disk)
+{
+	struct info file = { .name = path };
+
+	text_file_name(w, &file);
+	text_field(w, 0, "format version", "%u (summary)", TOPK_FORMAT_VERSION);
+	text_field(w, 0, "kind", "heavy-hitter summary (Space-Saving, count-min)");
+	text_field(w, 0, "capacity", "%llu keys (error %.3g of the stream)",
+		   (unsigned long long)t->params.capacity, 1.0 / (double)t->params.capacity);
+	text_field(w, 0, "count-min", "%u rows of %llu counters", t->params.depth,
+		   (unsigned long long)t->params.width);
+	text_field(w, 0, "hash function", "%s", hash_name(t->hash));
+	text_field(w, 0, "key fingerprint", "%016llx", (unsigned long long)t->fingerprint);
+	text_field(w, 0, "key", "%s", t->fingerprint == filter_key_fingerprint(topk_default_key)
+					      ? "stored in the summary (bftop's default key, public)"
+					      : "stored in the summary");
+	text_field(w, 0, "key normalisation", "%s",
+		   t->flags & FILTER_FOLD_CASE ? "ASCII case folded" : "none");
+	text_field(w, 0, "keys counted", "%llu", (unsigned long long)t->total);
+	text_field(w, 0, "keys kept", "%llu", (unsigned long long)t->kept);
+	text_field(w, 0, "not kept: at most", "%llu times each", (unsigned long long)topk_floor(t));
+	text_bytes(w, "size in memory", topk_memory(&t->params));
+	if (disk.known)
+		text_bytes(w, "size on disk", disk.bytes);
+	else
+		text_field(w, 0, "size on disk", "unknown");
+}
+
+static void json_summary(struct writer *w, const char *path, const struct topk *t,
+			 struct disk_size disk)
+{
+	put(w, "{\"file\":", 8);
+	json_string(w, path);
+	json_u64(w, "format_version", TOPK_FORMAT_VERSION);
+	json_key(w, "kind");
+	put(w, "\"summary\"", 9);
+	json_u64(w, "capacity", t->params.capacity);
+	json_u64(w, "width", t->params.width);
+	json_u64(w, "depth", t->params.depth);
+	json_key(w, "hash");
+	json_string(w, hash_name(t->hash));
+	json_key(w, "key_fingerprint");
+	putf(w, "\"%016llx\"", (unsigned long long)t->fingerprint);
+	json_key(w, "fold_case");
+	putf(w, "%s", t->flags & FILTER_FOLD_CASE ? "true" : "false");
+	json_u64(w, "total", t->total);
+	json_u64(w, "kept", t->kept);
+	json_u64(w, "floor", topk_floor(t));
+	json_u64(w, "bytes_in_memory", topk_memory(&t->params));
+	json_u64_or_null(w, "bytes_on_disk", disk.known, disk.bytes);
+	put(w, "}\n", 2);
+}
+
+/* Load and describe the summary at path; -1 (reported) when it cannot be loaded. */
+static int describe_summary(struct writer *w, const struct options *opt, const char *path,
+			    int first)
+{
+	struct disk_size disk = { 0, 0 };
+	struct stat st;
+	const char *why;
+	struct topk *t = topk_file_load_path(path, &why);
+
+	if (t == NULL) {
+		cli_warn("%s: %s", cli_display_name(path), why);
+		return -1;
+	}
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		disk.known = 1;
+		disk.bytes = (uint64_t)st.st_size;
+	}
+	if (opt->json) {
+		json_summary(w, path, t, disk);
+	} else {
+		if (!first)
+			put(w, "\n", 1);
+		text_summary(w, path, t, disk);
+	}
+	topk_free(t);
+	return 0;
+}
+
 /* ------------------------------------------------------------ main */
 
 /* Describe the filter c read from path, after a blank line unless first. */
@@ -862,6 +951,13 @@ int main(int argc, char **argv)
 	for (int i = 0; i < opt.nfilters; i++) {
 		struct loaded l = { NULL, NULL, NULL };
 
+		if (topk_file_sniff_path(opt.filters[i])) {
+			if (describe_summary(&out, &opt, opt.filters[i], described == 0) < 0)
+				status = EXIT_TROUBLE;
+			else
+				described++;
+			continue;
+		}
 		if (load_file(opt.filters[i], &disk, &l) < 0) {
 			status = EXIT_TROUBLE;
 			continue;

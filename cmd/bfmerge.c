@@ -17,6 +17,12 @@
  * their magic: the register-wise maximum is exactly the sketch of the
  * union, so a week's distinct count is the merge of seven days'. A sketch
  * and a filter do not merge, and sketches have no intersection.
+ *
+ * Heavy-hitter summaries (bftop -o) merge as Agarwal et al. 2012 merge
+ * them (topk_merge): counters add, kept keys combine, the largest stay;
+ * every interval still holds, and every key above 2 EPS N is still kept.
+ * Told apart by their magic, read ahead with pread, which a pipe does
+ * not allow: a summary is merged from files, not from standard input.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,11 +39,14 @@
 #include "format.h"
 #include "merge.h"
 #include "sketch.h"
+#include "topk.h"
+#include "topk_file.h"
 
 static const char usage[] =
 	"Usage: bfmerge [-o FILE] [--intersect] [-v] [--no-wait] FILTER...\n"
 	"Combine filters of the same shape and key into one: OR (union) or AND;\n"
-	"or HyperLogLog sketches of the same precision and key into their union.\n"
+	"or HyperLogLog sketches of the same precision and key into their union;\n"
+	"or bftop summaries of the same size into the summary of both streams.\n"
 	"\n"
 	"  -o, --output=FILE     write the result to FILE (atomically), not stdout\n"
 	"      --intersect       AND the filters instead of OR-ing them\n"
@@ -284,9 +293,57 @@ static void merge_sketches(const struct options *opt)
 	}
 }
 
+/* The summary result, when the first input is a bftop summary. */
+static struct topk *merged_summary;
+
+static struct topk *load_summary(const char *path)
+{
+	const char *why;
+	struct topk *t = topk_file_load_path(path, &why);
+
+	if (t == NULL)
+		cli_fatal("%s: %s", cli_display_name(path), why);
+	return t;
+}
+
+/* Summaries are a few MB: each is loaded whole and merged into the first. */
+static void merge_summaries(const struct options *opt)
+{
+	const char *first = cli_display_name(opt->inputs[0]);
+
+	if (opt->op == MERGE_AND)
+		cli_fatal("%s: summaries cannot be intersected (--intersect)", first);
+	merged_summary = load_summary(opt->inputs[0]);
+	for (int i = 1; i < opt->ninputs; i++) {
+		struct topk *t = load_summary(opt->inputs[i]);
+		const char *why;
+
+		if (topk_merge(merged_summary, t, &why) < 0) {
+			topk_free(t);
+			cli_fatal("%s: cannot be merged with %s: %s", cli_display_name(opt->inputs[i]),
+				  first, why);
+		}
+		topk_free(t);
+	}
+}
+
+static void save_summary(const struct topk *t, const char *path)
+{
+	const char *why;
+	int ret = path ? topk_file_save_path(t, path, &why) : topk_file_save(t, STDOUT_FILENO, &why);
+
+	if (ret < 0)
+		cli_fatal("%s: %s", path ? path : "(standard output)", why);
+}
+
 static void merge_files(const struct options *opt)
 {
 	struct cascade *result;
+
+	if (topk_file_sniff_path(opt->inputs[0])) {
+		merge_summaries(opt);
+		return;
+	}
 
 	cli_load_any(opt->inputs[0], &merged, &merged_window, &merged_sketch);
 	if (merged_window != NULL) {
@@ -345,7 +402,15 @@ int main(int argc, char **argv)
 		if (cli_same_file(opt.output, opt.inputs[i]))
 			cli_lock_update(opt.output);	/* -o onto an input: read, then replaced */
 	merge_files(&opt);
-	if (merged_window != NULL) {
+	if (merged_summary != NULL) {
+		if (opt.verbose)
+			cli_warn("heavy-hitter summary, %llu keys counted, %llu kept; every key not kept occurred at most %llu times",
+				 (unsigned long long)merged_summary->total,
+				 (unsigned long long)merged_summary->kept,
+				 (unsigned long long)topk_floor(merged_summary));
+		save_summary(merged_summary, opt.output);
+		topk_free(merged_summary);
+	} else if (merged_window != NULL) {
 		cli_save_window(merged_window, opt.output);
 		window_free(merged_window);
 	} else if (merged_sketch != NULL) {

@@ -263,6 +263,39 @@ int topk_file_detect(const unsigned char *start, size_t len)
 	return more ? -1 : 0;
 }
 
+/* Compressed bytes enough to inflate the magic: a gzip header with no name is 10 bytes. */
+#define SNIFF_BYTES 512
+
+static int sniff_fd(int fd)
+{
+	unsigned char start[SNIFF_BYTES];
+	off_t at = lseek(fd, 0, SEEK_CUR);
+	ssize_t n;
+
+	if (at < 0)
+		return 0;	/* a pipe: reading would consume it */
+	do
+		n = pread(fd, start, sizeof start, at);
+	while (n < 0 && errno == EINTR);
+	return n > 0 && topk_file_detect(start, (size_t)n) == 1;
+}
+
+int topk_file_sniff_path(const char *path)
+{
+	int fd, ret;
+
+	if (strcmp(path, "-") == 0)
+		return sniff_fd(STDIN_FILENO);
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return 0;
+	ret = sniff_fd(fd);
+	close(fd);
+	return ret;
+}
+
 /* The magic, and what another bftools kind byte says the file is. */
 static int read_magic(struct gzin *g, unsigned char *h, const char **errstr)
 {

@@ -26,6 +26,15 @@ extern "C" {
 /* Whether the first len bytes of a file open a summary: 1 yes, 0 no, -1 more bytes needed. */
 int topk_file_detect(const unsigned char *start, size_t len);
 
+/*
+ * Whether the file at path ("-" is standard input) is a summary: 1, or 0
+ * (something else, or it cannot be told without reading: a pipe). Reads
+ * with pread, so the file's offset does not move and whoever reads it
+ * next starts where it stood. For programs that take filters, sketches
+ * and summaries alike (bfmerge, bfinfo).
+ */
+int topk_file_sniff_path(const char *path);
+
 /* Read a summary from fd. A new summary, or NULL with *errstr. */
 struct topk *topk_file_load(int fd, const char **errstr);
 /* The same, for a file whose first len bytes were read already into start. */

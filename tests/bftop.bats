@@ -243,3 +243,51 @@ top_is_exact() {
 	run --separate-stderr bftop --max-memory 5M </dev/null
 	expect_status 0
 }
+
+@test "bfmerge: merges summaries into the summary bftop -s -s makes, and refuses --intersect" {
+	local z=$BATS_FILE_TMPDIR/z12.txt
+	head -n 100000 "$z" >first.txt
+	tail -n +100001 "$z" >second.txt
+	bftop -e 1e-3 -o a.top first.txt >/dev/null
+	bftop -e 1e-3 -o b.top second.txt >/dev/null
+	run --separate-stderr bfmerge -o m.top a.top b.top
+	expect_status 0
+	expect_stderr ""
+	bftop -s a.top -s b.top -o direct.top >/dev/null
+	cmp m.top direct.top
+	bftop -s m.top -n 0 -v >merged.txt 2>/dev/null
+	intervals_hold "$BATS_FILE_TMPDIR/exact12.txt" merged.txt
+	bfmerge a.top b.top >stdout.top
+	cmp m.top stdout.top
+	run --separate-stderr bfmerge --intersect -o x.top a.top b.top
+	expect_fail "bfmerge: a.top: summaries cannot be intersected (--intersect)"
+	printf 'a\n' | bfbuild -n 10 -o f.bf
+	run --separate-stderr bfmerge -o x.top a.top f.bf
+	expect_fail "bfmerge: f.bf: a bftools filter, not a summary"
+	[ ! -e x.top ]
+}
+
+@test "bfinfo: describes a summary, as text and as JSON" {
+	printf 'b\na\nb\nc\nb\na\n' | bftop -e 0.01 -o s.top >/dev/null
+	run --separate-stderr bfinfo s.top
+	expect_status 0
+	expect_output "file:                 s.top
+format version:       1 (summary)
+kind:                 heavy-hitter summary (Space-Saving, count-min)
+capacity:             100 keys (error 0.01 of the stream)
+count-min:            7 rows of 272 counters
+hash function:        SipHash-1-3-128
+key fingerprint:      16c0f1fdbe5ef0ae
+key:                  stored in the summary (bftop's default key, public)
+key normalisation:    none
+keys counted:         6
+keys kept:            3
+not kept: at most:    0 times each
+size in memory:       47.2 kB (47200 bytes)
+size on disk:         $(wc -c <s.top | tr -d ' ') B ($(wc -c <s.top | tr -d ' ') bytes)"
+	run --separate-stderr bfinfo --json s.top
+	expect_output "{\"file\":\"s.top\",\"format_version\":1,\"kind\":\"summary\",\"capacity\":100,\"width\":272,\"depth\":7,\"hash\":\"SipHash-1-3-128\",\"key_fingerprint\":\"16c0f1fdbe5ef0ae\",\"fold_case\":false,\"total\":6,\"kept\":3,\"floor\":0,\"bytes_in_memory\":47200,\"bytes_on_disk\":$(wc -c <s.top | tr -d ' ')}"
+	head -c 30 s.top >bad.top
+	run --separate-stderr bfinfo bad.top
+	expect_one_line_error "bfinfo: bad.top: "
+}
