@@ -11,7 +11,7 @@
 #   BENCH_RUNS   rounds per job (default 5)
 #   BENCH_DIR    work directory (default build/bench/): the compiled
 #                helpers, cached corpora and filters, outputs, results.md
-#   BENCH_JOBS   which jobs (default "uniq window grep build count pipe files")
+#   BENCH_JOBS   which jobs (default "uniq window grep build count top pipe files")
 #   BENCH_FILTER_MIB  size of the dense filter of the files job (default
 #                1024 from 1e7 lines up, else 128, to keep quick runs quick)
 #
@@ -73,11 +73,11 @@ runs=${BENCH_RUNS:-5}
 case $runs in
 '' | *[!0-9]* | 0) die "BENCH_RUNS=$runs: want a whole number of rounds, 1 or more" ;;
 esac
-jobs=${BENCH_JOBS:-uniq window grep build count pipe files}
+jobs=${BENCH_JOBS:-uniq window grep build count top pipe files}
 for job in $jobs; do
 	case $job in
-	uniq | window | grep | build | count | pipe | files) ;;
-	*) die "BENCH_JOBS: unknown job '$job' (uniq window grep build count pipe files)" ;;
+	uniq | window | grep | build | count | top | pipe | files) ;;
+	*) die "BENCH_JOBS: unknown job '$job' (uniq window grep build count top pipe files)" ;;
 	esac
 done
 dir=${BENCH_DIR:-$root/build/bench}
@@ -88,7 +88,7 @@ raw=$dir/raw
 rm -rf "$out" "$raw"
 mkdir -p "$out" "$raw" || die "cannot create $out"
 
-for prog in bfbuild bfgrep bfuniq bfcount bfmerge bfinfo; do
+for prog in bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop; do
 	[ -x "$bin/$prog" ] || die "$bin/$prog not found (run make first)"
 done
 
@@ -417,6 +417,36 @@ job_count() {
 	note "bfcount estimated $est distinct lines; sort -u | wc -l counted $exact ($(awk -v e="$est" -v x="$exact" 'BEGIN { printf "%+.2f%%", 100 * (e - x) / x }'))."
 }
 
+# The top keys of a Zipf corpus (gen zipf: BENCH_LINES lines over 1e6
+# distinct URLs, skew 1.0, seed 1, cached like the corpus): bftop against
+# the pipeline issue 24 names and the awk idiom, which holds every
+# distinct key, then sorts the counts. bftop's default summary must stay
+# under 16 MB of peak memory (its summary is 4.7 MB).
+job_top() {
+	zipf=zipf-$lines.txt
+	if ! [ -s "$zipf" ] || ! newer "$zipf" "$gen"; then
+		{ "$gen" zipf "$lines" 1000000 1.0 1 >"$zipf.tmp" && mv "$zipf.tmp" "$zipf"; } ||
+			{ rm -f "$zipf.tmp"; die "cannot write $dir/$zipf"; }
+	fi
+	cat "$zipf" >/dev/null
+	alternate "bftop vs sort | uniq -c, awk" \
+		top.bftop "bftop -n 10" "bftop -n 10 $zipf >out/top.bftop.txt" \
+		top.sort "sort | uniq -c | sort -rn | head" "sort $zipf | uniq -c | sort -rn | head >out/top.sort.txt" \
+		top.awk "awk '{ c[\$0]++ }' | sort -rn | head" \
+		"awk '{ c[\$0]++ } END { for (k in c) print c[k], k }' $zipf | sort -rn | head >out/top.awk.txt"
+	faster "top 10 keys (bftop)" top.bftop top.sort 10
+	faster "top 10 keys (bftop)" top.bftop top.awk 3
+	peak=$(peak_mib top.bftop)
+	verdict=$(awk -v p="$peak" 'BEGIN { print (p != "-" && p <= 16 * 1e6 / 1048576) ? "PASS" : "MISS" }')
+	row_values "top 10 keys, memory" "$(median top.bftop)" "$peak" "16 MB" - 15.3 "$peak MiB" "<= 16 MB" "$verdict"
+	awk '{ print $1 }' out/top.sort.txt >out/top.sort.counts
+	if awk '{ print $1 }' out/top.bftop.txt | cmp -s - out/top.sort.counts; then
+		note "bftop's top 10 counts are exactly those of sort | uniq -c."
+	else
+		note "bftop's top 10 counts differ from those of sort | uniq -c (see out/top.*.txt)."
+	fi
+}
+
 # The filter of bfuniq -n 1e9 -p 1e-4 is 2.75 GB (22.03 bits a key,
 # README). floor.c times only the first touch of that much fresh memory:
 # what any program holding such a filter pays here, before its first key.
@@ -620,7 +650,7 @@ report_markdown() {
 # ------------------------------------------------------------------- main
 
 started=$(now_ns)
-programs() { cksum "$bin"/bfbuild "$bin"/bfgrep "$bin"/bfuniq "$bin"/bfcount "$bin"/bfmerge "$bin"/bfinfo; }
+programs() { cksum "$bin"/bfbuild "$bin"/bfgrep "$bin"/bfuniq "$bin"/bfcount "$bin"/bfmerge "$bin"/bfinfo "$bin"/bftop; }
 build_at_start=$(programs)
 say "$lines lines, $runs rounds, jobs: $jobs; work directory $dir"
 for job in $jobs; do
