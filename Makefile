@@ -18,7 +18,8 @@
 #   make analyze    clang's analyser (scan-build) and cppcheck over lib/ and
 #                   cmd/, failing on any finding
 #   make accuracy   false-positive rates at capacity, every layout, 1e-2..1e-6,
-#                   against target and model (long: about 50 minutes)
+#                   against target and model, and bftop's bounds on Zipf
+#                   streams of 1e8 lines (long: about an hour)
 #   make tsan       the threaded paths under ThreadSanitizer (clang)
 #   make install    programs, man pages, completions, and the library for C
 #                   users (libbftools.so.1, libbftools.a, headers, bftools.pc);

@@ -18,7 +18,9 @@
 # is a false positive. The number lost is a sum of independent-enough
 # Bernoulli trials with small p, so its variance is at most its mean E;
 # a row holds when |lost - E| <= 3 sqrt(E) + 1 (the +1 for E near 0 and
-# for the digits bfuniq prints). Exit 1 if any row fails.
+# for the digits bfuniq prints). Then bftop's rows (top.sh: intervals,
+# keys above EPS N and the top 100 on Zipf streams, ACCURACY_TOP_LINES
+# lines, default 1e8). Exit 1 if any row fails.
 set -u
 build=${1:-.}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,4 +69,7 @@ for layout in $(echo "$layouts" | tr ',' ' '); do
 done
 echo "bfuniq: $failed row(s) failed"
 [ "$failed" -eq 0 ] || status=1
+
+echo
+sh "$here/top.sh" "$build" || status=1
 exit $status

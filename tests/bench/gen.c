@@ -14,6 +14,9 @@
  *                           with probability proportional to 1/(id+1)^S
  *                           (Zipf's law, skew S), from splitmix64 seeded
  *                           with SEED: bftop's tests, accuracy and bench
+ *   gen zipfcounts N DISTINCT S SEED
+ *                           the exact counts of that stream, as uniq -c
+ *                           prints them, in id order (not sorted)
  *
  * The corpus: line j is either the next fresh id (with probability 1/2,
  * and always for the first line) or a repeat of an id drawn uniformly from
@@ -230,33 +233,83 @@ static int numbers(struct out *o, uint64_t count)
  * total and a binary search for the first id whose cumulative weight
  * reaches it.
  */
-static int zipf(struct out *o, uint64_t lines, uint64_t distinct, double skew, uint64_t seed)
-{
-	double *cdf = malloc((distinct ? distinct : 1) * sizeof *cdf), sum = 0.0;
+struct zipf {
+	double *cdf, sum;
+	uint64_t distinct, state;
+};
 
-	if (cdf == NULL || distinct == 0 || !(skew >= 0.0)) {
+static void zipf_init(struct zipf *z, uint64_t distinct, double skew, uint64_t seed)
+{
+	z->cdf = malloc((distinct ? distinct : 1) * sizeof *z->cdf);
+	if (z->cdf == NULL || distinct == 0 || !(skew >= 0.0)) {
 		fprintf(stderr, "gen: zipf: no memory, no ids, or a bad skew\n");
 		exit(2);
 	}
+	z->sum = 0.0;
 	for (uint64_t r = 0; r < distinct; r++)
-		cdf[r] = (sum += pow((double)r + 1.0, -skew));
+		z->cdf[r] = (z->sum += pow((double)r + 1.0, -skew));
+	z->distinct = distinct;
+	z->state = seed;
+}
+
+static uint64_t zipf_next(struct zipf *z)
+{
+	double u = (double)(splitmix64(&z->state) >> 11) / 9007199254740992.0 * z->sum;
+	uint64_t lo = 0, hi = z->distinct - 1;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (z->cdf[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int zipf(struct out *o, uint64_t lines, uint64_t distinct, double skew, uint64_t seed)
+{
+	struct zipf z;
+
+	zipf_init(&z, distinct, skew, seed);
 	for (uint64_t j = 0; j < lines; j++) {
-		double u = (double)(splitmix64(&seed) >> 11) / 9007199254740992.0 * sum;
-		uint64_t lo = 0, hi = distinct - 1;
-
-		while (lo < hi) {
-			uint64_t mid = lo + (hi - lo) / 2;
-
-			if (cdf[mid] < u)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		if (room(o) != 0)
 			return -1;
-		o->used += url(o->buf + o->used, lo);
+		o->used += url(o->buf + o->used, zipf_next(&z));
 	}
-	free(cdf);
+	free(z.cdf);
+	return 0;
+}
+
+/*
+ * The exact counts of the same stream, as `sort | uniq -c` would give
+ * them ("%7llu URL", in id order, ids that never occur left out), from
+ * a counter per id instead of the stream: for checks at sizes where
+ * sorting the stream would take longer than the check.
+ */
+static int zipf_counts(struct out *o, uint64_t lines, uint64_t distinct, double skew, uint64_t seed)
+{
+	struct zipf z;
+	uint64_t *count = calloc(distinct ? distinct : 1, sizeof *count);
+
+	zipf_init(&z, distinct, skew, seed);
+	if (count == NULL) {
+		fprintf(stderr, "gen: zipfcounts: no memory\n");
+		exit(2);
+	}
+	for (uint64_t j = 0; j < lines; j++)
+		count[zipf_next(&z)]++;
+	for (uint64_t id = 0; id < distinct; id++) {
+		if (count[id] == 0)
+			continue;
+		if (room(o) != 0)
+			return -1;
+		o->used += (size_t)snprintf(o->buf + o->used, 32, "%7llu ", (unsigned long long)count[id]);
+		o->used += url(o->buf + o->used, id);
+	}
+	free(count);
+	free(z.cdf);
 	return 0;
 }
 
@@ -282,7 +335,9 @@ static int run(int argc, char **argv, struct out *o)
 		return numbers(o, number(argv[2]));
 	if (argc == 6 && strcmp(argv[1], "zipf") == 0)
 		return zipf(o, number(argv[2]), number(argv[3]), strtod(argv[4], NULL), number(argv[5]));
-	fprintf(stderr, "usage: gen corpus N | gen keys FIRST COUNT STRIDE | gen numbers COUNT | gen zipf N DISTINCT S SEED\n");
+	if (argc == 6 && strcmp(argv[1], "zipfcounts") == 0)
+		return zipf_counts(o, number(argv[2]), number(argv[3]), strtod(argv[4], NULL), number(argv[5]));
+	fprintf(stderr, "usage: gen corpus N | gen keys FIRST COUNT STRIDE | gen numbers COUNT | gen zipf N DISTINCT S SEED | gen zipfcounts N DISTINCT S SEED\n");
 	exit(2);
 }
 
