@@ -191,17 +191,29 @@ static void check_memory(const struct topk_params *p, const char *name /* or NUL
 			  (unsigned long long)need, cli_human_bytes(limit, b));
 }
 
-static struct topk *load_summary(const char *path)
+/* Load path; a bad one is fatal, freeing drop (a summary loaded before) first. */
+static struct topk *load_summary(const char *path, struct topk *drop)
 {
 	const char *why;
 	struct topk *t = topk_file_load_path(path, &why);
 
-	if (t == NULL)
+	if (t == NULL) {
+		topk_free(drop);
 		cli_fatal("%s: %s", cli_display_name(path), why);
-	if (t->needs_key)
+	}
+	if (t->needs_key) {
+		topk_free(drop);
+		topk_free(t);
 		cli_fatal("%s: its key is kept in a key file, which bftop does not take",
 			  cli_display_name(path));
-	check_memory(&t->params, cli_display_name(path));
+	}
+	if (topk_memory(&t->params) > filter_memory_limit() && filter_memory_limit() != 0) {
+		struct topk_params p = t->params;
+
+		topk_free(drop);
+		topk_free(t);
+		check_memory(&p, cli_display_name(path));	/* fatal */
+	}
 	return t;
 }
 
@@ -222,18 +234,23 @@ static struct topk *acquire_summary(struct options *opt)
 			cli_fatal("%s", why);
 		return t;
 	}
-	t = load_summary(opt->summaries[0]);
+	t = load_summary(opt->summaries[0], NULL);
 	for (size_t i = 1; i < opt->nsummaries; i++) {
-		struct topk *more = load_summary(opt->summaries[i]);
+		struct topk *more = load_summary(opt->summaries[i], t);
 
-		if (topk_merge(t, more, &why) < 0)
+		if (topk_merge(t, more, &why) < 0) {
+			topk_free(more);
+			topk_free(t);
 			cli_fatal("%s: cannot be merged with %s: %s", cli_display_name(opt->summaries[i]),
 				  cli_display_name(opt->summaries[0]), why);
+		}
 		topk_free(more);
 	}
-	if (opt->spec.fold_case && !(t->flags & FILTER_FOLD_CASE))
+	if (opt->spec.fold_case && !(t->flags & FILTER_FOLD_CASE)) {
+		topk_free(t);
 		cli_fatal("%s: the summary was made without -i: its keys are case-sensitive",
 			  cli_display_name(opt->summaries[0]));
+	}
 	opt->spec.fold_case = (t->flags & FILTER_FOLD_CASE) != 0;
 	return t;
 }
@@ -400,12 +417,15 @@ static void put_top(struct counter *c)
 	free(items);
 }
 
-static void save_summary(const struct topk *t, const char *path)
+/* Save t to path; fatal (t freed first) when it cannot be. */
+static void save_summary(struct topk *t, const char *path)
 {
 	const char *why;
 
-	if (topk_file_save_path(t, path, &why) < 0)
+	if (topk_file_save_path(t, path, &why) < 0) {
+		topk_free(t);
 		cli_fatal("%s: %s", path, why);
+	}
 }
 
 static void report(const struct topk *t)
