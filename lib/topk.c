@@ -511,20 +511,13 @@ int topk_compatible(const struct topk *a, const struct topk *b, const char **wha
 	return 0;
 }
 
-/* A key of a, as merged with b: b's count and error for it, or b's floor for both. */
-static void merged_item(const struct topk *a, uint32_t e, const struct topk *b,
-			struct topk_item *it)
+static int compare_hashes(const void *pa, const void *pb)
 {
-	uint32_t v = b->slots[table_find(b, a->entries[e].hash)];
-	uint64_t add_count = topk_floor(b), add_error = add_count;
+	const struct topk_item *a = pa, *b = pb;
 
-	fill_item(a, e, it);
-	if (v != 0) {
-		add_count = b->entries[v - 1].count;
-		add_error = b->entries[v - 1].error;
-	}
-	it->count = add_saturating(it->count, add_count);
-	it->error = add_saturating(it->error, add_error);
+	if (a->hash[0] != b->hash[0])
+		return a->hash[0] < b->hash[0] ? -1 : 1;
+	return a->hash[1] < b->hash[1] ? -1 : a->hash[1] > b->hash[1];
 }
 
 static int compare_counts(const void *pa, const void *pb)
@@ -533,25 +526,51 @@ static int compare_counts(const void *pa, const void *pb)
 
 	if (a->count != b->count)
 		return a->count > b->count ? -1 : 1;
-	if (a->hash[0] != b->hash[0])
-		return a->hash[0] < b->hash[0] ? -1 : 1;
-	return a->hash[1] < b->hash[1] ? -1 : a->hash[1] > b->hash[1];
+	return compare_hashes(pa, pb);
 }
 
-/* The union of both kept sets with merged counts, largest first; *n of them. */
-static struct topk_item *merged_items(const struct topk *a, const struct topk *b, size_t *n)
+/*
+ * Every key kept by any of t[0..n), with the merged count and error: the
+ * sum over the summaries of its count and error where it is kept, and of
+ * that summary's floor for both where it is not. As F + sum over the
+ * summaries keeping it of (count - floor), with F the sum of the floors,
+ * so a key is visited once per summary that keeps it. Largest count
+ * first; *len of them.
+ */
+static struct topk_item *merged_items(const struct topk *const *t, size_t n, size_t *len)
 {
-	struct topk_item *all = calloc((size_t)(a->kept + b->kept) + 1, sizeof *all);
+	uint64_t floors = 0, total_kept = 0;
+	struct topk_item *all;
+	size_t out = 0, k = 0;
 
-	*n = 0;
+	for (size_t i = 0; i < n; i++) {
+		floors = add_saturating(floors, topk_floor(t[i]));
+		total_kept += t[i]->kept;
+	}
+	all = calloc((size_t)total_kept + 1, sizeof *all);
 	if (all == NULL)
 		return NULL;
-	for (uint64_t e = 0; e < a->kept; e++)
-		merged_item(a, (uint32_t)e, b, &all[(*n)++]);
-	for (uint64_t e = 0; e < b->kept; e++)
-		if (a->slots[table_find(a, b->entries[e].hash)] == 0)
-			merged_item(b, (uint32_t)e, a, &all[(*n)++]);
-	qsort(all, *n, sizeof *all, compare_counts);
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t e = 0; e < t[i]->kept; e++) {
+			fill_item(t[i], (uint32_t)e, &all[k]);
+			/* what it adds beyond the floor, which F counts already */
+			all[k].count -= topk_floor(t[i]);
+			all[k++].upper = topk_floor(t[i]);	/* the floor, taken back from the error */
+		}
+	qsort(all, k, sizeof *all, compare_hashes);
+	for (size_t i = 0; i < k; out++) {
+		struct topk_item key = all[i];
+
+		key.count = add_saturating(floors, all[i].count);
+		key.error = add_saturating(floors - all[i].upper, all[i].error);
+		for (i++; i < k && compare_hashes(&all[i], &key) == 0; i++) {
+			key.count = add_saturating(key.count, all[i].count);
+			key.error = add_saturating(key.error - all[i].upper, all[i].error);
+		}
+		all[out] = key;
+	}
+	qsort(all, out, sizeof *all, compare_counts);
+	*len = out;
 	return all;
 }
 
@@ -575,33 +594,59 @@ static void take_over(struct topk *into, struct topk *from)
 	topk_free(from);
 }
 
-int topk_merge(struct topk *into, const struct topk *from, const char **errstr)
+int topk_merge_many(struct topk *into, const struct topk *const *from, size_t n,
+		    const char **errstr)
 {
 	static char message[48];
+	const struct topk **all = calloc(n + 1, sizeof *all);
+	struct topk *result = topk_new_like(into, errstr);
+	struct topk_item *items = NULL;
+	uint64_t total = into->total;
 	const char *what;
-	struct topk *result;
-	struct topk_item *all;
-	size_t n;
+	size_t len = 0;
+	int ret = -1;
 
-	if (!topk_compatible(into, from, &what)) {
-		snprintf(message, sizeof message, "different %s", what);
-		return bad(errstr, message);
+	if (all == NULL || result == NULL) {
+		bad(errstr, strerror(ENOMEM));
+		goto out;
 	}
-	if (into->total > UINT64_MAX - from->total)
-		return bad(errstr, "counts overflow");
-	result = topk_new_like(into, errstr);
-	all = merged_items(into, from, &n);
-	if (result == NULL || all == NULL) {
-		topk_free(result);
-		free(all);
-		return bad(errstr, strerror(ENOMEM));
+	all[0] = into;
+	for (size_t i = 0; i < n; i++) {
+		if (!topk_compatible(into, from[i], &what)) {
+			snprintf(message, sizeof message, "different %s", what);
+			bad(errstr, message);
+			goto out;
+		}
+		if (total > UINT64_MAX - from[i]->total) {
+			bad(errstr, "counts overflow");
+			goto out;
+		}
+		total += from[i]->total;
+		all[i + 1] = from[i];
 	}
-	for (size_t i = 0; i < n && i < into->params.capacity; i++)
-		topk_restore(result, &all[i], errstr);	/* distinct, count >= error: cannot fail */
-	free(all);
+	items = merged_items(all, n + 1, &len);
+	if (items == NULL) {
+		bad(errstr, strerror(ENOMEM));
+		goto out;
+	}
+	for (size_t i = 0; i < len && i < into->params.capacity; i++)
+		topk_restore(result, &items[i], &what);	/* distinct, count >= error: cannot fail */
 	for (uint64_t c = 0; c < into->params.width * into->params.depth; c++)
-		result->cells[c] = add_saturating(into->cells[c], from->cells[c]);
-	result->total = into->total + from->total;
+		for (size_t i = 0; i < n; i++)
+			result->cells[c] = add_saturating(i == 0 ? into->cells[c] : result->cells[c],
+							  from[i]->cells[c]);
+	result->total = total;
 	take_over(into, result);
-	return 0;
+	result = NULL;
+	ret = 0;
+out:
+	free(items);
+	free(all);
+	topk_free(result);
+	return ret;
+}
+
+int topk_merge(struct topk *into, const struct topk *from, const char **errstr)
+{
+	return topk_merge_many(into, &from, 1, errstr);
 }

@@ -173,6 +173,17 @@ int topk_compatible(const struct topk *a, const struct topk *b, const char **wha
  */
 int topk_merge(struct topk *into, const struct topk *from, const char **errstr);
 
+/*
+ * into := the summary of into's and from[0..n)'s streams, in one merge:
+ * each key's count and error are summed over the summaries, a summary
+ * that does not keep it adding its floor to both. The bound is that of
+ * two: every key not kept occurred at most 2 N / C times, N the streams'
+ * total (for summaries made from streams, not from merges). -1 with
+ * *errstr leaving into as it was.
+ */
+int topk_merge_many(struct topk *into, const struct topk *const *from, size_t n,
+		    const char **errstr);
+
 #ifdef __cplusplus
 }
 #endif

@@ -217,6 +217,29 @@ static void test_merged_summaries_keep_intervals_and_keys_above_2n_over_c(void)
 	topk_free(b);
 }
 
+static void test_a_merge_of_four_keeps_intervals_and_keys_above_2n_over_c(void)
+{
+	uint32_t *ranks = malloc(STREAM * sizeof *ranks);
+	uint64_t *exact = calloc(DISTINCT, sizeof *exact);
+	struct topk *t[4];
+	const char *why;
+
+	for (int i = 0; i < 4; i++) {
+		t[i] = new_summary(120);
+		zipf_stream(0.8 + 0.1 * i, 21 + (uint64_t)i, DISTINCT, ranks, STREAM / 4);
+		add_ranks(t[i], ranks, STREAM / 4, exact);
+	}
+	CHECK(topk_merge_many(t[0], (const struct topk *const *)t + 1, 3, &why) == 0);
+	CHECK(t[0]->total == STREAM && t[0]->kept == 120);
+	CHECK(intervals_hold(t[0], exact, DISTINCT));
+	for (uint32_t r = 0; r < DISTINCT; r++)
+		CHECKF(exact[r] <= 2 * STREAM / 120 || is_kept(t[0], r), "rank %u not kept", (unsigned)r);
+	free(ranks);
+	free(exact);
+	for (int i = 0; i < 4; i++)
+		topk_free(t[i]);
+}
+
 static void test_merging_refuses_other_parameters_and_keys(void)
 {
 	struct topk *a = new_summary(10), *b = new_summary(20), *c;
@@ -386,6 +409,8 @@ void suite_topk(void)
 	unit_run("topk: the same stream gives the same summary", test_the_same_stream_gives_the_same_summary);
 	unit_run("topk: merged summaries keep intervals and every key above 2N/C",
 		 test_merged_summaries_keep_intervals_and_keys_above_2n_over_c);
+	unit_run("topk: a merge of four keeps intervals and every key above 2N/C",
+		 test_a_merge_of_four_keeps_intervals_and_keys_above_2n_over_c);
 	unit_run("topk: merging refuses other parameters and keys", test_merging_refuses_other_parameters_and_keys);
 	unit_run("topk: long keys count apart by hash and show truncated",
 		 test_long_keys_count_apart_and_show_truncated);
