@@ -18,7 +18,12 @@
  * counts for different N; one ordered updater prints the same for every
  * N, and costs little: an update is a hash-table probe, a heap step and
  * `depth` cell writes, against SipHash and key splitting, which are the
- * work spread out. Not done here: --window (issue 24's last item).
+ * work spread out.
+ *
+ * --window: the top of the last N keys or W seconds, from a ring of
+ * summaries, one per generation of the window (topk_window.h), merged at
+ * the end; bfuniq's window options, their slack and their generations.
+ * A windowed summary is not saved or loaded (-o, -s, -q refuse it).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,14 +32,17 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_window.h"
 #include "keys.h"
 #include "numparse.h"
 #include "topk.h"
 #include "topk_file.h"
+#include "topk_window.h"
 
 static const char usage[] =
 	"Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
 	"   or: bftop -q -s SUMMARY [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
+	"   or: bftop --window W [--generations G] [--time-field F] [--bad-time error|skip] [--now T] [-n N] [-e EPS] [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
 	"Print the most frequent keys of FILEs (or standard input), most frequent\n"
 	"first, each after its count as uniq(1) counts (\"%7llu KEY\"), from a\n"
 	"summary of fixed size: every count is an upper bound, with a lower one\n"
@@ -55,11 +63,16 @@ static const char usage[] =
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline (output too)\n"
 	"  -w, --words           each word of a key is a key\n"
+	"      --window=W        only the last W keys (10M) or W of time (90s, 10m, 24h, 7d)\n"
+	"      --generations=G   the window's generations, 2..64 (default 8; slack 1/(G-1))\n"
+	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
+	"      --bad-time=WHAT   a line whose time cannot be read: error (default) or skip\n"
+	"      --now=T           the time of a time window without --time-field (default: now)\n"
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
-enum { OPT_JSON = 256, OPT_CONFIDENCE };
+enum { OPT_JSON = 256, OPT_CONFIDENCE, OPT_WINDOW, OPT_GENERATIONS, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW };
 
 static const struct option long_options[] = {
 	{ "top", required_argument, NULL, 'n' },
@@ -75,6 +88,11 @@ static const struct option long_options[] = {
 	{ "ignore-case", no_argument, NULL, 'i' },
 	{ "null-data", no_argument, NULL, 'z' },
 	{ "words", no_argument, NULL, 'w' },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "generations", required_argument, NULL, OPT_GENERATIONS },
+	{ "time-field", required_argument, NULL, OPT_TIME_FIELD },
+	{ "bad-time", required_argument, NULL, OPT_BAD_TIME },
+	{ "now", required_argument, NULL, OPT_NOW },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
@@ -93,6 +111,8 @@ struct options {
 	size_t nsummaries;
 	char **inputs;
 	int ninputs;
+	struct cli_window win;	/* kind 0: no --window */
+	int window_options;	/* --generations, --time-field, --bad-time or --now given */
 };
 
 static double fraction(const char *option, const char *arg, double min, double max)
@@ -123,6 +143,11 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'i': opt->spec.fold_case = 1; break;
 	case 'z': opt->delim = '\0'; break;
 	case 'w': opt->spec.words = 1; break;
+	case OPT_WINDOW: cli_window_size(&opt->win, arg); break;
+	case OPT_GENERATIONS: cli_window_generations(&opt->win, arg); opt->window_options = 1; break;
+	case OPT_TIME_FIELD: cli_window_time_field(&opt->win, arg); opt->window_options = 1; break;
+	case OPT_BAD_TIME: cli_window_bad_time(&opt->win, arg); opt->window_options = 1; break;
+	case OPT_NOW: cli_window_now(&opt->win, arg); opt->window_options = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
 	default:
@@ -149,6 +174,10 @@ static void check_options(const struct options *opt)
 		cli_usage_error("standard input can be read only once");
 	if (stdin_uses == 1 && opt->nsummaries > 0 && opt->ninputs == 0 && opt->query)
 		cli_usage_error("standard input cannot be both a summary and the input");
+	if (opt->win.wp.kind == 0 && opt->window_options)
+		cli_usage_error("--generations, --time-field, --bad-time and --now need --window");
+	if (opt->win.wp.kind != 0 && (opt->output || opt->nsummaries > 0))
+		cli_usage_error("--window: a windowed summary is not saved or loaded (-o, -s, -q)");
 }
 
 static void parse_options(struct options *opt, int argc, char **argv)
@@ -161,6 +190,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->top = 10;
 	opt->eps = TOPK_EPS_DEFAULT;
 	opt->confidence = TOPK_CONFIDENCE_DEFAULT;
+	cli_window_init(&opt->win);
 	opt->summaries = calloc((size_t)argc, sizeof *opt->summaries);
 	if (opt->summaries == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
@@ -169,6 +199,8 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
 	check_options(opt);
+	/* the window's rate is a filter's: nothing here uses it, but the plan checks it */
+	cli_window_finish(&opt->win, 0, 0.5, opt->spec.separator);
 }
 
 /* Whether the stream is read: always without -s; with -s, only the FILEs given. */
@@ -180,15 +212,16 @@ static int reads_input(const struct options *opt)
 /* ---- the summary ------------------------------------------------------- */
 
 /* --max-memory: refuse a summary whose parameters need more (a new one before it is allocated). */
-static void check_memory(const struct topk_params *p, const char *name /* or NULL */)
+static void check_memory(const struct topk_params *p, unsigned copies, const char *name /* or NULL */)
 {
-	uint64_t need = topk_memory(p), limit = filter_memory_limit();
+	uint64_t need = copies * topk_memory(p), limit = filter_memory_limit();
 	char a[32], b[32];
 
 	if (limit != 0 && need > limit)
-		cli_fatal("%s%ssummary needs %s (%llu bytes), over the memory limit of %s",
-			  name ? name : "", name ? ": " : "", cli_human_bytes(need, a),
-			  (unsigned long long)need, cli_human_bytes(limit, b));
+		cli_fatal("%s%s%s need%s %s (%llu bytes), over the memory limit of %s",
+			  name ? name : "", name ? ": " : "",
+			  copies > 1 ? "the window's summaries" : "summary", copies > 1 ? "" : "s",
+			  cli_human_bytes(need, a), (unsigned long long)need, cli_human_bytes(limit, b));
 }
 
 /* Load path; a bad one is fatal, freeing drop (a summary loaded before) first. */
@@ -212,7 +245,7 @@ static struct topk *load_summary(const char *path, struct topk *drop)
 
 		topk_free(drop);
 		topk_free(t);
-		check_memory(&p, cli_display_name(path));	/* fatal */
+		check_memory(&p, 1, cli_display_name(path));	/* fatal */
 	}
 	return t;
 }
@@ -227,7 +260,8 @@ static struct topk *acquire_summary(struct options *opt)
 	if (opt->nsummaries == 0) {
 		if (topk_size(opt->eps, opt->confidence, &p, &why) < 0)
 			cli_fatal("%s", why);
-		check_memory(&p, NULL);
+		/* a window holds up to G generations, and their merge */
+		check_memory(&p, opt->win.wp.kind != 0 ? opt->win.wp.generations + 1u : 1u, NULL);
 		t = topk_new(&p, FILTER_SIPHASH_1_3, opt->spec.fold_case ? FILTER_FOLD_CASE : 0,
 			     topk_default_key, &why);
 		if (t == NULL)
@@ -265,6 +299,10 @@ struct counter {
 	struct keyset keys[CLI_SLOTS];
 	uint64_t *hashes[CLI_SLOTS];	/* 2 per key */
 	size_t hashes_cap[CLI_SLOTS];
+	struct topk_window *window;	/* --window */
+	uint64_t *record_times, *key_times;	/* a time window's, per batch */
+	size_t record_times_cap, key_times_cap;
+	uint64_t bad_times;
 };
 
 /* Reader thread: the batch's keys, and room for their hashes. */
@@ -369,6 +407,42 @@ static void end_json(struct counter *c)
 		put(c->out, c->first ? "[]\n" : "\n]\n", 3);
 }
 
+/* The times of the batch's keys in a time window: their records', or now for all. */
+static const uint64_t *key_times(struct counter *c, const struct keyset *ks,
+				 const struct line *records, size_t n)
+{
+	const struct cli_window *cw = &c->opt->win;
+	uint64_t *kt = cli_window_times(&c->key_times, &c->key_times_cap, ks->count);
+	uint64_t *rt, now;
+
+	if (cw->wp.kind != WINDOW_TIME)
+		return NULL;
+	if (cw->time.field == 0) {
+		now = cli_window_clock(cw);
+		for (size_t i = 0; i < ks->count; i++)
+			kt[i] = now;
+		return kt;
+	}
+	rt = cli_window_times(&c->record_times, &c->record_times_cap, n);
+	cli_window_record_times(cw, records, n, rt, &c->bad_times);
+	for (size_t i = 0; i < ks->count; i++)
+		kt[i] = rt[ks->record[i]];
+	return kt;
+}
+
+/* Calling thread, in input order (--window): count the batch's keys in their generations. */
+static int add_keys_windowed(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct counter *c = ctx;
+	const struct keyset *ks = &c->keys[slot];
+	const char *why;
+
+	if (topk_window_add(c->window, ks->keys, c->hashes[slot], key_times(c, ks, records, n),
+			    ks->count, &why) < 0)
+		cli_fatal("%s", why);
+	return 0;
+}
+
 /* Calling thread, in input order (-q): each key's estimate, nothing added. */
 static int query_keys(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -395,6 +469,40 @@ static int read_input(struct counter *c, const struct cli_stage *stage)
 		keyset_free(&c->keys[i]);
 		free(c->hashes[i]);
 	}
+	free(c->record_times);
+	free(c->key_times);
+	return status;
+}
+
+/*
+ * --window: count the input in a ring of generations, then make c->topk
+ * (the empty model until then) the merge of those live at the end: the
+ * latest time seen with --time-field, else --now or the wall clock.
+ */
+static int read_windowed(struct counter *c)
+{
+	static const struct cli_stage stage = { prepare_keys, hash_keys, add_keys_windowed };
+	const struct cli_window *cw = &c->opt->win;
+	struct topk *merged;
+	const char *why;
+	uint64_t now;
+	int status;
+
+	c->window = topk_window_new(&cw->wp, c->topk, &why);
+	if (c->window == NULL)
+		cli_fatal("%s", why);
+	status = read_input(c, &stage);
+	now = cw->wp.kind == WINDOW_COUNT || cw->time.field ? c->window->clock : cli_window_clock(cw);
+	merged = topk_window_summary(c->window, now, &why);
+	if (merged == NULL)
+		cli_fatal("%s", why);
+	if (c->window->too_old > 0 || c->bad_times > 0)
+		cli_warn("%llu keys before the window and %llu lines without a time were not counted",
+			 (unsigned long long)c->window->too_old, (unsigned long long)c->bad_times);
+	topk_window_free(c->window);
+	c->window = NULL;
+	topk_free(c->topk);
+	c->topk = merged;
 	return status;
 }
 
@@ -455,6 +563,9 @@ int main(int argc, char **argv)
 	if (opt.query) {
 		status = read_input(&c, &querying);
 		end_json(&c);
+	} else if (opt.win.wp.kind != 0) {
+		status = read_windowed(&c);
+		put_top(&c);
 	} else {
 		if (reads_input(&opt))
 			status = read_input(&c, &counting);

@@ -3,13 +3,16 @@
 # -s/--summary; ordinary files (the input stream, -o, --key-file)
 # otherwise. Self-contained (no bash-completion package needed), and it
 # copes with "--summary=x" whether or not COMP_WORDBREAKS splits at "=".
-# -n, -e, --confidence, -j, -k, -t and --max-memory get no suggestions.
+# --bad-time offers error and skip; -n, -e, --confidence, -j, -k, -t,
+# --window, --generations, --time-field, --now and --max-memory get no
+# suggestions.
 # Install as .../bash-completion/completions/bftop, or source it from
 # ~/.bashrc.
 
 _bftop_options='-n --top -e --error --confidence -v --bounds --json -q --query
 -o --output -s --summary -k --field -t --separator -i --ignore-case -z --null-data
--w --words -j --threads --key-file --max-memory --progress --no-progress
+-w --words --window --generations --time-field --bad-time --now
+-j --threads --key-file --max-memory --progress --no-progress
 -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is.
@@ -39,7 +42,9 @@ _bftop_value() {
 	case $1 in
 	-s | --summary) _bftop_summaries "$2" ;;
 	-o | --output | --key-file) _bftop_files "$2" ;;
+	--bad-time) _bftop_add compgen -W 'error skip' -- "$2" ;;
 	-n | --top | -e | --error | --confidence | -j | --threads | -k | --field | -t | --separator | --max-memory) ;;
+	--window | --generations | --time-field | --now) ;;
 	*) return 1 ;;
 	esac
 	return 0

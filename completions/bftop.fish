@@ -29,6 +29,11 @@ complete -c bftop -s t -l separator -x -d 'Fields are separated by C'
 complete -c bftop -s i -l ignore-case -d 'Fold ASCII case of keys'
 complete -c bftop -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bftop -s w -l words -d 'Each word of a key is a key'
+complete -c bftop -l window -x -d 'Only the last W keys (10M) or W of time (90s, 10m, 24h, 7d)'
+complete -c bftop -l generations -x -d "The window's generations, 2..64 (default 8)"
+complete -c bftop -l time-field -x -d "A line's time is its Fth field"
+complete -c bftop -l bad-time -x -a 'error skip' -d 'A line whose time cannot be read: error or skip'
+complete -c bftop -l now -x -d 'The time of a time window without --time-field'
 complete -c bftop -s j -l threads -x -d 'Use N threads (the output is the same for every N)'
 complete -c bftop -l key-file -r -F -d "Refused: summaries are keyed with bftop's own key"
 complete -c bftop -l max-memory -x -d 'Refuse summaries larger than SIZE bytes in memory'

@@ -297,3 +297,64 @@ size on disk:         $(wc -c <s.top | tr -d ' ') B ($(wc -c <s.top | tr -d ' ')
 	run --separate-stderr bfinfo bad.top
 	expect_one_line_error "bfinfo: bad.top: "
 }
+
+# A count window of N = 1000 keys in G = 5 generations of ceil(1000 / 4) =
+# 250 keys: after 10000 keys the live generations are numbers 35 to 39,
+# keys 8750 to 9999, the last 1250 = N G / (G - 1), the slack's end.
+@test "bftop --window N: the intervals hold for the last N G/(G-1) keys at a generation's end" {
+	head -n 10000 "$BATS_FILE_TMPDIR/z10.txt" >in.txt
+	tail -n 1250 in.txt | sort | uniq -c | sort -k1,1nr -k2 >exact.txt
+	run --separate-stderr bftop --window 1000 --generations 5 -e 1e-2 -n 0 -v in.txt
+	expect_status 0
+	printf '%s\n' "$output" >bounds.txt
+	[ "$(wc -l <bounds.txt)" -eq 100 ]
+	intervals_hold exact.txt bounds.txt
+	# every key above 2 N' / C = 2 * 1250 / 100 = 25 is listed
+	heavy_listed exact.txt bounds.txt 25
+	expect_eq stderr "bftop: 1250 keys counted; 100 kept of 100;" "${stderr%% every*}"
+}
+
+# One line a second for two hours, "SECONDS KEY"; a window of 1h in 5
+# generations of 900 s: at the latest time, 7199 s, the present is
+# generation 7 and the live ones 3 to 7, from 2700 s on.
+@test "bftop --window DURATION --time-field: the top of the live generations, by the lines' times" {
+	awk '{ print NR - 1, $0 }' "$BATS_FILE_TMPDIR/z12.txt" | head -n 7200 >timed.txt
+	awk '$1 >= 2700 { print $2 }' timed.txt | sort | uniq -c | sort -k1,1nr -k2 >exact.txt
+	bftop --window 1h --generations 5 --time-field 1 -k 2 -n 0 -v timed.txt >bounds.txt 2>/dev/null
+	intervals_hold exact.txt bounds.txt
+	[ "$(awk '{ s += $1 } END { print s }' exact.txt)" -eq 4500 ]
+	head -n 3 exact.txt | sed 's/^ *//' >want.txt
+	bftop --window 1h --generations 5 --time-field 1 -k 2 -n 3 timed.txt | sed 's/^ *//' >got.txt
+	cmp want.txt got.txt
+	# --now: without --time-field every line is at that time, so all are counted
+	run --separate-stderr bftop --window 1h --now 2026-01-01T00:00:00Z -k 2 -n 1 -v timed.txt
+	expect_status 0
+	expect_eq "stderr" "bftop: 7200 keys counted" "${stderr%%;*}"
+}
+
+@test "bftop --window: the same output for -j 1, 2 and 4; bad times are errors or skipped" {
+	head -n 20000 "$BATS_FILE_TMPDIR/z08.txt" >in.txt
+	for j in 1 2 4; do
+		bftop -j "$j" --window 3000 -e 1e-2 -n 0 -v in.txt >"out$j.txt" 2>&1
+	done
+	cmp out1.txt out2.txt
+	cmp out1.txt out4.txt
+	printf '10 a\nnoon b\n20 a\n' >times.txt
+	run --separate-stderr bftop --window 1h --time-field 1 -k 2 times.txt
+	expect_fail "bftop: times.txt:2: time field 1: not a time (Unix seconds or RFC 3339)"
+	run --separate-stderr bftop --window 1h --time-field 1 --bad-time skip -k 2 times.txt
+	expect_status 0
+	expect_output "      2 a"
+	expect_stderr "bftop: 0 keys before the window and 1 lines without a time were not counted"
+}
+
+@test "bftop --window: usage errors" {
+	run --separate-stderr bftop --now 2026-01-01T00:00:00Z in.txt
+	expect_usage_error bftop "--generations, --time-field, --bad-time and --now need --window"
+	run --separate-stderr bftop --window 10 -o s.top in.txt
+	expect_usage_error bftop "--window: a windowed summary is not saved or loaded (-o, -s, -q)"
+	run --separate-stderr bftop --window 10 --time-field 1 in.txt
+	expect_usage_error bftop "--time-field and --now need a time window (such as --window 10m)"
+	run --separate-stderr bftop --max-memory 10M --window 10 </dev/null
+	expect_fail "bftop: the window's summaries need 42.6 MB (42601176 bytes), over the memory limit of 10.0 MB"
+}

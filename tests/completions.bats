@@ -686,3 +686,9 @@ d.top" ]
 	run fish_complete 'bftop -s '
 	[ "$output" = "d.top" ]
 }
+
+@test "completions: bash: bftop --bad-time offers error and skip" {
+	run bash_complete bftop --bad-time ''
+	[ "$output" = "error
+skip" ]
+}
