@@ -72,7 +72,8 @@ SHLIB     = $(O)/lib/libbftools.so.$(SOVERSION)
 PUBLIC_HEADERS = lib/bftools.h lib/line.h lib/siphash.h lib/filter.h lib/sizing.h \
 	lib/cascade.h lib/format.h lib/merge.h lib/lines.h lib/keys.h lib/writer.h \
 	lib/hll.h lib/numparse.h lib/atomic.h lib/keyfile.h lib/dcso.h lib/pipeline.h lib/lock.h \
-	lib/window.h lib/sketch.h lib/topk.h lib/topk_file.h
+	lib/window.h lib/sketch.h lib/topk.h lib/topk_file.h \
+	lib/topk_window.h
 UNIT_BIN  = $(O)/tests/unit/unit
 ACCURACY_BIN = $(O)/tests/accuracy/accuracy
 

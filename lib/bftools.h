@@ -23,6 +23,7 @@
  *   window.h    sliding windows: forget keys older than N keys or W seconds
  *   topk.h      heavy hitters: Space-Saving beside a conservative count-min sketch
  *   topk_file.h those summaries saved, loaded (validated, atomic)
+ *   topk_window.h  those summaries over a sliding window of generations
  *
  * The library never prints and never exits: calls report failure by return
  * value and a static message through a const char **errstr argument.
@@ -55,6 +56,7 @@
 #include "window.h"
 #include "topk.h"
 #include "topk_file.h"
+#include "topk_window.h"
 
 #ifdef __cplusplus
 extern "C" {
