@@ -10,6 +10,14 @@
  * evicted ones had count m or less when evicted, and counts never
  * fall). The counts sum to N, so m <= N / C.
  *
+ * Admission (Filtered Space-Saving, Homem & Carvalho 2010): a new key
+ * whose count-min estimate, this occurrence included, is at most m is
+ * not admitted. It occurred at most m times, which is all the summary
+ * claims of a key it does not keep, so every bound holds as before; the
+ * counts then sum to at most N, so still m <= N / C. On a long tail
+ * most new keys are turned away, which saves the eviction (a sift down
+ * the heap) and keeps the kept keys' errors smaller.
+ *
  * The smallest count is found with a binary min-heap of entry indexes
  * (an increment moves an entry down, an eviction replaces the root),
  * ties broken by hash so that the entry evicted never depends on the
@@ -20,8 +28,9 @@
  * finds a key's entry.
  *
  * The count-min sketch: depth rows of width 64-bit cells; row i's cell
- * for a key is (h1 + i * h2) mod width (double hashing, Kirsch &
- * Mitzenmacher 2006, h2 made odd). Conservative update raises only the
+ * for a key is x * width / 2^32 with x the top 32 bits of h1 + i h2
+ * (double hashing, Kirsch & Mitzenmacher 2006, h2 made odd; multiply and
+ * shift in place of a modulo, Lemire 2019). Conservative update raises only the
  * key's cells that are below the new estimate min + 1, which keeps
  * every cell an upper bound for each key mapped to it and the estimate
  * tighter than plain count-min.
@@ -204,11 +213,16 @@ void topk_hash(const struct topk *t, const struct line *keys, size_t n, uint64_t
 
 /* ---- count-min ------------------------------------------------------------ */
 
+/*
+ * Row row's counter for a key: the top 32 bits of h1 + row (h2 | 1)
+ * scaled to the width (multiply and shift, Lemire 2019), not a modulo:
+ * a division per row was most of the time an add took.
+ */
 static uint64_t cell_index(const struct topk *t, const uint64_t hash[2], unsigned row)
 {
 	uint64_t h = hash[0] + (uint64_t)row * (hash[1] | 1);
 
-	return (uint64_t)row * t->params.width + h % t->params.width;
+	return (uint64_t)row * t->params.width + (((h >> 32) * t->params.width) >> 32);
 }
 
 static uint64_t cm_estimate(const struct topk *t, const uint64_t hash[2])
@@ -224,8 +238,8 @@ static uint64_t cm_estimate(const struct topk *t, const uint64_t hash[2])
 	return least;
 }
 
-/* Conservative update: every cell of the key at least its old estimate + 1. */
-static void cm_add(struct topk *t, const uint64_t hash[2])
+/* Conservative update: every cell of the key at least its old estimate + 1, the new estimate. */
+static uint64_t cm_add(struct topk *t, const uint64_t hash[2])
 {
 	uint64_t at[TOPK_DEPTH_MAX], least = UINT64_MAX;
 
@@ -238,6 +252,7 @@ static void cm_add(struct topk *t, const uint64_t hash[2])
 	for (unsigned row = 0; row < t->params.depth; row++)
 		if (t->cells[at[row]] < least)
 			t->cells[at[row]] = least;
+	return least;
 }
 
 /* ---- the heap of counts ------------------------------------------------------ */
@@ -375,13 +390,23 @@ static void ss_take(struct topk *t, uint64_t slot, const uint64_t hash[2], const
 		heap_down(t, t->entries[e].at);
 }
 
-static void ss_add(struct topk *t, const uint64_t hash[2], const struct line *key)
+/*
+ * estimate: the key's count-min estimate, this occurrence included. A key
+ * not kept whose estimate is at most the smallest kept count is not
+ * admitted (as in Filtered Space-Saving, Homem & Carvalho 2010): it
+ * occurred at most that often, all Space-Saving assumes of a key it does
+ * not keep, so every bound still holds, and the counts still sum to at
+ * most N. Most keys of a long tail never evict a kept one.
+ */
+static void ss_add(struct topk *t, const uint64_t hash[2], const struct line *key,
+		   uint64_t estimate)
 {
 	uint64_t slot = table_find(t, hash);
 	uint32_t v = t->slots[slot];
 
 	if (v == 0) {
-		ss_take(t, slot, hash, key);
+		if (estimate > topk_floor(t))
+			ss_take(t, slot, hash, key);
 		return;
 	}
 	t->entries[v - 1].count = add_saturating(t->entries[v - 1].count, 1);
@@ -391,8 +416,9 @@ static void ss_add(struct topk *t, const uint64_t hash[2], const struct line *ke
 void topk_add_hashed(struct topk *t, const struct line *keys, const uint64_t *hashes, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		cm_add(t, hashes + 2 * i);
-		ss_add(t, hashes + 2 * i, &keys[i]);
+		uint64_t estimate = cm_add(t, hashes + 2 * i);
+
+		ss_add(t, hashes + 2 * i, &keys[i], estimate);
 	}
 	t->total = add_saturating(t->total, n);
 }

@@ -284,6 +284,32 @@ static void test_long_keys_count_apart_and_show_truncated(void)
 	topk_free(t);
 }
 
+/*
+ * Two keys kept 5 times each fill a summary of capacity 2; a third key,
+ * seen once, has a count-min estimate of 1 (4 rows of 4096 counters:
+ * its 4 counters all shared with a or b has odds below 1e-10), at most
+ * the smallest count 5, so it is not admitted: a and b stay exact.
+ */
+static void test_a_key_below_the_floor_is_not_admitted(void)
+{
+	struct topk_params p = { 2, 4096, 4 };
+	const char *why;
+	struct topk *t = topk_new(&p, FILTER_SIPHASH_1_3, 0, topk_default_key, &why);
+	struct line keys[3] = { { "a", 1 }, { "b", 1 }, { "c", 1 } };
+	uint64_t h[6], lower, upper;
+	struct topk_item items[2];
+
+	topk_hash(t, keys, 3, h);
+	for (int i = 0; i < 5; i++)
+		topk_add_hashed(t, keys, h, 2);
+	topk_add_hashed(t, keys + 2, h + 4, 1);
+	CHECK(topk_items(t, items) == 2);
+	CHECK(items[0].count == 5 && items[0].error == 0 && items[1].count == 5 && items[1].error == 0);
+	topk_query(t, h + 4, &lower, &upper);
+	CHECK(lower == 0 && upper == 1 && t->total == 11 && topk_floor(t) == 5);
+	topk_free(t);
+}
+
 static void test_sizing_follows_eps_and_confidence(void)
 {
 	struct topk_params p;
@@ -414,6 +440,8 @@ void suite_topk(void)
 	unit_run("topk: merging refuses other parameters and keys", test_merging_refuses_other_parameters_and_keys);
 	unit_run("topk: long keys count apart by hash and show truncated",
 		 test_long_keys_count_apart_and_show_truncated);
+	unit_run("topk: a new key whose estimate is at most the floor is not admitted",
+		 test_a_key_below_the_floor_is_not_admitted);
 	unit_run("topk: sizing follows eps and confidence", test_sizing_follows_eps_and_confidence);
 	unit_run("topk: files round-trip byte for byte", test_files_round_trip_byte_for_byte);
 	unit_run("topk: truncated, trailing and damaged files are refused", test_damaged_files_are_refused);
