@@ -11,6 +11,8 @@
 #                     (raw-*)
 #   corpus/lines/     5 option bytes (see fuzz_lines.c), then the input
 #   corpus/numparse/  strings as users type them
+#   corpus/topk/      bftop summaries: small ones, folded, long keys, a
+#                     merge; truncated and damaged copies
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -20,9 +22,10 @@ key=000102030405060708090a0b0c0d0e0f
 fmt="$here/corpus/format"
 lin="$here/corpus/lines"
 num="$here/corpus/numparse"
+top="$here/corpus/topk"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
-mkdir -p "$fmt" "$lin" "$num"
+mkdir -p "$fmt" "$lin" "$num" "$top"
 CC=${CC:-cc}
 export LC_ALL=C
 
@@ -161,5 +164,18 @@ done
 printf '' >"$num/empty"
 printf '1 ' >"$num/trailing-blank"
 printf '1\0002' >"$num/embedded-nul"
+# ---- heavy-hitter summaries (bftop -o) ------------------------------------
+# -e 0.2: 5 keys kept, 7 rows of 14 counters, files of a few hundred bytes
+words | "$bin/bftop" -e 0.2 -o "$top/words.top" >/dev/null
+words | "$bin/bftop" -e 0.2 -i -o "$top/folded.top" >/dev/null
+seq 1 40 | awk '{ for (i = 0; i < $1 % 7; i++) print $1 }' | "$bin/bftop" -e 0.2 -o "$top/evicted.top" >/dev/null
+awk 'BEGIN { for (i = 0; i < 3; i++) { s = ""; for (j = 0; j < 300; j++) s = s "k"; print s i } }' |
+	"$bin/bftop" -e 0.2 -o "$top/long-keys.top" >/dev/null
+"$bin/bftop" -e 0.2 -o "$top/empty.top" </dev/null >/dev/null
+"$bin/bfmerge" -o "$top/merged.top" "$top/words.top" "$top/evicted.top"
+head -c 40 "$top/words.top" >"$top/truncated-header.top"
+size=$(wc -c <"$top/evicted.top")
+head -c $((size - 9)) "$top/evicted.top" >"$top/truncated-trailer.top"
+gzip -dc "$top/words.top" >"$top/raw-words"
 count() { find "$1" -type f | wc -l; }
-echo "corpus: $(count "$fmt") format, $(count "$lin") lines, $(count "$num") numparse"
+echo "corpus: $(count "$fmt") format, $(count "$lin") lines, $(count "$num") numparse, $(count "$top") topk"
