@@ -858,12 +858,12 @@ void filter_blocks_test(const struct filter *f, const uint64_t *base, const uint
  * every key's mask (whose vector-cleared words stall the loads that read
  * them back). The lines are the caller's to have in cache.
  */
-size_t filter_blocks_test_and_add(struct filter *f, const uint64_t *base, const uint64_t *h,
+size_t filter_blocks_test_and_set(struct filter *f, const uint64_t *base, const uint64_t *h,
 				  size_t n, unsigned char *present)
 {
 	size_t fresh = 0;
 
-if (blocked_test_many(f->words, base, h, n, f->params.k, probe_multiplier, present) < 0)
+	if (blocked_test_many(f->words, base, h, n, f->params.k, probe_multiplier, present) < 0)
 		memset(present, 0, n);
 	for (size_t i = 0; i < n; i++) {
 		if (present[i])
@@ -871,8 +871,14 @@ if (blocked_test_many(f->words, base, h, n, f->params.k, probe_multiplier, prese
 		present[i] = (unsigned char)blocked_test_and_set(f, f->words + base[i], h + 2 * i);
 		fresh += !present[i];
 	}
-	f->insertions += n;
 	return fresh;
+}
+
+size_t filter_blocks_test_and_add(struct filter *f, const uint64_t *base, const uint64_t *h,
+				  size_t n, unsigned char *present)
+{
+	f->insertions += n;
+	return filter_blocks_test_and_set(f, base, h, n, present);
 }
 
 int filter_hash(const struct filter *f, const struct line *keys, size_t n, uint64_t *h)
