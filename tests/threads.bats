@@ -167,6 +167,26 @@ make_growing_stream() {
 	run_both report bfbuild -v -n 1e5 --key "$KEY" -o /dev/null stream.txt
 }
 
+# bfbuild's ordered adds (growing filters, checkpoints) go to region
+# owners from -j 3 up, as bfuniq's do.
+@test "threads: bfbuild's region owners write the -j 1 file on 1, 2, 3, 4, 8 and 16 threads (-f growing, --like growing, --checkpoint)" {
+	make_growing_stream
+	local THREADS="1 2 3 4 8 16" t
+	head -n 1000 grow.txt | bfuniq --key "$KEY" -f start.bf >/dev/null
+	bfbuild -j 1 -n 3e5 --key "$KEY" -o fixed.bf </dev/null
+	for t in $THREADS; do
+		cp start.bf "grown.$t.bf"
+		bfbuild -j "$t" -f "grown.$t.bf" grow.txt
+		cmp grown.1.bf "grown.$t.bf"
+		bfbuild -j "$t" --like start.bf -o "like.$t.bf" grow.txt
+		cmp like.1.bf "like.$t.bf"
+		cp fixed.bf "ckpt.$t.bf"
+		bfbuild -j "$t" -f "ckpt.$t.bf" --checkpoint 50000 grow.txt
+		cmp ckpt.1.bf "ckpt.$t.bf"
+	done
+	[ "$(bfinfo like.16.bf | grep -c '^stage')" -ge 2 ]
+}
+
 @test "threads: bfcount gives the same estimate and sketch on every thread count" {
 	make_stream
 	run_both stream bfcount -v stream.txt
