@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout.h"
+
 /* Keys an owner gathers at a time: its scratch stays on its stack and in L1. */
 #define CHUNK 256
 
@@ -294,7 +296,7 @@ int owners_usable(const struct cascade *c)
 	if (cascade_needs_key(c))
 		return 0;
 	for (size_t s = 0; s < c->nstages; s++)
-		if (c->stages[s]->params.layout != FILTER_BLOCKED)
+		if (!layout_has(c->stages[s]->params.layout, LAYOUT_ONE_BLOCK))
 			return 0;
 	return 1;
 }

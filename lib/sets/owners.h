@@ -55,7 +55,10 @@ struct owners *owners_new(unsigned regions, const char **errstr);
 /* Stop and reap the threads; NULL is fine. */
 void owners_free(struct owners *o);
 
-/* 1 when c can be shared out: every stage blocked, its key supplied; else 0. */
+/*
+ * 1 when c can be shared out: every stage's layout keeps a key's probes in
+ * one block (LAYOUT_ONE_BLOCK: blocked), its key supplied; else 0.
+ */
 int owners_usable(const struct cascade *c);
 
 /*
