@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_owners.c - region owners (lib/owners.c) give exactly what one
- * thread gives: for 1, 2, 3, 4, 8 and 16 regions, the same answers per
- * key, the same fresh counts, byte-identical stages, the same insertion
- * counts, and a growing cascade that adds each stage at the same key.
- * Every run is compared with cascade_test_and_add_hashed on a twin
- * cascade fed the same calls.
+ * test_owners.c - region owners (lib/sets/owners.c) give exactly what
+ * one thread gives: for 1, 2, 3, 4, 8 and 16 regions, the same answers
+ * per key, the same fresh counts, byte-identical stages, the same
+ * insertion counts, a growing cascade that adds each stage at the same
+ * key, and a stage refused for memory at the same key. Every run is
+ * compared with cascade_test_and_add_hashed on a twin cascade fed the
+ * same calls.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,113 @@ static void test_growing_cascade_adds_each_stage_at_the_same_key(void)
 	run_all(1, 0, 6);
 }
 
+/* What a run that stops at a refused stage leaves: where it stopped, what it counted, its bits. */
+struct stopped_run {
+	size_t failed_at;	/* the first key of the call that failed; SIZE_MAX: none did */
+	size_t fresh;
+	size_t stages;
+	uint64_t digest;	/* FNV-1a over every stage's words and insertion count */
+};
+
+static uint64_t cascade_digest(const struct cascade *c)
+{
+	uint64_t d = UINT64_C(14695981039346656037);
+
+	for (size_t s = 0; s < c->nstages; s++) {
+		const unsigned char *b = (const unsigned char *)c->stages[s]->words;
+
+		for (size_t i = 0; i < filter_bytes(c->stages[s]); i++)
+			d = (d ^ b[i]) * UINT64_C(1099511628211);
+		d = (d ^ c->stages[s]->insertions) * UINT64_C(1099511628211);
+	}
+	return d ^ c->newest_keys;
+}
+
+/* Growing, in calls of 5000 keys, until one fails: on one thread (regions 0) or owners. */
+static int run_until_refused(unsigned regions, const struct line *keys, const uint64_t *h,
+			     size_t n, struct stopped_run *r)
+{
+	struct cascade *c = make_cascade(1, 1);
+	const char *why;
+	struct owners *o = regions > 0 ? owners_new(regions, &why) : NULL;
+	unsigned char *present = malloc(5000);
+	int ok = c != NULL && present != NULL && (regions == 0 || o != NULL);
+
+	r->failed_at = SIZE_MAX;
+	r->fresh = 0;
+	for (size_t done = 0; ok && done < n && r->failed_at == SIZE_MAX; done += 5000) {
+		size_t len = n - done < 5000 ? n - done : 5000, fresh = 0;
+		int rc = o != NULL ? owners_test_and_add(o, c, keys + done, h + 2 * done, len, present,
+							 &fresh, &why)
+				   : cascade_test_and_add_hashed(c, keys + done, h + 2 * done, len,
+								 present, &fresh, &why);
+
+		r->fresh += fresh;
+		if (rc < 0)
+			r->failed_at = done;
+	}
+	if (ok) {
+		r->stages = c->nstages;
+		r->digest = cascade_digest(c);
+	}
+	owners_free(o);
+	cascade_free(c);
+	free(present);
+	return ok;
+}
+
+/* The bytes of a growing cascade's first three stages (1000, 2000, 4000 keys); 0 on failure. */
+static uint64_t three_stages_bytes(const struct line *keys, const uint64_t *h, size_t n)
+{
+	struct cascade *c = make_cascade(1, 1);
+	unsigned char present[1000];
+	const char *why;
+	uint64_t bytes = 0;
+
+	for (size_t done = 0; c != NULL && c->nstages < 4 && done + 1000 <= n; done += 1000)
+		if (cascade_test_and_add_hashed(c, keys + done, h + 2 * done, 1000, present, NULL,
+						&why) < 0)
+			break;
+	if (c != NULL && c->nstages == 4)
+		bytes = cascade_bytes(c) - filter_bytes(c->stages[3]);
+	cascade_free(c);
+	return bytes;
+}
+
+/*
+ * Under a memory limit that holds three stages (the fourth, twice the
+ * third, does not fit), owners fail at the same call as one thread, having
+ * added the same keys before the failing one: same count, same bits.
+ */
+static void test_a_refused_stage_stops_owners_where_it_stops_one_thread(void)
+{
+	char *text;
+	struct line *keys = repeating_keys(KEYS, DISTINCT, 11, &text);
+	uint64_t *h = malloc(2 * KEYS * sizeof *h), three = 0;
+	struct cascade *hasher = make_cascade(1, 1);
+	struct stopped_run one = { 0 }, many;
+	int ok = keys && text && h && hasher &&
+		 filter_hash(cascade_hasher(hasher), keys, KEYS, h) == 0;
+
+	if (ok)
+		three = three_stages_bytes(keys, h, KEYS);
+	cascade_free(hasher);
+	/* room for three stages and a quarter more: the fourth (twice the third) is refused */
+	filter_set_memory_limit(three + three / 4);
+	ok = ok && three > 0 && run_until_refused(0, keys, h, KEYS, &one);
+	for (unsigned i = 0; ok && i < sizeof region_counts / sizeof region_counts[0]; i++)
+		ok = run_until_refused(region_counts[i], keys, h, KEYS, &many) &&
+		     many.failed_at == one.failed_at && many.fresh == one.fresh &&
+		     many.stages == one.stages && many.digest == one.digest;
+	filter_set_memory_limit(0);
+	free(keys);
+	free(text);
+	free(h);
+	CHECK(ok);
+	CHECKF(one.failed_at != SIZE_MAX && one.stages == 3, "failed at %zu, %zu stages",
+	       one.failed_at, one.stages);
+}
+
 static void test_only_blocked_cascades_with_their_key_are_usable(void)
 {
 	struct filter_params p = blocked_params(1000);
@@ -198,6 +306,8 @@ void suite_owners(void)
 		 test_fixed_filter_matches_one_thread_for_every_region_count);
 	unit_run("owners: a growing cascade adds each stage at the same key as one thread",
 		 test_growing_cascade_adds_each_stage_at_the_same_key);
+	unit_run("owners: a stage refused for memory stops owners at one thread's key, bits alike",
+		 test_a_refused_stage_stops_owners_where_it_stops_one_thread);
 	unit_run("owners: only blocked cascades whose key is known are shared out",
 		 test_only_blocked_cascades_with_their_key_are_usable);
 	unit_run("owners: region counts outside 1..256 are refused",
