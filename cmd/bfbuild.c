@@ -37,6 +37,7 @@
 #include "filter.h"
 #include "keys.h"
 #include "layout.h"
+#include "owners.h"
 #include "sizing.h"
 
 #define DEFAULT_CAPACITY 1000000
@@ -545,6 +546,7 @@ struct build {
 	const char *checkpoint_path;	/* -f FILTER with --checkpoint, else NULL */
 	struct cli_checkpoint checkpoint;
 	int shared;			/* every thread adds (cascade_add_shared) */
+	struct owners *owners;		/* ordered adds shared out by region (owners.h), or NULL */
 	/* inputs read in ranges (cli_each_input_ranged): counted by every thread */
 	atomic_uint_least64_t ranged_records, ranged_keyed;
 	pthread_mutex_t adding;		/* ranges without shared adds: one adder at a time */
@@ -562,6 +564,12 @@ static int add_keys(struct build *b, const struct cli_keys *k, const char **why)
 			return -1;
 		b->absent += absent;
 		return 0;
+	}
+	if (b->owners != NULL) {
+		size_t fresh;
+
+		return owners_test_and_add(b->owners, b->filter, k->set.keys, k->hashes, n,
+					   cli_flags(&b->present, &b->present_cap, n), &fresh, why);
 	}
 	if (!b->count_new)
 		return cascade_add_hashed(b->filter, k->set.keys, b->hasher ? k->hashes : NULL, n, why);
@@ -662,6 +670,24 @@ static void build_progress(char *buf, size_t len)
 	snprintf(buf, len, "%llu keys, fill ~%.1f%%", (unsigned long long)keyed, 100.0 * fill);
 }
 
+/*
+ * The adds that stay in input order (a growing filter, whose stages fill
+ * at a given key; a fixed one with checkpoints, whose snapshots fall
+ * between batches) shared out by region of blocks from three threads on,
+ * as bfuniq does: the same bits and counts as one thread. Counting,
+ * classic and DCSO filters and --remove keep them on the ordered thread.
+ */
+static struct owners *share_out(const struct build *b)
+{
+	int threads = pipeline_threads();
+	const char *why;
+
+	if (threads < 3 || b->shared || b->hasher == NULL || b->remove || b->count_new ||
+	    !owners_usable(b->filter))
+		return NULL;
+	return owners_new((unsigned)threads, &why);
+}
+
 static void add_lines(struct build *b, const struct options *opt)
 {
 	static const struct cli_stage stage = { prepare_keys, hash_keys, add_batch };
@@ -692,11 +718,14 @@ static void add_lines(struct build *b, const struct options *opt)
 	 * thread, with no single reader or ordered adder in the way; the
 	 * filter is the same, and the count of keys a sum.
 	 */
-	if (b->hasher != NULL && cascade_can_add_shared(b->filter) && b->checkpoint_path == NULL)
+	if (b->hasher != NULL && cascade_can_add_shared(b->filter) && b->checkpoint_path == NULL) {
 		status = cli_each_input_ranged(opt->inputs, opt->ninputs, opt->delim, &stage, &ranged,
 					       NULL, b);
-	else
+	} else {
+		b->owners = share_out(b);
 		status = cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, b);
+		owners_free(b->owners);
+	}
 	pthread_mutex_destroy(&b->adding);
 	b->records += atomic_load(&b->ranged_records);
 	b->keyed += atomic_load(&b->ranged_keyed);

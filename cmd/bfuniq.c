@@ -31,6 +31,8 @@
 #include "filter.h"
 #include "keys.h"
 #include "layout.h"
+#include "owners.h"
+#include "pipeline.h"
 #include "sizing.h"
 
 #define DEFAULT_RATE 1e-6
@@ -248,6 +250,7 @@ struct uniq {
 	size_t record_times_cap, key_times_cap;
 	uint64_t bad_times;	/* lines passed through for --bad-time=skip */
 	const struct filter *hasher;	/* see cascade_hasher */
+	struct owners *owners;	/* a blocked seen-set's regions on threads, or NULL */
 	struct cli_keys keys[CLI_SLOTS];
 	unsigned char *present, *state;
 	size_t present_cap, state_cap;
@@ -368,8 +371,12 @@ static void classify(struct uniq *u, const struct cli_keys *k, const struct line
 	cli_flags(&u->present, &u->present_cap, k->set.count);
 	if (u->window != NULL)
 		fresh = test_and_add_window(u, k, records, n);
-	else if (cascade_test_and_add_hashed(u->seen, k->set.keys, hashes, k->set.count,
-					     u->present, &fresh, &why) < 0)
+	else if (u->owners != NULL) {
+		if (owners_test_and_add(u->owners, u->seen, k->set.keys, hashes, k->set.count,
+					u->present, &fresh, &why) < 0)
+			cli_fatal("%s", cli_explain(why));
+	} else if (cascade_test_and_add_hashed(u->seen, k->set.keys, hashes, k->set.count,
+					       u->present, &fresh, &why) < 0)
 		cli_fatal("%s", cli_explain(why));
 	memset(cli_flags(&u->state, &u->state_cap, n), NO_KEY, n);
 	for (size_t i = 0; i < k->set.count; i++)
@@ -461,6 +468,24 @@ static void uniq_progress(char *buf, size_t len)
 		 100.0 * filter_sampled_fill(c->stages[c->nstages - 1], 4096));
 }
 
+/*
+ * From three threads, a blocked seen-set's test-and-add is shared out by
+ * region (owners.h: the same lines and bits as one thread). At two, the
+ * reader and hashing already run beside the ordered thread, and a third
+ * thread's hand-overs cost more than they save. Classic, counting and
+ * DCSO seen-sets, windows, and a key not supplied keep it on the ordered
+ * thread; so does a run whose owners cannot be had.
+ */
+static struct owners *share_out(const struct uniq *u)
+{
+	int threads = pipeline_threads();
+	const char *why;
+
+	if (threads < 3 || u->seen == NULL || u->hasher == NULL || !owners_usable(u->seen))
+		return NULL;
+	return owners_new((unsigned)threads, &why);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct cli_stage stage = { prepare_keys, hash_keys, emit_batch };
@@ -495,7 +520,9 @@ int main(int argc, char **argv)
 	running = &u;
 	cli_progress_detail = uniq_progress;
 	u.hasher = u.window ? window_hasher(u.window) : cascade_hasher(u.seen);
+	u.owners = share_out(&u);
 	input_status = cli_each_batch(opt.inputs, opt.ninputs, opt.delim, &stage, &u);
+	owners_free(u.owners);
 	cli_stdout_finish(&u.out);
 	cli_checkpoint_finish(&u.checkpoint);
 	if (opt.verbose)

@@ -83,6 +83,33 @@ make_growing_stream() {
 	grep -q '(2 stages' grow.2.err
 }
 
+# From -j 3 up bfuniq shares a blocked seen-set's test-and-add out to one
+# thread per region of blocks (lib/owners.c); every key must still see
+# the bits it sees on one thread. -j 16 gives 16 regions of a 1e5 filter.
+@test "threads: bfuniq's region owners write the -j 1 lines and state on 1, 2, 3, 4, 8 and 16 threads (fixed, growing, -f twice, window, classic)" {
+	make_growing_stream
+	head -n 150000 grow.txt >first.txt
+	tail -n 250000 grow.txt >second.txt
+	local THREADS="1 2 3 4 8 16" t
+	run_both fixed bfuniq -n 1e5 -p 1e-4 --key "$KEY" -v grow.txt
+	run_both growing bfuniq -p 1e-4 --key "$KEY" -v grow.txt
+	grep -q '(2 stages' growing.16.err
+	run_both window bfuniq --window 50000 --key "$KEY" grow.txt
+	run_both classic bfuniq -n 3e5 --layout classic --key "$KEY" grow.txt
+	for t in $THREADS; do
+		# a new state, then a second run adding to it (its first stage read-only)
+		bfuniq -j "$t" -p 1e-3 --key "$KEY" -f "state.$t.bf" first.txt >"first.$t.out"
+		bfuniq -j "$t" -f "state.$t.bf" second.txt >"second.$t.out"
+		cmp first.1.out "first.$t.out"
+		cmp second.1.out "second.$t.out"
+		cmp state.1.bf "state.$t.bf"
+		bfuniq -j "$t" --window 50000 --key "$KEY" -f "wstate.$t.bf" grow.txt >"w.$t.out"
+		cmp wstate.1.bf "wstate.$t.bf"
+	done
+	# the first run already made a second stage: the second tested the first read-only
+	bfinfo state.16.bf | grep -Eq '^stages: +2$'
+}
+
 @test "threads: bfgrep with filters of both foldings, -v and -c is identical on every thread count" {
 	make_stream
 	awk 'NR % 7 == 0 { print $1 }' stream.txt | bfbuild -n 1e5 --key "$KEY" -o plain.bf
@@ -138,6 +165,26 @@ make_growing_stream() {
 	[ "$(bfinfo grown.8.bf | grep -c '^stage')" -ge 2 ] || bfinfo grown.8.bf >&2
 	# and -v's report (keys, bits set, fill) agrees
 	run_both report bfbuild -v -n 1e5 --key "$KEY" -o /dev/null stream.txt
+}
+
+# bfbuild's ordered adds (growing filters, checkpoints) go to region
+# owners from -j 3 up, as bfuniq's do.
+@test "threads: bfbuild's region owners write the -j 1 file on 1, 2, 3, 4, 8 and 16 threads (-f growing, --like growing, --checkpoint)" {
+	make_growing_stream
+	local THREADS="1 2 3 4 8 16" t
+	head -n 1000 grow.txt | bfuniq --key "$KEY" -f start.bf >/dev/null
+	bfbuild -j 1 -n 3e5 --key "$KEY" -o fixed.bf </dev/null
+	for t in $THREADS; do
+		cp start.bf "grown.$t.bf"
+		bfbuild -j "$t" -f "grown.$t.bf" grow.txt
+		cmp grown.1.bf "grown.$t.bf"
+		bfbuild -j "$t" --like start.bf -o "like.$t.bf" grow.txt
+		cmp like.1.bf "like.$t.bf"
+		cp fixed.bf "ckpt.$t.bf"
+		bfbuild -j "$t" -f "ckpt.$t.bf" --checkpoint 50000 grow.txt
+		cmp ckpt.1.bf "ckpt.$t.bf"
+	done
+	[ "$(bfinfo like.16.bf | grep -c '^stage')" -ge 2 ]
 }
 
 @test "threads: bfcount gives the same estimate and sketch on every thread count" {

@@ -432,13 +432,17 @@ void filter_blocks_test(const struct filter *f, const uint64_t *base, const uint
 	layout_blocked_test_bases(f, base, h, n, present);
 }
 
+size_t filter_blocks_test_and_set(struct filter *f, const uint64_t *base, const uint64_t *h,
+				  size_t n, unsigned char *present)
+{
+	return layout_blocked_test_and_add_bases(f, base, h, n, present);
+}
+
 size_t filter_blocks_test_and_add(struct filter *f, const uint64_t *base, const uint64_t *h,
 				  size_t n, unsigned char *present)
 {
-	size_t fresh = layout_blocked_test_and_add_bases(f, base, h, n, present);
-
 	f->insertions += n;
-	return fresh;
+	return filter_blocks_test_and_set(f, base, h, n, present);
 }
 
 double filter_sampled_fill(const struct filter *f, uint64_t samples)

@@ -178,12 +178,17 @@ void filter_ready_hashed(const struct filter *f, const uint64_t *h, size_t n);
  *   filter_blocks_test_and_add: in order, as filter_test_and_add_hashed
  *     (a repeat later in the batch meets its first copy); returns how
  *     many were new; f->insertions grows by n.
+ *   filter_blocks_test_and_set: the same without counting insertions, so
+ *     that threads owning disjoint sets of blocks (owners.h) may run it on
+ *     one filter at once; the caller counts the keys.
  * f must be blocked.
  */
 void filter_blocks_of(const struct filter *f, const uint64_t *h, size_t n, uint64_t *base);
 void filter_blocks_test(const struct filter *f, const uint64_t *base, const uint64_t *h,
 			size_t n, unsigned char *present);
 size_t filter_blocks_test_and_add(struct filter *f, const uint64_t *base, const uint64_t *h,
+				  size_t n, unsigned char *present);
+size_t filter_blocks_test_and_set(struct filter *f, const uint64_t *base, const uint64_t *h,
 				  size_t n, unsigned char *present);
 
 /*

@@ -12,6 +12,14 @@
 #   THREADS_BIG_MB     the big filter, in MB (default 2700, issue 17's
 #                      2.7 GB: every probe a cache and TLB miss). On a small
 #                      or busy machine a smaller one keeps the run short
+#   THREADS_CAPACITY   when set (1e9 for issue 27's rows), the big-filter
+#                      rows size bfbuild, bfgrep's filter and bfuniq with
+#                      -n THREADS_CAPACITY -p 1e-4 instead of THREADS_BIG_MB
+#                      (1e9 keys: a 2.75 GB filter)
+#   THREADS_PIPE       1 (the default) adds rows for bfbuild and bfuniq
+#                      reading the corpus through a pipe, with the big
+#                      filter, beside a `cat | wc -l` row, their floor;
+#                      0 leaves them out
 #   THREADS_RUNS       rounds (default 3): the median is reported
 #   THREADS_LIST       thread counts (default "1 2 4 8 16" up to the CPUs)
 #   BENCH_DIR          work directory (default build/bench/), shared with
@@ -64,6 +72,11 @@ lines=$(whole "${THREADS_LINES:-1e7}") || die "THREADS_LINES: want a number of l
 small_mb=$(whole "${THREADS_SMALL_MB:-16}") || die "THREADS_SMALL_MB: want a size in MB"
 big_mb=$(whole "${THREADS_BIG_MB:-2700}") || die "THREADS_BIG_MB: want a size in MB"
 runs=$(whole "${THREADS_RUNS:-3}") || die "THREADS_RUNS: want a number of rounds"
+capacity=
+if [ -n "${THREADS_CAPACITY:-}" ]; then
+	capacity=$(whole "$THREADS_CAPACITY") || die "THREADS_CAPACITY: want a number of keys, like 1e9"
+fi
+case ${THREADS_PIPE:-1} in 0 | 1) ;; *) die "THREADS_PIPE: want 0 or 1" ;; esac
 cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 if [ -n "${THREADS_LIST:-}" ]; then
 	list=$THREADS_LIST
@@ -105,12 +118,13 @@ fi
 mkdir -p "$out" || die "cannot make $out"
 KEY=000102030405060708090a0b0c0d0e0f
 
-# A filter of MB megabytes (bits = MB * 8e6, as bfbuild -m counts them)
-# holding the first 1% of the corpus's distinct lines: bfgrep's, cached.
+# A filter of the given size (SIZE options, NAME for the file) holding
+# the first 1% of the corpus's distinct lines: bfgrep's, cached.
 grep_filter() {
-	f=grep-$1MB-$lines.bf
+	f=grep-$2-$lines.bf
 	if ! [ -s "$f" ]; then
-		./gen keys 0 $((lines / 200 + 1)) 1 | bfbuild -m "$(($1 * 8000000))" --key "$KEY" -o "$f" ||
+		# shellcheck disable=SC2086 # $1 is a list of options
+		./gen keys 0 $((lines / 200 + 1)) 1 | bfbuild $1 --key "$KEY" -o "$f" ||
 			die "cannot build $f"
 	fi
 	echo "$f"
@@ -151,21 +165,45 @@ measure() {
 			'BEGIN { d = f - e; if (d < 0) d = 0; printf "%.0f", d * 1e9 / l }')
 		rate=$(awk -v l="$lines" -v f="$full" -v e="$fixed" 'BEGIN { d = f - e; if (d <= 0) d = 1e-9; printf "%.0f", l / d }')
 		[ -n "$base" ] || base=$rate
-		printf '| %-24s | %2s | %7.2f s | %7.2f s | %7.2f M | %5.2fx | %4s ns |\n' "$name" "$j" "$full" "$fixed" \
+		printf '| %-30s | %2s | %7.2f s | %7.2f s | %7.2f M | %5.2fx | %4s ns |\n' "$name" "$j" "$full" "$fixed" \
 			"$(awk -v r="$rate" 'BEGIN { print r / 1e6 }')" "$(awk -v r="$rate" -v b="$base" 'BEGIN { print r / b }')" "$cpu"
 	done
 }
 
 say "$lines lines, filters of $small_mb MB and $big_mb MB, threads:$list, $runs rounds, $cpus CPUs online"
-printf '| %-24s | %2s | %9s | %9s | %9s | %6s | %7s |\n' "program, filter" "-j" "wall" "no input" "lines/s" "vs -j 1" "CPU/line"
-printf '|%s|%s|%s|%s|%s|%s|%s|\n' -------------------------- ---- ----------- ----------- ----------- -------- ---------
-for mb in "$small_mb" "$big_mb"; do
-	bits=$((mb * 8000000))
+printf '| %-30s | %2s | %9s | %9s | %9s | %6s | %7s |\n' "program, filter" "-j" "wall" "no input" "lines/s" "vs -j 1" "CPU/line"
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' -------------------------------- ---- ----------- ----------- ----------- -------- ---------
+# The filters of a row: SIZE, the name of the row's filter; BUILD,
+# bfbuild's and the grep filter's size options; UNIQ, bfuniq's.
+shapes() {
+	if [ "$1" = big ] && [ -n "$capacity" ]; then
+		SIZE="-n $capacity"
+		BUILD="-n $capacity -p 1e-4"
+		UNIQ="-n $capacity -p 1e-4"
+		return
+	fi
+	mb=$small_mb
+	[ "$1" = big ] && mb=$big_mb
+	SIZE="$mb MB"
+	BUILD="-m $((mb * 8000000))"
 	# bfuniq -n for about mb MB at 1e-2: a blocked filter takes about 10.5 bits a key there
-	cap=$((mb * 8000000 / 21 * 2))
-	f=$(grep_filter "$mb")
-	measure "bfbuild, $mb MB" "bfbuild -j @J@ -m $bits --key $KEY -o $out/build.bf @IN@"
-	measure "bfgrep -c, $mb MB" "bfgrep -j @J@ -c -f $f @IN@ >out/grep.txt || [ \$? -eq 1 ]"
-	measure "bfuniq, $mb MB" "bfuniq -j @J@ -n $cap -p 1e-2 --key $KEY @IN@ >out/uniq.txt"
+	UNIQ="-n $((mb * 8000000 / 21 * 2)) -p 1e-2"
+}
+
+for which in small big; do
+	shapes "$which"
+	f=$(grep_filter "$BUILD" "$(printf '%s' "$SIZE" | tr -d ' ')")
+	measure "bfbuild, $SIZE" "bfbuild -j @J@ $BUILD --key $KEY -o $out/build.bf @IN@"
+	measure "bfgrep -c, $SIZE" "bfgrep -j @J@ -c -f $f @IN@ >out/grep.txt || [ \$? -eq 1 ]"
+	measure "bfuniq, $SIZE" "bfuniq -j @J@ $UNIQ --key $KEY @IN@ >out/uniq.txt"
 done
+if [ "${THREADS_PIPE:-1}" = 1 ]; then
+	# the same jobs through a pipe (one reader), beside the pipe's own floor
+	all=$list
+	list=1
+	measure "cat | wc -l" "cat @IN@ | wc -l >out/wc.txt"
+	list=$all
+	measure "cat | bfbuild, $SIZE" "cat @IN@ | bfbuild -j @J@ $BUILD --key $KEY -o $out/build.bf"
+	measure "cat | bfuniq, $SIZE" "cat @IN@ | bfuniq -j @J@ $UNIQ --key $KEY >out/uniq.txt"
+fi
 measure "bfcount (sketch)" "bfcount -j @J@ @IN@ >out/count.txt"

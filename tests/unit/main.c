@@ -95,6 +95,7 @@ static const struct {
 	{ "ranges", suite_ranges },
 	{ "keys", suite_keys },
 	{ "cascade", suite_cascade },
+	{ "owners", suite_owners },
 	{ "hll", suite_hll },
 	{ "merge", suite_merge },
 	{ "keyfile", suite_keyfile },

@@ -68,6 +68,7 @@ void suite_lines(void);
 void suite_ranges(void);
 void suite_keys(void);
 void suite_cascade(void);
+void suite_owners(void);
 void suite_hll(void);
 void suite_merge(void);
 void suite_keyfile(void);
