@@ -137,6 +137,7 @@ static ssize_t fail(struct instream *s, const char *msg)
 	s->failed_errno = msg != NULL ? EIO : errno;
 	if (msg != NULL && msg != s->message)
 		snprintf(s->message, sizeof s->message, "%s", msg);
+	errno = s->failed_errno;
 	return -1;
 }
 
@@ -220,51 +221,59 @@ static ssize_t input_ended(struct instream *s)
 	return fail(s, s->message);
 }
 
-/* One codec step from the buffer into dst[0..len); returns the bytes made, or -1. */
-static ssize_t decode_step(struct instream *s, unsigned char *dst, size_t len)
+/*
+ * One codec step from the buffer into dst[0..len): the bytes made, which
+ * count even when the step then found damage (*damaged set).
+ */
+static size_t decode_step(struct instream *s, unsigned char *dst, size_t len, int *damaged)
 {
 	const unsigned char *in = s->buf + s->next;
 	size_t in_len = s->avail, room = len;
 	unsigned char *out = dst;
 
 	s->message[0] = '\0';
-	if (s->codec->step(s->decoder, &in, &in_len, &out, &room, s->message) < 0)
-		return -1;
+	*damaged = s->codec->step(s->decoder, &in, &in_len, &out, &room, s->message) < 0;
 	s->next += s->avail - in_len;
 	s->avail = in_len;
 	s->pending = room == 0;
-	return (ssize_t)(len - room);
+	return len - room;
+}
+
+/* Read the descriptor once into the emptied buffer; -1 on failure. */
+static ssize_t read_compressed(struct instream *s)
+{
+	ssize_t got = read_some(s, s->buf, INSTREAM_BUFFER);
+
+	if (got < 0)
+		return fail(s, NULL);
+	s->next = 0;
+	s->avail = (size_t)got;
+	return got;
 }
 
 static ssize_t read_decoded(struct instream *s, unsigned char *dst, size_t len)
 {
 	size_t made = 0;
-	int did_read = 0;
+	int did_read = 0, damaged = 0;
 
-	while (made < len) {
-		ssize_t got;
-
+	while (made < len && !damaged) {
 		if (s->avail == 0 && !s->pending) {
 			if (s->eof)
 				return made > 0 ? (ssize_t)made : input_ended(s);
 			if (did_read || made > 0)
 				break;
-			got = read_some(s, s->buf, INSTREAM_BUFFER);
-			if (got < 0)
-				return fail(s, NULL);
-			s->next = 0;
-			s->avail = (size_t)got;
+			if (read_compressed(s) < 0)
+				return -1;
 			did_read = 1;
 			continue;
 		}
-		got = decode_step(s, dst + made, len - made);
-		if (got < 0) {
-			fail(s, s->message[0] != '\0' ? s->message : NULL);
-			if (made == 0)
-				return -1;
-			break;	/* what came before the damage first */
-		}
-		made += (size_t)got;
+		made += decode_step(s, dst + made, len - made, &damaged);
+	}
+	if (damaged) {
+		/* what came before the damage first; the damage on the next call */
+		fail(s, s->message[0] != '\0' ? s->message : NULL);
+		if (made == 0)
+			return -1;
 	}
 	return (ssize_t)made;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "instream.h"
 #include "ranges.h"
 
 /* What cli_each_input_ranged passes along to each input it reads in ranges. */
@@ -109,9 +110,31 @@ static int read_in_ranges(const struct ranged_run *run, const char *path, int fd
 }
 
 /*
+ * Whether path (standard input from offset at) will be read decompressed:
+ * its lines are not where its bytes are, so it cannot be cut in ranges.
+ * One that cannot be opened is not: the stream's open reports it.
+ */
+static int decompressed(const char *path, int is_stdin, off_t at)
+{
+	int fd, yes;
+
+	if (!cli_decompress)
+		return 0;
+	if (is_stdin)
+		return instream_compressed_at(STDIN_FILENO, (uint64_t)at);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	yes = instream_compressed_at(fd, 0);
+	close(fd);
+	return yes;
+}
+
+/*
  * How many threads should read path in ranges, with the bytes [*start,
  * *end) to read: more than 1 only for a regular file big enough
- * (standard input too, from its offset). 1: read it as a stream.
+ * (standard input too, from its offset) and not compressed. 1: read it as
+ * a stream.
  */
 static int ranged_plan(const char *path, int threads, uint64_t *start, uint64_t *end)
 {
@@ -123,7 +146,7 @@ static int ranged_plan(const char *path, int threads, uint64_t *start, uint64_t 
 		return 1;
 	if (is_stdin && (at = lseek(STDIN_FILENO, 0, SEEK_CUR)) < 0)
 		return 1;
-	if (st.st_size <= at)
+	if (st.st_size <= at || decompressed(path, is_stdin, at))
 		return 1;
 	*start = (uint64_t)at;
 	*end = (uint64_t)st.st_size;
