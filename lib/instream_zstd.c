@@ -6,7 +6,12 @@
  * them; the decoder starts the next frame by itself.
  *
  * ZSTD_decompressStream returns 0 exactly when a frame is decoded and
- * fully flushed, so that is where the input may end. Frames are checked
+ * fully flushed, so that is where the input may end; otherwise how much
+ * input its next stage (a block, the checksum) needs. We give it no more
+ * than that at a time, so each block's content is handed out by a call of
+ * its own: a call that fails reports nothing it decoded, and a frame's
+ * checksum is checked by a call that decodes nothing, so the content
+ * before a damaged block or a wrong checksum is never lost with it. Frames are checked
  * against their checksum when they carry one. The window is libzstd's
  * default limit (128 MiB), as zstdcat's without --memory: a frame that
  * needs more is refused in libzstd's words.
@@ -23,6 +28,7 @@
 struct zstd_decoder {
 	ZSTD_DCtx *dctx;
 	size_t last;		/* ZSTD_decompressStream's last answer: 0 at a frame's end */
+	size_t want;		/* the input its next stage needs; 1 at a frame's start */
 };
 
 static void *zstd_open(void)
@@ -38,6 +44,7 @@ static void *zstd_open(void)
 		return NULL;
 	}
 	d->last = 1;	/* a frame has begun: its magic was read */
+	d->want = 1;	/* its header: the decoder asks for the rest */
 	return d;
 }
 
@@ -60,7 +67,7 @@ static int zstd_step(void *state, const unsigned char **in, size_t *in_len, unsi
 		     size_t *out_len, char *msg)
 {
 	struct zstd_decoder *d = state;
-	ZSTD_inBuffer src = { *in, *in_len, 0 };
+	ZSTD_inBuffer src = { *in, *in_len < d->want ? *in_len : d->want, 0 };
 	ZSTD_outBuffer dst = { *out, *out_len, 0 };
 	size_t rc;
 
@@ -73,6 +80,7 @@ static int zstd_step(void *state, const unsigned char **in, size_t *in_len, unsi
 	*out_len -= dst.pos;
 	if (!ZSTD_isError(rc)) {
 		d->last = rc;
+		d->want = rc > 0 ? rc : 1;
 		return 0;
 	}
 	if (ZSTD_getErrorCode(rc) == ZSTD_error_memory_allocation) {
