@@ -11,6 +11,9 @@
 #                     (raw-*)
 #   corpus/lines/     5 option bytes (see fuzz_lines.c), then the input
 #   corpus/numparse/  strings as users type them
+#   corpus/instream/  2 option bytes (see fuzz_instream.c), then gzip and
+#                     zstd streams (with gzip and zstd): whole, several
+#                     members or frames, cut, with trailing bytes; plain
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -20,9 +23,10 @@ key=000102030405060708090a0b0c0d0e0f
 fmt="$here/corpus/format"
 lin="$here/corpus/lines"
 num="$here/corpus/numparse"
+ins="$here/corpus/instream"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
-mkdir -p "$fmt" "$lin" "$num"
+mkdir -p "$fmt" "$lin" "$num" "$ins"
 CC=${CC:-cc}
 export LC_ALL=C
 
@@ -159,5 +163,22 @@ done
 printf '' >"$num/empty"
 printf '1 ' >"$num/trailing-blank"
 printf '1\0002' >"$num/embedded-nul"
+# ---- compressed streams ---------------------------------------------------
+# istream NAME OPTIONS: corpus/instream/NAME is the option bytes, then stdin.
+istream() { { printf "$2"; cat; } >"$ins/$1"; }
+seq 1 300 >"$work/s.txt"
+printf 'a\nb\n' >"$work/s2.txt"
+gzip -c <"$work/s.txt" | istream gzip-file '\000\000'
+gzip -c <"$work/s.txt" | istream gzip-socket '\004\007'
+{ gzip -c <"$work/s.txt"; gzip -c <"$work/s2.txt"; } | istream gzip-members-pipe '\002\020'
+gzip -c <"$work/s.txt" | head -c 500 | istream gzip-truncated '\000\003'
+{ gzip -c <"$work/s2.txt"; printf 'junk'; } | istream gzip-trailing '\000\000'
+gzip -c <"$work/s.txt" | istream gzip-raw '\001\000'
+zstd -q -c <"$work/s.txt" | istream zstd-file '\000\000'
+{ zstd -q -c <"$work/s.txt"; zstd -q -c <"$work/s2.txt"; } | istream zstd-frames-socket '\006\001'
+zstd -q -c <"$work/s.txt" | head -c 300 | istream zstd-truncated '\002\000'
+printf 'plain\n\037\n' | istream plain '\000\000'
+printf '\050\265\057' | istream zstd-prefix '\004\000'
+
 count() { find "$1" -type f | wc -l; }
-echo "corpus: $(count "$fmt") format, $(count "$lin") lines, $(count "$num") numparse"
+echo "corpus: $(count "$fmt") format, $(count "$lin") lines, $(count "$num") numparse, $(count "$ins") instream"
