@@ -94,7 +94,11 @@ int instream_ended(const struct instream *s)
 
 int instream_needs_input(const struct instream *s)
 {
-	return !s->ended && !s->failed && s->avail == 0 && !s->pending && !s->eof;
+	if (s->ended || s->failed || s->eof)
+		return 0;
+	if (s->state == UNDECIDED)
+		return 1;	/* sniff reads, whatever part of a magic is in */
+	return s->avail == 0 && !s->pending;
 }
 
 const char *instream_error(const struct instream *s)

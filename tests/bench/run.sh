@@ -460,14 +460,16 @@ job_gzip() {
 		say "gzip: $gz, $(wc -c <"$gz") bytes, compressed in $(seconds_since "$t0") s"
 	fi
 	cat "$gz" >/dev/null
+	# one fixed key for both, so that they drop the same false positives
+	key=000102030405060708090a0b0c0d0e0f
 	alternate "bfuniq FILE.gz vs zcat | bfuniq" \
-		gzip.bfuniq "bfuniq FILE.gz" "bfuniq -n $lines -p 1e-4 $gz >out/gzip.bfuniq.txt" \
-		gzip.zcat "zcat FILE.gz | bfuniq" "zcat $gz | bfuniq -n $lines -p 1e-4 >out/gzip.zcat.txt"
+		gzip.bfuniq "bfuniq FILE.gz" "bfuniq -n $lines -p 1e-4 --key $key $gz >out/gzip.bfuniq.txt" \
+		gzip.zcat "zcat FILE.gz | bfuniq" "zcat $gz | bfuniq -n $lines -p 1e-4 --key $key >out/gzip.zcat.txt"
 	as_fast "de-duplicate gzip input" gzip.bfuniq gzip.zcat 0.9
 	if cmp -s out/gzip.bfuniq.txt out/gzip.zcat.txt; then
 		note "bfuniq FILE.gz wrote byte for byte what zcat FILE.gz | bfuniq wrote ($(count_lines out/gzip.bfuniq.txt) lines)."
 	else
-		note "bfuniq FILE.gz and zcat FILE.gz | bfuniq wrote different output: a bug."
+		note "bfuniq FILE.gz and zcat FILE.gz | bfuniq wrote different output with the same key: a bug."
 	fi
 }
 
