@@ -306,7 +306,7 @@ int instream_compressed_at(int fd, uint64_t offset)
 	do
 		got = pread(fd, head, sizeof head, (off_t)offset);
 	while (got < 0 && errno == EINTR);
-	if (got <= 0)
-		return 0;
-	return codec_of(head, (size_t)got, &undecided) != NULL;
+	if (got < 0)
+		return -1;
+	return got > 0 && codec_of(head, (size_t)got, &undecided) != NULL;
 }

@@ -69,7 +69,7 @@ uint64_t instream_bytes_in(const struct instream *s);
 /*
  * Whether the bytes of fd at offset begin a compressed stream that
  * instream_open would decompress, read with pread(2) (the offset of fd
- * is not moved): 1 yes, 0 no or unknown (fd cannot be read there).
+ * is not moved): 1 yes, 0 no, -1 (errno set) when they cannot be read.
  */
 int instream_compressed_at(int fd, uint64_t offset);
 
