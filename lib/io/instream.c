@@ -237,6 +237,12 @@ static size_t decode_step(struct instream *s, unsigned char *dst, size_t len, in
 
 	s->message[0] = '\0';
 	*damaged = s->codec->step(s->decoder, &in, &in_len, &out, &room, s->message) < 0;
+	if (!*damaged && in_len == s->avail && in_len > 0 && room == len) {
+		/* input and room, and nothing done: no codec should, but a loop here would never end */
+		snprintf(s->message, sizeof s->message, "corrupt %s input: the decoder stalled",
+			 s->codec->name);
+		*damaged = 1;
+	}
 	s->next += s->avail - in_len;
 	s->avail = in_len;
 	s->pending = room == 0;
