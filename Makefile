@@ -61,7 +61,7 @@ DEFS      = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DBFTOOLS_VERSION='"$(VE
 LIB_LAYERS = base hash io sets files
 LIB_INCLUDES = -Ilib $(LIB_LAYERS:%=-Ilib/%)
 ALLFLAGS  = $(STDFLAGS) $(DEFS) $(LIB_INCLUDES) -fPIC -pthread $(CPPFLAGS) $(CFLAGS)
-LDLIBS    = -lz -lm -pthread
+LDLIBS    = -lz -lzstd -lm -pthread
 
 # O is the build directory: "." for the normal build, build/asan for make asan.
 O        ?= .
@@ -233,7 +233,7 @@ check-scaleout: deps-scaleout all
 $(O)/bftools.pc: FORCE
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 		'Name: bftools' 'Description: Bloom filters for huge line streams' \
-		'Version: $(VERSION)' 'Requires.private: zlib' \
+		'Version: $(VERSION)' 'Requires.private: zlib libzstd' \
 		'Libs: -L$${libdir} -lbftools' 'Libs.private: -lm -pthread' \
 		'Cflags: -I$${includedir}/bftools' >$@
 

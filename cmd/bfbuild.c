@@ -65,6 +65,7 @@ static const char usage[] =
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
+	CLI_DECOMPRESS_HELP
 	"  -v, --verbose         report lines, keys, fill and rate on stderr\n"
 	"      --window=W        a windowed filter forgetting keys after W keys or W of\n"
 	"                        time (90s, 10m, 24h, 7d); -n: keys expected per window\n"
@@ -122,6 +123,7 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_NO_WAIT_OPTION,
+	CLI_DECOMPRESS_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };

@@ -49,6 +49,7 @@ static const char usage[] =
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
+	CLI_DECOMPRESS_HELP
 	"  -f, --filter=FILTER   count the elements of filters instead (repeatable;\n"
 	"                        the operands are then filters too)\n"
 	"      --union           the number of elements in the union of the filters\n"
@@ -90,6 +91,7 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_DECOMPRESS_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -153,6 +155,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 't': cli_separator_option(&opt->spec, arg); opt->key_options = 1; break;
 	case 'i': opt->spec.fold_case = 1; opt->key_options = 1; break;
 	case 'z': opt->delim = '\0'; opt->key_options = 1; break;
+	case CLI_OPT_NO_DECOMPRESS: cli_common_option(c, arg); opt->key_options = 1; break;
 	case 'f': opt->filters[opt->nfilters++] = arg; break;
 	case OPT_UNION: set_op(opt, UNION); break;
 	case OPT_INTERSECTION: set_op(opt, INTERSECTION); break;
@@ -172,7 +175,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 static void check_filter_mode(struct options *opt)
 {
 	if (opt->key_options)
-		cli_usage_error("-k, -t, -i and -z apply to streams, not to filters (-f)");
+		cli_usage_error("-k, -t, -i, -z and --no-decompress apply to streams, not to filters (-f)");
 	cli_keys_optional();	/* counts come from the bits: fingerprints suffice */
 	cli_dcso_readable();	/* and DCSO filters have bits too */
 	for (int i = 0; i < opt->ninputs; i++)

@@ -55,6 +55,7 @@ static const char usage[] =
 	"  -k, --field=N         key on the Nth field of each line\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
+	CLI_DECOMPRESS_HELP
 	"      --line-buffered   flush output after every line\n"
 	"      --now=T           a windowed filter answers as of time T (default: now)\n"
 	CLI_COMMON_HELP
@@ -91,6 +92,7 @@ static const struct option long_options[] = {
 	{ "now", required_argument, NULL, OPT_NOW },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_DECOMPRESS_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };

@@ -50,6 +50,7 @@ static const char usage[] =
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
+	CLI_DECOMPRESS_HELP
 	"  -v, --verbose         report lines, repeats and expected losses on stderr\n"
 	"      --layout=LAYOUT   blocked (default) or classic\n"
 	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
@@ -95,6 +96,7 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_NO_WAIT_OPTION,
+	CLI_DECOMPRESS_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };

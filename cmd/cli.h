@@ -45,6 +45,7 @@ enum {
 	CLI_OPT_NO_PROGRESS,
 	CLI_OPT_KEY_FILE,
 	CLI_OPT_NO_WAIT,
+	CLI_OPT_NO_DECOMPRESS,
 	CLI_OPT_THREADS = 'j',
 };
 #define CLI_COMMON_OPTIONS                                                   \
@@ -70,6 +71,19 @@ enum {
 #define CLI_NO_WAIT_HELP                                                     \
 	"      --no-wait         fail at once if another bftools process is\n"  \
 	"                        updating the file, instead of waiting\n"
+
+/*
+ * --no-decompress, for the programs that read lines (bfbuild, bfgrep,
+ * bfuniq, bfcount): put CLI_DECOMPRESS_OPTION in the option table and
+ * CLI_DECOMPRESS_HELP in --help; cli_common_option handles it. Without it
+ * an input (file or standard input) whose first bytes are gzip's or
+ * zstd's magic is read decompressed (lib/instream.h), and as a stream,
+ * never in ranges.
+ */
+#define CLI_DECOMPRESS_OPTION { "no-decompress", no_argument, NULL, CLI_OPT_NO_DECOMPRESS }
+#define CLI_DECOMPRESS_HELP                                                  \
+	"      --no-decompress   read gzip and zstd inputs as they are, not\n" \
+	"                        decompressed\n"
 
 /*
  * --key-file: the key file given, or NULL. New filters take their key from

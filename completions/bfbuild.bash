@@ -11,7 +11,7 @@
 
 _bfbuild_options='-n --capacity -p --rate -o --output -f --filter --remove --like
 --layout -m --bits -K --hashes --key --hash --format -k --field -t --separator
--i --ignore-case -z --null-data -v --verbose --window --generations --refresh
+-i --ignore-case -z --null-data --no-decompress -v --verbose --window --generations --refresh
 --time-field --bad-time --now --no-wait --checkpoint
 --key-file -j --threads --max-memory
 --progress --no-progress -h --help -V --version'

@@ -36,6 +36,7 @@ complete -c bfbuild -s k -l field -x -d 'Key on the Nth field of each line'
 complete -c bfbuild -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfbuild -s i -l ignore-case -d 'Fold ASCII case; recorded in the filter'
 complete -c bfbuild -s z -l null-data -d 'Records end with NUL, not newline'
+complete -c bfbuild -l no-decompress -d 'Read gzip and zstd inputs as they are, not decompressed'
 complete -c bfbuild -s v -l verbose -d 'Report lines, keys, fill and rate on stderr'
 complete -c bfbuild -l no-wait -d 'Fail at once if another bftools process is updating the file'
 complete -c bfbuild -n 'not __fish_contains_opt key' -l key-file -r -F -d "The filters' key is kept in FILE, not in them"

@@ -39,6 +39,7 @@ complete -c bfgrep -s r -l recursive -d 'Search the files under directories (no 
 complete -c bfgrep -s k -l field -x -d 'Key on the Nth field of each line'
 complete -c bfgrep -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfgrep -s z -l null-data -d 'Records end with NUL, not newline'
+complete -c bfgrep -l no-decompress -d 'Read gzip and zstd inputs as they are, not decompressed'
 complete -c bfgrep -l line-buffered -d 'Flush output after every line'
 complete -c bfgrep -l now -x -d 'A windowed filter answers as of time T (default: now)'
 complete -c bfgrep -l key-file -r -F -d "The filters' key is kept in FILE, not in them"

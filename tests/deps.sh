@@ -24,14 +24,22 @@ have_zlib_header() {
 		${CC:-cc} -x c - -o /dev/null -lz >/dev/null 2>&1
 }
 
+# libzstd: compressed inputs (lib/instream_zstd.c) are decoded with it.
+have_zstd_header() {
+	printf '#include <zstd.h>\nint main(void){return ZSTD_versionNumber() == 0;}\n' |
+		${CC:-cc} -x c - -o /dev/null -lzstd >/dev/null 2>&1
+}
+
 check_build() {
 	have_cmd make || want make
 	if have_cmd "${CC:-cc}"; then
 		have_zlib_header || want zlib1g-dev
+		have_zstd_header || want libzstd-dev
 	else
 		want gcc
 		want libc6-dev
 		want zlib1g-dev
+		want libzstd-dev
 	fi
 }
 
@@ -41,6 +49,8 @@ check)
 	check_build
 	have_cmd bats || want bats
 	have_cmd gzip || want gzip
+	# compressed.bats compares with zstdcat
+	have_cmd zstd || want zstd
 	# the completion tests run in the real shells
 	have_cmd zsh || want zsh
 	have_cmd fish || want fish

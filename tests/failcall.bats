@@ -184,6 +184,18 @@ bfbuild: no filter written: an input could not be read"
 	check_failures
 }
 
+@test "failcall: gzip and zstd inputs, every allocation, read and sniffing pread failing in turn: a clean error or the same result" {
+	gzip -c <"$F/keys.txt" >k.gz
+	zstd -q -c <"$F/keys.txt" >k.zst
+	# 1.9 MB of lines gzipped to about 0.5 MB: the -j 2 plan reads its magic with pread
+	gzip -c <"$F/big.txt" >big.gz
+	every_failure alloc - bfgrep -c -f "$F/f.bf" k.gz
+	every_failure alloc - bfgrep -c -f "$F/f.bf" k.zst
+	every_failure read:5 - bfgrep -c -f "$F/f.bf" k.gz k.zst
+	every_failure pread:5 - bfgrep -j 2 -c -f "$F/f.bf" big.gz "$F/big.txt"
+	check_failures
+}
+
 @test "failcall: reading a big file in ranges, every allocation failing in turn: a clean error or the same result" {
 	every_failure alloc out.bf bfbuild -j 3 --key "$KEY" -n 3e5 -o out.bf "$F/big.txt"
 	every_failure alloc - bfgrep -j 3 -c -f "$F/f.bf" "$F/big.txt"

@@ -60,6 +60,18 @@ stop_with() {
 	expect_output $'d\ne'
 }
 
+@test "bfuniq -f: SIGTERM while a gzip input waits for its next member saves STATE and exits 143" {
+	start_uniq
+	# one whole member: decoded and written, then the reader waits for the next
+	printf 'a\nb\na\nc\n' | gzip -c >&7
+	expect_eq "output before the signal" $'a\nb\nc' "$(read_lines 3)"
+	stop_with TERM
+	expect_eq "exit status" 143 "$status"
+	run --separate-stderr bfuniq -f state.bf <<<$'c\nd\na'
+	expect_status 0
+	expect_output "d"
+}
+
 @test "bfuniq -f: SIGINT exits 130 and SIGHUP 129, each with STATE saved" {
 	for sig in INT:130 HUP:129; do
 		rm -f state.bf in.fifo out.fifo

@@ -3,7 +3,9 @@
  * inputs.c - the inputs (files, -r walks, standard input) read in order
  * through the batch pipeline: a reader thread fills slots, workers run the
  * program's stage, the consumer takes batches in input order, with errors
- * reported in their place.
+ * reported in their place. Each input is read through an instream, so a
+ * compressed one is read decompressed (unless --no-decompress), and its
+ * damage is reported in the stream's words after the lines before it.
  */
 #include "internal.h"
 
@@ -11,12 +13,17 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "instream.h"
 #include "lines.h"
 #include "walk.h"
+
+/* Room for a stream's message ("corrupt gzip input: invalid block type"). */
+#define WHY_MAX 160
 
 /*
  * The reader side of cli_each_batch: the inputs in turn, each
@@ -33,6 +40,7 @@ struct input_slot {
 	struct lines_batch batch;
 	uint64_t bytes_read;	/* input bytes consumed up to this batch's end */
 	int err;		/* errno of the open or read error this slot reports */
+	char why[WHY_MAX];	/* what is wrong in words, when not errno's (damaged input) */
 	int fatal;		/* err is out of memory: stop */
 	const char *name;	/* the input err is about, or the batch came from */
 	uint64_t first_line;	/* the line number of the batch's first record */
@@ -53,7 +61,8 @@ struct inputs {
 	const char *name;
 	unsigned current;	/* the number of the input being read */
 	int fresh;		/* nothing of it has been handed out yet */
-	struct lines_reader *reader;
+	struct instream *stream;	/* the input's bytes, decompressed */
+	struct lines_reader *reader;	/* its lines */
 	uint64_t base;		/* bytes of the inputs before this one */
 	uint64_t lines;		/* records of this input read so far */
 	char delim;
@@ -82,9 +91,11 @@ static void inputs_close_current(struct inputs *in)
 {
 	if (in->reader == NULL)
 		return;
-	in->base += lines_bytes_read(in->reader);
+	in->base += instream_bytes_in(in->stream);
 	lines_close(in->reader);
+	instream_close(in->stream);
 	in->reader = NULL;
+	in->stream = NULL;
 	if (in->fd != STDIN_FILENO)
 		close(in->fd);
 	in->fd = -1;
@@ -163,12 +174,15 @@ static int inputs_open_next(struct inputs *in)
 	in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (in->fd < 0)
 		return -1;
-	in->reader = lines_open(in->fd, in->delim);
+	in->stream = instream_open(in->fd, cli_decompress);
+	in->reader = in->stream != NULL ? lines_open_stream(in->stream, in->delim) : NULL;
 	if (in->reader != NULL) {
 		in->current++;
 		in->fresh = 1;
 		return 1;
 	}
+	instream_close(in->stream);
+	in->stream = NULL;
 	if (in->fd != STDIN_FILENO)
 		close(in->fd);
 	in->fd = -1;
@@ -190,7 +204,8 @@ static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *un
 	if (atomic_load_explicit(&in->skip, memory_order_relaxed) < in->current)
 		n = lines_next_owned(in->reader, &s->batch);
 	if (n > 0) {
-		s->bytes_read = in->base + lines_bytes_read(in->reader);
+		/* the input's own bytes, compressed or not, as its size counts them */
+		s->bytes_read = in->base + instream_bytes_in(in->stream);
 		s->name = cli_display_name(s->path);	/* the slot's copy: it lasts */
 		s->first_line = in->lines + 1;
 		in->lines += (uint64_t)n;
@@ -202,7 +217,10 @@ static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *un
 	s->ends = 1;
 	if (n < 0) {
 		int err = errno;
+		const char *why = instream_error(in->stream);
 
+		if (why != NULL)
+			snprintf(s->why, sizeof s->why, "%s", why);
 		inputs_close_current(in);
 		return error_slot(s, err, in->name, 1, units);
 	}
@@ -218,6 +236,7 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 	struct input_slot *s = &in->slots[slot];
 
 	s->err = 0;
+	s->why[0] = '\0';
 	s->begins = s->ends = 0;
 	s->input = 0;
 	if (in->reader == NULL) {
@@ -278,7 +297,7 @@ static int inputs_consume(void *ctx, unsigned slot)
 		ev->begin(in->ctx, s->path);
 	if (s->err != 0) {
 		if (!cli_inputs_quiet)
-			cli_warn("%s: %s", s->name, strerror(s->err));
+			cli_warn("%s: %s", s->name, s->why[0] ? s->why : strerror(s->err));
 		in->status = -1;
 	}
 	rc = consume_batch(in, slot);

@@ -27,6 +27,8 @@
 
 /* options.c: --no-wait was given */
 extern int cli_no_wait;
+/* options.c: compressed inputs are decompressed (no --no-decompress) */
+extern int cli_decompress;
 
 /* messages.c: flush stdio's stdout; a write error is fatal */
 void cli_stdio_finish(void);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * options.c - option values and the options every program takes (-j,
- * --max-memory, --progress, --key-file, --no-wait), and getopt_long with
+ * --max-memory, --progress, --key-file, --no-wait, --no-decompress), and getopt_long with
  * GNU's messages. A bad value is a usage error, exit 2.
  */
 #include "internal.h"
@@ -17,6 +17,7 @@
 #include "pipeline.h"
 
 int cli_no_wait;		/* --no-wait */
+int cli_decompress = 1;		/* not --no-decompress */
 
 #define THREADS_ENV "BFTOOLS_THREADS"
 
@@ -102,6 +103,9 @@ int cli_common_option(int c, const char *arg)
 		return 1;
 	case CLI_OPT_NO_WAIT:
 		cli_no_wait = 1;
+		return 1;
+	case CLI_OPT_NO_DECOMPRESS:
+		cli_decompress = 0;
 		return 1;
 	default:
 		return 0;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "instream.h"
 #include "ranges.h"
 
 /* What cli_each_input_ranged passes along to each input it reads in ranges. */
@@ -109,13 +110,43 @@ static int read_in_ranges(const struct ranged_run *run, const char *path, int fd
 }
 
 /*
+ * Whether path (standard input from offset at) will be read decompressed:
+ * its lines are not where its bytes are, so it cannot be cut in ranges.
+ * 1 yes, 0 no (or it cannot be opened: the stream's open reports that),
+ * -1 with errno when its first bytes cannot be read.
+ */
+static int decompressed(const char *path, int is_stdin, off_t at)
+{
+	int fd, yes;
+
+	if (!cli_decompress)
+		return 0;
+	if (is_stdin)
+		return instream_compressed_at(STDIN_FILENO, (uint64_t)at);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	yes = instream_compressed_at(fd, 0);
+	if (yes < 0) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	close(fd);
+	return yes;
+}
+
+/*
  * How many threads should read path in ranges, with the bytes [*start,
  * *end) to read: more than 1 only for a regular file big enough
- * (standard input too, from its offset). 1: read it as a stream.
+ * (standard input too, from its offset) and not compressed. 1: read it as
+ * a stream. -1 with errno: its first bytes could not be read.
  */
 static int ranged_plan(const char *path, int threads, uint64_t *start, uint64_t *end)
 {
-	int is_stdin = strcmp(path, "-") == 0;
+	int is_stdin = strcmp(path, "-") == 0, compressed;
 	struct stat st;
 	off_t at = 0;
 
@@ -125,6 +156,9 @@ static int ranged_plan(const char *path, int threads, uint64_t *start, uint64_t 
 		return 1;
 	if (st.st_size <= at)
 		return 1;
+	compressed = decompressed(path, is_stdin, at);
+	if (compressed != 0)
+		return compressed > 0 ? 1 : -1;
 	*start = (uint64_t)at;
 	*end = (uint64_t)st.st_size;
 	return ranges_threads(*end - *start, threads);
@@ -155,12 +189,29 @@ static int ranged_input(const struct ranged_run *run, const char *path, uint64_t
 	return status;
 }
 
+/* An input whose first bytes could not be read: reported as an open error is. */
+static int unreadable(const char *path)
+{
+	if (errno == ENOMEM)
+		cli_fatal("%s", strerror(errno));
+	if (!cli_inputs_quiet)
+		cli_warn("%s: %s", cli_display_name(path), strerror(errno));
+	return -1;
+}
+
+/*
+ * Each input's plan is made once (ranged_plan reads its first bytes, and
+ * a second look could see something else): the plan that ends a run of
+ * streams is kept for the next turn in use, PLAN_NONE when there is none.
+ */
+#define PLAN_NONE (-2)
+
 int cli_each_input_ranged(char *const *paths, int npaths, char delim, const struct cli_stage *ordered,
 			  const struct cli_stage *ranged, const struct cli_input_events *events,
 			  void *ctx)
 {
 	struct ranged_run run = { delim, ranged, events, ctx, 0 };
-	int threads = pipeline_threads(), status = 0, stopped = 0, i = 0;
+	int threads = pipeline_threads(), status = 0, stopped = 0, i = 0, use = PLAN_NONE;
 	uint64_t start = 0, end = 0;
 
 	if (threads < 2 || cli_inputs_recursive)
@@ -171,17 +222,23 @@ int cli_each_input_ranged(char *const *paths, int npaths, char delim, const stru
 	}
 	cli_progress_inputs(cli_progress_inputs_size(paths, npaths));
 	while (i < npaths && !stopped && cli_stop_signal() == 0) {
-		int use = ranged_plan(paths[i], threads, &start, &end), j = i + 1;
+		int j = i + 1;
 
-		if (use > 1) {
-			status |= ranged_input(&run, paths[i], start, end, use, &stopped);
-			run.base += end - start;
+		if (use == PLAN_NONE)
+			use = ranged_plan(paths[i], threads, &start, &end);
+		if (use != 1) {
+			status |= use < 0 ? unreadable(paths[i]) :
+				  ranged_input(&run, paths[i], start, end, use, &stopped);
+			run.base += use < 0 ? 0 : end - start;
 			i++;
+			use = PLAN_NONE;
 			continue;
 		}
 		/* a run of inputs to read as streams: one ordered pipeline for them all */
-		while (j < npaths && ranged_plan(paths[j], threads, &start, &end) <= 1)
+		while (j < npaths && (use = ranged_plan(paths[j], threads, &start, &end)) == 1)
 			j++;
+		if (j == npaths || use == 1)
+			use = PLAN_NONE;
 		status |= cli_ordered_inputs(paths + i, j - i, delim, ordered, events, ctx, &run.base,
 					 j < npaths, &stopped);
 		i = j;

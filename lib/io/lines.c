@@ -39,8 +39,14 @@
  * range belongs to the one range it begins in, and the ranges it covers
  * entirely hold nothing (their skip reads up to `to` and finds no start).
  *
+ * A stream reader (lines_open_stream) takes its bytes from an instream
+ * (instream.h: the input decompressed when it is compressed) instead of
+ * read(2): the bytes are decoded straight into the buffer, so records cost
+ * no copy more than plain input, and the wait for input (poll) happens
+ * only when the stream has to read its descriptor.
+ *
  * Deliberately absent: shrinking the buffer after a huge record, seeking
- * a stream, and any decoding of the bytes.
+ * a stream, and any decoding of the bytes here (instream.c does that).
  */
 #define _GNU_SOURCE	/* F_GETPIPE_SZ and F_SETPIPE_SZ on Linux */
 
@@ -54,6 +60,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "instream.h"
 #include "iosize.h"
 #include "lines.h"
 
@@ -95,6 +102,7 @@ struct lines_reader {
 	unsigned long long consumed;
 	unsigned long long records;	/* handed out so far */
 	int fd;
+	struct instream *stream;	/* lines_open_stream: the bytes come from it, not fd */
 	int eof;		/* read(2) returned 0: never read again */
 	unsigned char delim;
 	/* a ranged reader (lines_open_range): */
@@ -126,7 +134,7 @@ static int await_input(const struct lines_reader *r)
 {
 	struct pollfd fds[2] = { { r->fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
 
-	if (stop_fd < 0)
+	if (stop_fd < 0 || (r->stream != NULL && !instream_needs_input(r->stream)))
 		return 1;
 	for (;;) {
 		int ready = poll(fds, 2, -1);
@@ -201,6 +209,15 @@ struct lines_reader *lines_open(int fd, char delim)
 
 	if (r)
 		advise_descriptor(fd);
+	return r;
+}
+
+struct lines_reader *lines_open_stream(struct instream *s, char delim)
+{
+	struct lines_reader *r = lines_open(instream_fd(s), delim);
+
+	if (r)
+		r->stream = s;
 	return r;
 }
 
@@ -399,6 +416,19 @@ static int range_refill(struct lines_reader *r, size_t want)
 	}
 }
 
+/* refill for a stream reader: what the stream gives for one read of its descriptor. */
+static int stream_refill(struct lines_reader *r, size_t want)
+{
+	ssize_t got = instream_read(r->stream, r->buf + r->end, want);
+
+	if (got < 0)
+		return -1;
+	if (got == 0 && instream_ended(r->stream))
+		r->eof = 1;
+	r->end += (size_t)got;
+	return 0;
+}
+
 /*
  * Makes room (compact, then grow if still full) and reads once, at most
  * limit bytes.
@@ -425,6 +455,8 @@ static int refill(struct lines_reader *r, size_t limit)
 	}
 	if (r->ranged)
 		return range_refill(r, want);
+	if (r->stream)
+		return stream_refill(r, want);
 	do
 		got = read(r->fd, r->buf + r->end, want);
 	while (got < 0 && errno == EINTR);

@@ -21,9 +21,18 @@ extern "C" {
 #endif
 
 struct lines_reader;
+struct instream;
 
 /* A reader over fd (not closed by lines_close). NULL on out of memory. */
 struct lines_reader *lines_open(int fd, char delim);
+
+/*
+ * A reader of the bytes stream s gives (instream.h: an input,
+ * decompressed when compressed); lines_close does not close s. When
+ * reading fails with instream_error(s) set, that says what is wrong.
+ * NULL on out of memory.
+ */
+struct lines_reader *lines_open_stream(struct instream *s, char delim);
 void lines_close(struct lines_reader *r);
 
 /*

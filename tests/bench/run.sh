@@ -11,7 +11,7 @@
 #   BENCH_RUNS   rounds per job (default 5)
 #   BENCH_DIR    work directory (default build/bench/): the compiled
 #                helpers, cached corpora and filters, outputs, results.md
-#   BENCH_JOBS   which jobs (default "uniq window grep build count top pipe files")
+#   BENCH_JOBS   which jobs (default "uniq window grep build count top pipe files gzip")
 #   BENCH_FILTER_MIB  size of the dense filter of the files job (default
 #                1024 from 1e7 lines up, else 128, to keep quick runs quick)
 #
@@ -73,11 +73,11 @@ runs=${BENCH_RUNS:-5}
 case $runs in
 '' | *[!0-9]* | 0) die "BENCH_RUNS=$runs: want a whole number of rounds, 1 or more" ;;
 esac
-jobs=${BENCH_JOBS:-uniq window grep build count top pipe files}
+jobs=${BENCH_JOBS:-uniq window grep build count top pipe files gzip}
 for job in $jobs; do
 	case $job in
-	uniq | window | grep | build | count | top | pipe | files) ;;
-	*) die "BENCH_JOBS: unknown job '$job' (uniq window grep build count top pipe files)" ;;
+	uniq | window | grep | build | count | top | pipe | files | gzip) ;;
+	*) die "BENCH_JOBS: unknown job '$job' (uniq window grep build count top pipe files gzip)" ;;
 	esac
 done
 dir=${BENCH_DIR:-$root/build/bench}
@@ -467,6 +467,40 @@ job_pipe() {
 		pipe.floor "floor: first touch of 2.75 GB" "./floor 2754000000"
 	within "$pipe_job" pipe.bfuniq pipe.wc 1.5
 	note "Pipe limit on $pipe_lines lines ($(wc -c <"$pipe_corpus" | tr -d ' ') bytes): touching the 2.75 GB of a fresh -n 1e9 filter alone (floor.c, no input) took $(median pipe.floor) s, median; cat | wc -l took $(median pipe.wc) s."
+}
+
+# as_fast JOB OURS BASE SHARE: OURS must reach SHARE of BASE's speed
+# (BASE's time over OURS's at least SHARE), shown as "0.95x its speed".
+as_fast() {
+	o=$(median "$2") b=$(median "$3")
+	verdict=$(awk -v o="$o" -v b="$b" -v t="$4" 'BEGIN { print (o > 0 && b / o >= t) ? "PASS" : "MISS" }')
+	{ failed "$2" || failed "$3"; } && verdict=FAIL
+	ratio=$(awk -v o="$o" -v b="$b" 'BEGIN { if (o > 0) printf "%.2fx its speed", b / o; else print "-" }')
+	row "$1" "$2" "$(label "$3")" "$b" "$(peak_mib "$3")" "$ratio" ">= ${4}x its speed" "$verdict"
+}
+
+# Compressed logs (issue 25): bfuniq reading the corpus gzipped, against
+# zcat piping it to bfuniq. The gzip file (default level, as logrotate
+# writes) is made once and cached; both sides read it from the page cache.
+job_gzip() {
+	gz=$corpus.gz
+	if ! { [ -s "$gz" ] && newer "$gz" "$corpus"; }; then
+		t0=$(now_ns)
+		{ gzip -c "$corpus" >"$gz.tmp" && mv "$gz.tmp" "$gz"; } || { rm -f "$gz.tmp"; die "cannot write $dir/$gz"; }
+		say "gzip: $gz, $(wc -c <"$gz") bytes, compressed in $(seconds_since "$t0") s"
+	fi
+	cat "$gz" >/dev/null
+	# one fixed key for both, so that they drop the same false positives
+	key=000102030405060708090a0b0c0d0e0f
+	alternate "bfuniq FILE.gz vs zcat | bfuniq" \
+		gzip.bfuniq "bfuniq FILE.gz" "bfuniq -n $lines -p 1e-4 --key $key $gz >out/gzip.bfuniq.txt" \
+		gzip.zcat "zcat FILE.gz | bfuniq" "zcat $gz | bfuniq -n $lines -p 1e-4 --key $key >out/gzip.zcat.txt"
+	as_fast "de-duplicate gzip input" gzip.bfuniq gzip.zcat 0.9
+	if cmp -s out/gzip.bfuniq.txt out/gzip.zcat.txt; then
+		note "bfuniq FILE.gz wrote byte for byte what zcat FILE.gz | bfuniq wrote ($(count_lines out/gzip.bfuniq.txt) lines)."
+	else
+		note "bfuniq FILE.gz and zcat FILE.gz | bfuniq wrote different output with the same key: a bug."
+	fi
 }
 
 percent() { awk -v f="$1" 'BEGIN { printf "%.2f%%", 100 * f }'; }

@@ -13,6 +13,9 @@
 #   corpus/numparse/  strings as users type them
 #   corpus/topk/      bftop summaries: small ones, folded, long keys, a
 #                     merge; truncated and damaged copies
+#   corpus/instream/  2 option bytes (see fuzz_instream.c), then gzip and
+#                     zstd streams (with gzip and zstd): whole, several
+#                     members or frames, cut, with trailing bytes; plain
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -22,10 +25,11 @@ key=000102030405060708090a0b0c0d0e0f
 fmt="$here/corpus/format"
 lin="$here/corpus/lines"
 num="$here/corpus/numparse"
-top="$here/corpus/topk"
+tpk="$here/corpus/topk"
+ins="$here/corpus/instream"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
-mkdir -p "$fmt" "$lin" "$num" "$top"
+mkdir -p "$fmt" "$lin" "$num" "$tpk" "$ins"
 CC=${CC:-cc}
 export LC_ALL=C
 
@@ -166,16 +170,33 @@ printf '1 ' >"$num/trailing-blank"
 printf '1\0002' >"$num/embedded-nul"
 # ---- heavy-hitter summaries (bftop -o) ------------------------------------
 # -e 0.2: 5 keys kept, 7 rows of 14 counters, files of a few hundred bytes
-words | "$bin/bftop" -e 0.2 -o "$top/words.top" >/dev/null
-words | "$bin/bftop" -e 0.2 -i -o "$top/folded.top" >/dev/null
-seq 1 40 | awk '{ for (i = 0; i < $1 % 7; i++) print $1 }' | "$bin/bftop" -e 0.2 -o "$top/evicted.top" >/dev/null
+words | "$bin/bftop" -e 0.2 -o "$tpk/words.top" >/dev/null
+words | "$bin/bftop" -e 0.2 -i -o "$tpk/folded.top" >/dev/null
+seq 1 40 | awk '{ for (i = 0; i < $1 % 7; i++) print $1 }' | "$bin/bftop" -e 0.2 -o "$tpk/evicted.top" >/dev/null
 awk 'BEGIN { for (i = 0; i < 3; i++) { s = ""; for (j = 0; j < 300; j++) s = s "k"; print s i } }' |
-	"$bin/bftop" -e 0.2 -o "$top/long-keys.top" >/dev/null
-"$bin/bftop" -e 0.2 -o "$top/empty.top" </dev/null >/dev/null
-"$bin/bfmerge" -o "$top/merged.top" "$top/words.top" "$top/evicted.top"
-head -c 40 "$top/words.top" >"$top/truncated-header.top"
-size=$(wc -c <"$top/evicted.top")
-head -c $((size - 9)) "$top/evicted.top" >"$top/truncated-trailer.top"
-gzip -dc "$top/words.top" >"$top/raw-words"
+	"$bin/bftop" -e 0.2 -o "$tpk/long-keys.top" >/dev/null
+"$bin/bftop" -e 0.2 -o "$tpk/empty.top" </dev/null >/dev/null
+"$bin/bfmerge" -o "$tpk/merged.top" "$tpk/words.top" "$tpk/evicted.top"
+head -c 40 "$tpk/words.top" >"$tpk/truncated-header.top"
+size=$(wc -c <"$tpk/evicted.top")
+head -c $((size - 9)) "$tpk/evicted.top" >"$tpk/truncated-trailer.top"
+gzip -dc "$tpk/words.top" >"$tpk/raw-words"
+# ---- compressed streams ---------------------------------------------------
+# istream NAME OPTIONS: corpus/instream/NAME is the option bytes, then stdin.
+istream() { { printf "$2"; cat; } >"$ins/$1"; }
+seq 1 300 >"$work/s.txt"
+printf 'a\nb\n' >"$work/s2.txt"
+gzip -c <"$work/s.txt" | istream gzip-file '\000\000'
+gzip -c <"$work/s.txt" | istream gzip-socket '\004\007'
+{ gzip -c <"$work/s.txt"; gzip -c <"$work/s2.txt"; } | istream gzip-members-pipe '\002\020'
+gzip -c <"$work/s.txt" | head -c 500 | istream gzip-truncated '\000\003'
+{ gzip -c <"$work/s2.txt"; printf 'junk'; } | istream gzip-trailing '\000\000'
+gzip -c <"$work/s.txt" | istream gzip-raw '\001\000'
+zstd -q -c <"$work/s.txt" | istream zstd-file '\000\000'
+{ zstd -q -c <"$work/s.txt"; zstd -q -c <"$work/s2.txt"; } | istream zstd-frames-socket '\006\001'
+zstd -q -c <"$work/s.txt" | head -c 300 | istream zstd-truncated '\002\000'
+printf 'plain\n\037\n' | istream plain '\000\000'
+printf '\050\265\057' | istream zstd-prefix '\004\000'
+
 count() { find "$1" -type f | wc -l; }
-echo "corpus: $(count "$fmt") format, $(count "$lin") lines, $(count "$num") numparse, $(count "$top") topk"
+echo "corpus: $(count "$fmt") format, $(count "$lin") lines, $(count "$num") numparse, $(count "$tpk") topk, $(count "$ins") instream"

@@ -92,6 +92,7 @@ static const struct {
 	{ "blocked_simd", suite_blocked_simd },
 	{ "sizing", suite_sizing },
 	{ "lines", suite_lines },
+	{ "instream", suite_instream },
 	{ "ranges", suite_ranges },
 	{ "keys", suite_keys },
 	{ "cascade", suite_cascade },

@@ -65,6 +65,7 @@ void suite_format(void);
 void suite_filter(void);
 void suite_sizing(void);
 void suite_lines(void);
+void suite_instream(void);
 void suite_ranges(void);
 void suite_keys(void);
 void suite_cascade(void);

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * instream.c - an input's bytes, decompressed when its first bytes are a
+ * codec's magic (instream.h says what is recognised).
+ *
+ * A stream goes through three states: undecided (nothing or too little
+ * read to tell), passed through (plain bytes: the bytes read to tell are
+ * handed out first, then reads go straight into the caller's buffer, so
+ * plain input costs no copy), or decoding (compressed bytes are read
+ * into our buffer and a codec decodes them into the caller's).
+ *
+ * While decoding, a call reads the descriptor only when the codec has
+ * used all it was given and has no output held back (the last step
+ * filled the caller's room, so more may be waiting inside it), and at
+ * most once: a call that produced something returns it rather than
+ * reading again, since on a pipe that read could block. At the end of
+ * the input the codec must be between members or frames, else the input
+ * was truncated. Failures are remembered: content decoded before the
+ * damage is returned first, and every later call reports the damage.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "instream.h"
+#include "instream_codec.h"
+
+/* Compressed input is read this much at a time. */
+#define INSTREAM_BUFFER ((size_t)1 << 17)
+
+/* The formats recognised, by their magic. One line per codec. */
+static const struct instream_codec *const codecs[] = {
+	&instream_gzip,
+	&instream_zstd,
+};
+#define NCODECS (sizeof codecs / sizeof codecs[0])
+
+enum state { UNDECIDED, PLAIN, DECODING };
+
+struct instream {
+	int fd;
+	int decompress;
+	enum state state;
+	int eof;		/* read(2) returned 0 */
+	int ended;		/* the content ended cleanly */
+	int failed;		/* -1 from now on */
+	int failed_errno;	/* the errno of a failure not in words */
+	int pending;		/* the codec's last step filled the room: it may hold more */
+	const struct instream_codec *codec;
+	void *decoder;
+	unsigned char *buf;	/* INSTREAM_BUFFER bytes read, [next, next + avail) not yet used */
+	size_t next, avail;
+	uint64_t bytes_in;
+	char message[INSTREAM_MESSAGE];
+};
+
+struct instream *instream_open(int fd, int decompress)
+{
+	struct instream *s = calloc(1, sizeof *s);
+
+	if (s == NULL)
+		return NULL;
+	s->buf = malloc(INSTREAM_BUFFER);
+	if (s->buf == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->fd = fd;
+	s->decompress = decompress;
+	return s;
+}
+
+void instream_close(struct instream *s)
+{
+	if (s == NULL)
+		return;
+	if (s->decoder != NULL)
+		s->codec->close(s->decoder);
+	free(s->buf);
+	free(s);
+}
+
+int instream_fd(const struct instream *s)
+{
+	return s->fd;
+}
+
+int instream_ended(const struct instream *s)
+{
+	return s->ended;
+}
+
+int instream_needs_input(const struct instream *s)
+{
+	if (s->ended || s->failed || s->eof)
+		return 0;
+	if (s->state == UNDECIDED)
+		return 1;	/* sniff reads, whatever part of a magic is in */
+	return s->avail == 0 && !s->pending;
+}
+
+const char *instream_error(const struct instream *s)
+{
+	return s->failed && s->message[0] != '\0' ? s->message : NULL;
+}
+
+const char *instream_format(const struct instream *s)
+{
+	return s->state == DECODING ? s->codec->name : NULL;
+}
+
+uint64_t instream_bytes_in(const struct instream *s)
+{
+	return s->bytes_in;
+}
+
+/* read(2) of up to len bytes, EINTR retried; counts them and notes the end. */
+static ssize_t read_some(struct instream *s, void *dst, size_t len)
+{
+	ssize_t got;
+
+	do
+		got = read(s->fd, dst, len);
+	while (got < 0 && errno == EINTR);
+	if (got == 0)
+		s->eof = 1;
+	if (got > 0)
+		s->bytes_in += (uint64_t)got;
+	return got;
+}
+
+/*
+ * Fail for good; returns -1. msg NULL: errno's failure; else damage,
+ * which reads as EIO to a caller that looks only at errno.
+ */
+static ssize_t fail(struct instream *s, const char *msg)
+{
+	s->failed = 1;
+	s->failed_errno = msg != NULL ? EIO : errno;
+	if (msg != NULL && msg != s->message)
+		snprintf(s->message, sizeof s->message, "%s", msg);
+	errno = s->failed_errno;
+	return -1;
+}
+
+/*
+ * The codec whose magic p[0..n) begins with; NULL when none can (plain).
+ * *undecided is set when p is a proper prefix of some magic, so more
+ * bytes are needed to tell.
+ */
+static const struct instream_codec *codec_of(const unsigned char *p, size_t n, int *undecided)
+{
+	*undecided = 0;
+	for (size_t i = 0; i < NCODECS; i++) {
+		size_t m = codecs[i]->magic_len;
+
+		if (memcmp(p, codecs[i]->magic, n < m ? n : m) != 0)
+			continue;
+		if (n >= m)
+			return codecs[i];
+		*undecided = 1;
+	}
+	return NULL;
+}
+
+/* Read once more to tell the format; decide when the bytes (or the input's end) allow. */
+static ssize_t sniff(struct instream *s)
+{
+	const struct instream_codec *c;
+	int undecided;
+	ssize_t got = read_some(s, s->buf + s->avail, INSTREAM_BUFFER - s->avail);
+
+	if (got < 0)
+		return fail(s, NULL);
+	s->avail += (size_t)got;
+	c = s->decompress ? codec_of(s->buf, s->avail, &undecided) : NULL;
+	if (c == NULL && s->decompress && undecided && !s->eof)
+		return 0;
+	if (c == NULL) {
+		s->state = PLAIN;
+		return 0;
+	}
+	s->decoder = c->open();
+	if (s->decoder == NULL)
+		return fail(s, NULL);
+	s->codec = c;
+	s->state = DECODING;
+	return 0;
+}
+
+/* Plain bytes: those read while sniffing first, then straight from the descriptor. */
+static ssize_t read_plain(struct instream *s, unsigned char *dst, size_t len)
+{
+	ssize_t got;
+
+	if (s->avail > 0) {
+		size_t n = s->avail < len ? s->avail : len;
+
+		memcpy(dst, s->buf + s->next, n);
+		s->next += n;
+		s->avail -= n;
+		return (ssize_t)n;
+	}
+	if (s->eof) {
+		s->ended = 1;
+		return 0;
+	}
+	got = read_some(s, dst, len);
+	if (got < 0)
+		return fail(s, NULL);
+	s->ended = got == 0;
+	return got;
+}
+
+/* The input ended: fine between members or frames, else it was cut short. */
+static ssize_t input_ended(struct instream *s)
+{
+	if (s->codec->at_boundary(s->decoder)) {
+		s->ended = 1;
+		return 0;
+	}
+	snprintf(s->message, sizeof s->message, "truncated %s input", s->codec->name);
+	return fail(s, s->message);
+}
+
+/*
+ * One codec step from the buffer into dst[0..len): the bytes made, which
+ * count even when the step then found damage (*damaged set).
+ */
+static size_t decode_step(struct instream *s, unsigned char *dst, size_t len, int *damaged)
+{
+	const unsigned char *in = s->buf + s->next;
+	size_t in_len = s->avail, room = len;
+	unsigned char *out = dst;
+
+	s->message[0] = '\0';
+	*damaged = s->codec->step(s->decoder, &in, &in_len, &out, &room, s->message) < 0;
+	if (!*damaged && in_len == s->avail && in_len > 0 && room == len) {
+		/* input and room, and nothing done: no codec should, but a loop here would never end */
+		snprintf(s->message, sizeof s->message, "corrupt %s input: the decoder stalled",
+			 s->codec->name);
+		*damaged = 1;
+	}
+	s->next += s->avail - in_len;
+	s->avail = in_len;
+	s->pending = room == 0;
+	return len - room;
+}
+
+/* Read the descriptor once into the emptied buffer; -1 on failure. */
+static ssize_t read_compressed(struct instream *s)
+{
+	ssize_t got = read_some(s, s->buf, INSTREAM_BUFFER);
+
+	if (got < 0)
+		return fail(s, NULL);
+	s->next = 0;
+	s->avail = (size_t)got;
+	return got;
+}
+
+static ssize_t read_decoded(struct instream *s, unsigned char *dst, size_t len)
+{
+	size_t made = 0;
+	int did_read = 0, damaged = 0;
+
+	while (made < len && !damaged) {
+		if (s->avail == 0 && !s->pending) {
+			if (s->eof)
+				return made > 0 ? (ssize_t)made : input_ended(s);
+			if (did_read || made > 0)
+				break;
+			if (read_compressed(s) < 0)
+				return -1;
+			did_read = 1;
+			continue;
+		}
+		made += decode_step(s, dst + made, len - made, &damaged);
+	}
+	if (damaged) {
+		/* what came before the damage first; the damage on the next call */
+		fail(s, s->message[0] != '\0' ? s->message : NULL);
+		if (made == 0)
+			return -1;
+	}
+	return (ssize_t)made;
+}
+
+ssize_t instream_read(struct instream *s, void *dst, size_t len)
+{
+	if (s->failed) {
+		errno = s->failed_errno;
+		return -1;
+	}
+	if (s->ended || len == 0)
+		return 0;
+	if (s->state == UNDECIDED)
+		return sniff(s);
+	if (s->state == PLAIN)
+		return read_plain(s, dst, len);
+	return read_decoded(s, dst, len);
+}
+
+int instream_compressed_at(int fd, uint64_t offset)
+{
+	unsigned char head[8];
+	ssize_t got;
+	int undecided;
+
+	do
+		got = pread(fd, head, sizeof head, (off_t)offset);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return -1;
+	return got > 0 && codec_of(head, (size_t)got, &undecided) != NULL;
+}

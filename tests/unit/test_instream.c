@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_instream.c - compressed inputs (lib/instream.c and its codecs) and
+ * the line reader over them (lines_open_stream).
+ *
+ * The compressed bytes are made here, with zlib's deflate (gzip wrapper)
+ * and ZSTD_compress, from fixed-seed content, so nothing depends on the
+ * gzip and zstd programs. Streams are read in pieces from 1 byte to 64 KiB
+ * (the decoder's held-back output is flushed across calls), from files and
+ * from pipes that deliver one byte at a time (sniffing must wait, not
+ * guess). Damage is tried exhaustively on small inputs: every cut point,
+ * and every byte flipped, must give a prefix of the content (or, for
+ * flips, anything) and then an end or one message, never a hang or a
+ * crash (the sanitizer builds run this too).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include "instream.h"
+#include "lines.h"
+#include "unit.h"
+
+/* Content: lines of fixed-seed hex, n bytes (the last line may be cut). */
+static char *content(size_t n, uint64_t seed)
+{
+	char *p = malloc(n + 1);
+
+	for (size_t i = 0; p != NULL && i < n;) {
+		uint64_t v = unit_splitmix64(&seed);
+		int len = snprintf(p + i, n + 1 - i, "%llx\n", (unsigned long long)(v >> (v & 31)));
+
+		i += (size_t)len < n - i ? (size_t)len : n - i;
+	}
+	return p;
+}
+
+/* One gzip member of src[0..len) appended at out + *at (room enough). */
+static int gzip_member(const char *src, size_t len, unsigned char *out, size_t *at, size_t cap)
+{
+	z_stream zs;
+	int rc;
+
+	memset(&zs, 0, sizeof zs);
+	if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -1;
+	zs.next_in = (unsigned char *)(uintptr_t)src;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out + *at;
+	zs.avail_out = (uInt)(cap - *at);
+	rc = deflate(&zs, Z_FINISH);
+	*at += zs.total_out;
+	deflateEnd(&zs);
+	return rc == Z_STREAM_END ? 0 : -1;
+}
+
+/* One zstd frame (with its checksum) of src[0..len) appended at out + *at. */
+static int zstd_frame(const char *src, size_t len, unsigned char *out, size_t *at, size_t cap)
+{
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	size_t n;
+
+	if (c == NULL)
+		return -1;
+	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+	n = ZSTD_compress2(c, out + *at, cap - *at, src, len);
+	ZSTD_freeCCtx(c);
+	if (ZSTD_isError(n))
+		return -1;
+	*at += n;
+	return 0;
+}
+
+/*
+ * Compress content[0..len) as `members` pieces of one format (gzip: 'g',
+ * zstd: 'z') one after another; *out_len gets the size. NULL on failure.
+ */
+static unsigned char *compress_in(int format, const char *src, size_t len, int members,
+				  size_t *out_len)
+{
+	size_t cap = len + len / 2 + 1024 * (size_t)members, at = 0;
+	unsigned char *out = malloc(cap);
+
+	for (int m = 0; out != NULL && m < members; m++) {
+		size_t from = len * (size_t)m / (size_t)members;
+		size_t to = len * (size_t)(m + 1) / (size_t)members;
+		int rc = format == 'g' ? gzip_member(src + from, to - from, out, &at, cap)
+				       : zstd_frame(src + from, to - from, out, &at, cap);
+
+		if (rc < 0) {
+			free(out);
+			return NULL;
+		}
+	}
+	*out_len = at;
+	return out;
+}
+
+/*
+ * Read s to its end or failure in pieces of `piece` bytes into *got
+ * (malloc'd, *got_len bytes). Returns 0 at a clean end, -1 on failure.
+ * Gives up (-2) after a bound of calls that no correct stream needs.
+ */
+static int drain(struct instream *s, size_t piece, char **got, size_t *got_len)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	int rc = -2;
+
+	for (long calls = 0; buf != NULL && calls < 100000000; calls++) {
+		ssize_t n;
+
+		if (cap - len < piece) {
+			char *bigger = realloc(buf, cap * 2);
+
+			if (bigger == NULL)
+				break;
+			buf = bigger;
+			cap *= 2;
+		}
+		n = instream_read(s, buf + len, piece);
+		if (n < 0) {
+			rc = -1;
+			break;
+		}
+		len += (size_t)n;
+		if (n == 0 && instream_ended(s)) {
+			rc = 0;
+			break;
+		}
+	}
+	*got = buf;
+	*got_len = len;
+	return rc;
+}
+
+/* Whether reading fd (decompress on) in pieces gives exactly want[0..len) and a clean end. */
+static int reads_as(int fd, size_t piece, const char *want, size_t len, const char *format)
+{
+	struct instream *s = instream_open(fd, 1);
+	char *got = NULL;
+	size_t got_len = 0;
+	int ok = s != NULL && drain(s, piece, &got, &got_len) == 0 && got_len == len &&
+		 memcmp(got, want, len) == 0;
+	const char *f = s != NULL ? instream_format(s) : NULL;
+
+	ok = ok && (format == NULL ? f == NULL : f != NULL && strcmp(f, format) == 0);
+	free(got);
+	instream_close(s);
+	return ok;
+}
+
+static void reads_every_format_in_every_piece_size(int format, const char *name, int members)
+{
+	size_t len = 300000, zlen = 0;
+	char *text = content(len, 42);
+	unsigned char *z = compress_in(format, text, len, members, &zlen);
+	static const size_t pieces[] = { 1, 7, 4096, 65536, 1 << 20 };
+
+	CHECK(text != NULL && z != NULL);
+	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+		int fd = unit_temp_file((const char *)z, zlen);
+
+		CHECK(fd >= 0);
+		CHECKF(reads_as(fd, pieces[i], text, len, name), "%s, %d members, pieces of %zu",
+		       name, members, pieces[i]);
+		close(fd);
+	}
+	free(text);
+	free(z);
+}
+
+static void gzip_one_member(void)
+{
+	reads_every_format_in_every_piece_size('g', "gzip", 1);
+}
+
+static void gzip_members_one_after_another(void)
+{
+	reads_every_format_in_every_piece_size('g', "gzip", 5);
+}
+
+static void zstd_one_frame(void)
+{
+	reads_every_format_in_every_piece_size('z', "zstd", 1);
+}
+
+static void zstd_frames_one_after_another(void)
+{
+	reads_every_format_in_every_piece_size('z', "zstd", 3);
+}
+
+/* Plain input, magic-like starts included, passes through unchanged; so does gzip when off. */
+static void plain_and_undecompressed_bytes_pass_through(void)
+{
+	static const char *const plain[] = { "", "a\n", "\x1f", "\x1f\n", "\x28\xb5\x2f",
+					     "\x28\xb5\x2f\n", "\x1f\x8c rest\n" };
+	size_t zlen = 0;
+	unsigned char *z = compress_in('g', "x\n", 2, 1, &zlen);
+
+	CHECK(z != NULL);
+	for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+		int fd = unit_temp_file(plain[i], strlen(plain[i]));
+
+		CHECK(fd >= 0);
+		CHECKF(reads_as(fd, 3, plain[i], strlen(plain[i]), NULL), "plain input %zu", i);
+		close(fd);
+	}
+	int fd = unit_temp_file((const char *)z, zlen);
+	struct instream *s = instream_open(fd, 0);
+	char *got = NULL;
+	size_t got_len = 0;
+
+	CHECK(s != NULL && drain(s, 5, &got, &got_len) == 0);
+	CHECK(got_len == zlen && memcmp(got, z, zlen) == 0 && instream_format(s) == NULL);
+	CHECK(instream_bytes_in(s) == zlen);
+	free(got);
+	instream_close(s);
+	close(fd);
+	free(z);
+}
+
+/* The read end of a pipe a child writes data into one byte at a time. */
+static int trickle(const unsigned char *data, size_t len, pid_t *child)
+{
+	int fds[2];
+
+	if (pipe(fds) < 0)
+		return -1;
+	*child = fork();
+	if (*child < 0)
+		return -1;
+	if (*child == 0) {
+		close(fds[0]);
+		for (size_t i = 0; i < len; i++)
+			if (write(fds[1], data + i, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	return fds[0];
+}
+
+static int reap(pid_t child)
+{
+	int status;
+
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* A pipe that delivers a byte per read: the magic is told only when complete, and nothing is lost. */
+static void a_pipe_byte_by_byte_is_sniffed_without_loss(void)
+{
+	size_t len = 20000, zlen = 0;
+	char *text = content(len, 7);
+	unsigned char *z = compress_in('z', text, len, 2, &zlen);
+	static const char magic_prefix[] = "\x28\xb5\x2fplain\n";
+	pid_t child;
+	int fd;
+
+	CHECK(text != NULL && z != NULL);
+	fd = trickle(z, zlen, &child);
+	CHECK(fd >= 0);
+	CHECK(reads_as(fd, 4096, text, len, "zstd"));
+	close(fd);
+	CHECK(reap(child) == 0);
+	fd = trickle((const unsigned char *)magic_prefix, sizeof magic_prefix - 1, &child);
+	CHECK(fd >= 0);
+	CHECK(reads_as(fd, 4096, magic_prefix, sizeof magic_prefix - 1, NULL));
+	close(fd);
+	CHECK(reap(child) == 0);
+	free(text);
+	free(z);
+}
+
+/*
+ * Cut at every length: what comes out is a prefix of the content and
+ * then "truncated FORMAT input", except where the cut falls between the
+ * two members (frames): a clean end after the first half. A cut inside
+ * the magic leaves plain bytes, not tried here.
+ */
+static int cut_reads_right(const unsigned char *z, size_t cut, const char *text, size_t len,
+			   size_t boundary, const char *want, char *report, size_t report_len)
+{
+	int fd = unit_temp_file((const char *)z, cut);
+	struct instream *s = instream_open(fd, 1);
+	char *got = NULL;
+	size_t got_len = 0;
+	int rc = drain(s, 1000, &got, &got_len), ok;
+	const char *why = instream_error(s);
+
+	if (cut == boundary)
+		ok = rc == 0 && got_len == len / 2;
+	else
+		ok = rc == -1 && why != NULL && strcmp(why, want) == 0 && got_len <= len;
+	ok = ok && memcmp(got, text, got_len) == 0;
+	snprintf(report, report_len, "rc %d, got %zu bytes, %s", rc, got_len, why ? why : "(no message)");
+	free(got);
+	instream_close(s);
+	close(fd);
+	return ok;
+}
+
+static void every_cut_is_a_prefix_then_truncated(int format, const char *name, size_t magic)
+{
+	size_t len = 3000, zlen = 0, boundary = 0;
+	char *text = content(len, 3);
+	unsigned char *z = compress_in(format, text, len, 2, &zlen);
+	/* the first member alone, made the same way: where the second begins */
+	unsigned char *first = compress_in(format, text, len / 2, 1, &boundary);
+	char want[64], report[128];
+
+	CHECK(text != NULL && z != NULL && first != NULL && memcmp(z, first, boundary) == 0);
+	snprintf(want, sizeof want, "truncated %s input", name);
+	for (size_t cut = magic; cut < zlen; cut++)
+		CHECKF(cut_reads_right(z, cut, text, len, boundary, want, report, sizeof report),
+		       "%s cut at %zu of %zu: %s", name, cut, zlen, report);
+	free(text);
+	free(z);
+	free(first);
+}
+
+static void every_gzip_cut_is_truncated(void)
+{
+	every_cut_is_a_prefix_then_truncated('g', "gzip", 2);
+}
+
+static void every_zstd_cut_is_truncated(void)
+{
+	every_cut_is_a_prefix_then_truncated('z', "zstd", 4);
+}
+
+/* Every byte flipped: an end or one message, never a hang; gzip and zstd check every byte. */
+static void every_flip_ends_or_fails(int format)
+{
+	size_t len = 2000, zlen = 0;
+	char *text = content(len, 5);
+	unsigned char *z = compress_in(format, text, len, 1, &zlen);
+
+	CHECK(text != NULL && z != NULL);
+	for (size_t at = 0; at < zlen; at++) {
+		int fd;
+		struct instream *s;
+		char *got = NULL;
+		size_t got_len = 0;
+		int rc;
+
+		z[at] ^= 0x55;
+		fd = unit_temp_file((const char *)z, zlen);
+		z[at] ^= 0x55;
+		s = instream_open(fd, 1);
+		rc = drain(s, 512, &got, &got_len);
+		/* a failure not in words (errno's) would be a read error: there is none here */
+		CHECKF(rc == 0 || (rc == -1 && instream_error(s) != NULL), "flip at %zu: rc %d", at, rc);
+		/* a flip past the magic must be caught: the content and its checksums cover it */
+		CHECKF(at < 4 || rc == -1 || (got_len == len && memcmp(got, text, len) == 0),
+		       "flip at %zu went unnoticed", at);
+		free(got);
+		instream_close(s);
+		close(fd);
+	}
+	free(text);
+	free(z);
+}
+
+static void every_gzip_flip_ends_or_fails(void)
+{
+	every_flip_ends_or_fails('g');
+}
+
+static void every_zstd_flip_ends_or_fails(void)
+{
+	every_flip_ends_or_fails('z');
+}
+
+/* Lines over a compressed stream: the records of the content, and the damage after them. */
+static void lines_over_a_truncated_stream_come_before_the_error(void)
+{
+	size_t len = 100000, zlen = 0, lines_seen = 0, bytes_seen = 0;
+	char *text = content(len, 9);
+	unsigned char *z = compress_in('g', text, len, 1, &zlen);
+	int fd = unit_temp_file((const char *)z, zlen - 10);
+	struct instream *s = instream_open(fd, 1);
+	struct lines_reader *r = lines_open_stream(s, '\n');
+	struct lines_batch b = { 0 };
+	long n;
+
+	CHECK(text != NULL && z != NULL && r != NULL);
+	while ((n = lines_next_owned(r, &b)) > 0) {
+		for (long i = 0; i < n; i++) {
+			CHECK(memcmp(b.records[i].data, text + bytes_seen, b.records[i].len) == 0);
+			bytes_seen += b.records[i].len + 1;
+		}
+		lines_seen += (size_t)n;
+	}
+	CHECK(n == -1 && instream_error(s) != NULL);
+	CHECK(strcmp(instream_error(s), "truncated gzip input") == 0);
+	CHECK(lines_seen > 0 && bytes_seen <= len);
+	lines_batch_free(&b);
+	lines_close(r);
+	instream_close(s);
+	close(fd);
+	free(text);
+	free(z);
+}
+
+static void compressed_at_reads_the_magic_where_asked(void)
+{
+	static const char data[] = "ab\x1f\x8b\x08\x28\xb5\x2f\xfd";
+	int fd = unit_temp_file(data, sizeof data - 1);
+
+	CHECK(fd >= 0);
+	CHECK(instream_compressed_at(fd, 0) == 0);
+	CHECK(instream_compressed_at(fd, 2) == 1);
+	CHECK(instream_compressed_at(fd, 5) == 1);
+	CHECK(instream_compressed_at(fd, 6) == 0);
+	CHECK(instream_compressed_at(fd, 100) == 0);
+	CHECK(lseek(fd, 0, SEEK_CUR) == 0);	/* pread: the offset is not moved */
+	close(fd);
+}
+
+void suite_instream(void)
+{
+	unit_run("instream: one gzip member reads as its content in any piece size", gzip_one_member);
+	unit_run("instream: gzip members one after another are one stream",
+		 gzip_members_one_after_another);
+	unit_run("instream: one zstd frame reads as its content in any piece size", zstd_one_frame);
+	unit_run("instream: zstd frames one after another are one stream",
+		 zstd_frames_one_after_another);
+	unit_run("instream: plain bytes, and compressed ones with decompression off, pass through",
+		 plain_and_undecompressed_bytes_pass_through);
+	unit_run("instream: a pipe delivering a byte at a time is sniffed without loss",
+		 a_pipe_byte_by_byte_is_sniffed_without_loss);
+	unit_run("instream: a gzip input cut anywhere gives a prefix, then 'truncated gzip input'",
+		 every_gzip_cut_is_truncated);
+	unit_run("instream: a zstd input cut anywhere gives a prefix, then 'truncated zstd input'",
+		 every_zstd_cut_is_truncated);
+	unit_run("instream: a gzip input with any byte flipped ends or fails in words, never hangs",
+		 every_gzip_flip_ends_or_fails);
+	unit_run("instream: a zstd input with any byte flipped ends or fails in words, never hangs",
+		 every_zstd_flip_ends_or_fails);
+	unit_run("instream: lines over a truncated stream are handed out before the error",
+		 lines_over_a_truncated_stream_come_before_the_error);
+	unit_run("instream: instream_compressed_at reads the magic at the offset, leaving fd's",
+		 compressed_at_reads_the_magic_where_asked);
+}
