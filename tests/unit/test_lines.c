@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,6 +358,7 @@ static void complete_records_come_back_without_waiting(void)
 	CHECK(put_all(fds[1], "a\nb", 3) == 0);
 	r = lines_open(fds[0], '\n');
 	CHECK(r);
+	unit_default_signal(SIGALRM);	/* the alarm must end the run */
 	alarm(20);
 	got = lines_next_batch(r, out, 4);
 	alarm(0);
@@ -817,6 +819,7 @@ static void owned_complete_records_come_back_without_waiting(void)
 	CHECK(put_all(fds[1], "a\nb", 3) == 0);
 	r = lines_open(fds[0], '\n');
 	CHECK(r);
+	unit_default_signal(SIGALRM);	/* the alarm must end the run */
 	alarm(20);
 	got = lines_next_owned(r, &b[0]);
 	alarm(0);
