@@ -8,9 +8,17 @@
 # `tail -f`: they are blocked in a read when the signal comes. The test
 # waits for their output (or a checkpoint file) before signalling, so
 # nothing depends on timing; the timeouts only turn a hang into a failure.
+#
+# Every program signalled here starts through `env --default-signal`
+# (DEFAULT_SIGNALS): a background job of a non-interactive shell inherits
+# SIGINT ignored, and nohup or a CI runner may ignore SIGHUP too, so the
+# test sets the dispositions it relies on rather than take the suite's.
+# startup.bats runs this file again with INT and HUP ignored.
 
 bats_require_minimum_version 1.5.0
 load helpers
+
+DEFAULT_SIGNALS=(env --default-signal=INT,TERM,HUP)
 
 # wait_for FILE: wait (up to 60 s) until FILE exists.
 wait_for() {
@@ -27,7 +35,7 @@ wait_for() {
 start_uniq() {
 	mkfifo in.fifo out.fifo
 	# fd 3 belongs to bats: the background job must not hold it
-	bfuniq --key "$KEY" -f state.bf --line-buffered "$@" <in.fifo >out.fifo 3>&- &
+	"${DEFAULT_SIGNALS[@]}" bfuniq --key "$KEY" -f state.bf --line-buffered "$@" <in.fifo >out.fifo 3>&- &
 	pid=$!
 	exec 7>in.fifo 8<out.fifo
 }
@@ -85,7 +93,7 @@ stop_with() {
 @test "bfuniq -f: after a signal the FILEs not yet opened are left alone" {
 	put_lines later.txt later
 	mkfifo in.fifo out.fifo
-	bfuniq -f state.bf --line-buffered in.fifo later.txt >out.fifo 3>&- &
+	"${DEFAULT_SIGNALS[@]}" bfuniq -f state.bf --line-buffered in.fifo later.txt >out.fifo 3>&- &
 	pid=$!
 	# bfuniq opens out.fifo (its shell does) before in.fifo (it does)
 	exec 8<out.fifo 7>in.fifo
@@ -101,7 +109,7 @@ stop_with() {
 	seq 1 50 >keys.txt
 	mkfifo in.fifo
 	# --checkpoint 1 saves after each batch: the file changing says the keys were read
-	bfbuild -f f.bf --checkpoint 1 <in.fifo 3>&- &
+	"${DEFAULT_SIGNALS[@]}" bfbuild -f f.bf --checkpoint 1 <in.fifo 3>&- &
 	pid=$!
 	exec 7>in.fifo
 	cp f.bf before.bf
