@@ -261,6 +261,7 @@ void cli_fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport(fmt, ap);
 	va_end(ap);
+	pipeline_halt();	/* called from consume: no other thread may run on in exit(3) */
 	exit(EXIT_TROUBLE);
 }
 
