@@ -93,10 +93,10 @@ struct pipeline {
 	 */
 	size_t fill_units;
 	int cancel_state;
-	/* the threads of the run, for stop_threads; halted: they are joined already */
+	/* the threads of the run, for stop_threads; joined: reaped (by a halt, maybe) */
 	pthread_t reader, *workers;
 	int nworkers;
-	int halted;
+	int joined;
 };
 
 /* A run in progress on this thread, innermost first (see "Halting" above). */
@@ -291,7 +291,7 @@ static void release_slot(struct pipeline *p, int stop)
  */
 static void stop_threads(struct pipeline *p)
 {
-	if (p->halted)
+	if (p->joined)
 		return;
 	pthread_mutex_lock(&p->mu);
 	p->stop = 1;
@@ -302,7 +302,7 @@ static void stop_threads(struct pipeline *p)
 	pthread_join(p->reader, NULL);
 	for (int i = 0; i < p->nworkers; i++)
 		pthread_join(p->workers[i], NULL);
-	p->halted = 1;
+	p->joined = 1;
 }
 
 static void halt_ordered(void *run)
@@ -315,8 +315,8 @@ static int run_threaded(struct pipeline *p)
 	int slot, stop = 0;
 	uint64_t gen = 0;
 
-	/* halted: the reader is gone, so no slot may be waited for */
-	while (!stop && !p->halted && (slot = next_full_slot(p, &gen)) >= 0) {
+	/* joined by a halt: the reader is gone, so no slot may be waited for */
+	while (!stop && !p->joined && (slot = next_full_slot(p, &gen)) >= 0) {
 		stop = finish_and_consume(p, (unsigned)slot, gen);
 		release_slot(p, stop != 0);
 	}
