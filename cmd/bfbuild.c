@@ -172,9 +172,9 @@ static enum filter_layout parse_layout(const char *arg)
 {
 	const struct layout_ops *l = layout_named(arg);
 
-	if (l == NULL || !(l->traits & LAYOUT_SAVED))
-		cli_usage_error("invalid layout '%s': expected 'blocked', 'classic' or 'counting'", arg);
-	return l->id;
+	if (l != NULL && (l->traits & LAYOUT_SAVED))
+		return l->id;
+	cli_usage_error("invalid layout '%s': expected 'blocked', 'classic' or 'counting'", arg);
 }
 
 /* Options that shape a filter DCSO's format cannot record: noted for the conflict check. */

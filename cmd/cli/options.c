@@ -185,9 +185,9 @@ enum filter_layout cli_layout(const char *arg)
 	const struct layout_ops *l = layout_named(arg);
 
 	/* the layouts of bits saved in the bftools format */
-	if (l == NULL || !(l->traits & LAYOUT_SAVED) || (l->traits & LAYOUT_COUNTERS))
-		cli_usage_error("invalid layout '%s': expected 'blocked' or 'classic'", arg);
-	return l->id;
+	if (l != NULL && (l->traits & LAYOUT_SAVED) && !(l->traits & LAYOUT_COUNTERS))
+		return l->id;
+	cli_usage_error("invalid layout '%s': expected 'blocked' or 'classic'", arg);
 }
 
 enum filter_hash cli_hash(const char *arg)
