@@ -162,8 +162,10 @@ valgrind: all $(UNIT_BIN) $(ACCURACY_BIN)
 # earlier run are removed first. -O0, or lines of inlined functions are
 # counted against the wrong caller; atomic counter updates, because
 # counts that two threads lost made gcov derive negative branch counts,
-# which gcovr refuses. The 1e8-line tests skip this build
-# (tests/faults.bats), too slow for their timeouts.
+# which gcovr refuses. For the same reason no program exits while a
+# thread of its own still runs: exit(3) writes the counters, and a fatal
+# error halts the pipeline's threads first (pipeline_halt). The 1e8-line
+# tests skip this build (tests/faults.bats), too slow for their timeouts.
 COVERAGE_FLAGS = -O0 -g --coverage -fprofile-update=atomic
 deps-coverage:
 	@sh tests/deps.sh coverage
@@ -195,8 +197,8 @@ accuracy: all $(ACCURACY_BIN)
 # (the reader and hashing thread, filters under and over the 64 MiB at
 # which the hashing thread also loads blocks ahead); a report fails the
 # program (exitcode), hence the test that ran it. Thread leaks are not
-# reported: a fatal error (a full disk) exits without joining the reader
-# thread, on purpose, as exit(3) ends every thread; races are all reported.
+# reported (a fatal error halts and joins the pipeline's threads,
+# pipeline_halt, but nothing else needs them joined); races are all reported.
 # Tests of memory limits and RSS skip themselves (tests/helpers.bash).
 deps-tsan:
 	@sh tests/deps.sh tsan

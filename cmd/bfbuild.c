@@ -606,6 +606,18 @@ static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
 		cascade_add_shared(b->filter, k->set.keys + from, k->hashes + 2 * from, to - from);
 }
 
+/*
+ * Calling thread, between batches: a snapshot of FILTER if one is due;
+ * also while the input is quiet (cli_checkpoint_when_idle).
+ */
+static void checkpoint(void *ctx)
+{
+	struct build *b = ctx;
+
+	if (b->checkpoint_path)
+		cli_checkpoint_due(&b->checkpoint, b->filter, NULL, b->checkpoint_path, NULL, b->records);
+}
+
 /* Calling thread: the ordered adds (growing, counting, removing), and the counts. */
 static int add_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -620,8 +632,7 @@ static int add_batch(void *ctx, unsigned slot, const struct line *records, size_
 		cli_fatal("%s", cli_explain(why));
 	b->records += n;
 	b->keyed += k->set.count;
-	if (b->checkpoint_path)
-		cli_checkpoint_due(&b->checkpoint, b->filter, NULL, b->checkpoint_path, NULL, b->records);
+	checkpoint(b);
 	return 0;
 }
 
@@ -720,6 +731,8 @@ static void add_lines(struct build *b, const struct options *opt)
 	 * thread, with no single reader or ordered adder in the way; the
 	 * filter is the same, and the count of keys a sum.
 	 */
+	if (b->checkpoint_path != NULL)
+		cli_checkpoint_when_idle(&b->checkpoint, checkpoint);
 	if (b->hasher != NULL && cascade_can_add_shared(b->filter) && b->checkpoint_path == NULL) {
 		status = cli_each_input_ranged(opt->inputs, opt->ninputs, opt->delim, &stage, &ranged,
 					       NULL, b);

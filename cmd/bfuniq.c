@@ -392,6 +392,19 @@ static void classify(struct uniq *u, const struct cli_keys *k, const struct line
 		u->expected_lost += (double)fresh * model_rate(u, fresh);
 }
 
+/*
+ * Calling thread, between batches: a snapshot of STATE if one is due. Also
+ * called while the input is quiet (cli_checkpoint_when_idle), so a timed
+ * checkpoint comes on time after a burst.
+ */
+static void checkpoint(void *ctx)
+{
+	struct uniq *u = ctx;
+
+	if (u->opt->checkpoint_given)
+		cli_checkpoint_due(&u->checkpoint, u->seen, u->window, u->opt->state, &u->out, u->lines);
+}
+
 /* Calling thread, in input order: a repeat must meet the first copy. */
 static int emit_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -410,8 +423,7 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 			cli_write_error(errno);
 	}
 	warn_over_capacity(u);
-	if (u->opt->checkpoint_given)
-		cli_checkpoint_due(&u->checkpoint, u->seen, u->window, u->opt->state, &u->out, u->lines);
+	checkpoint(u);
 	return 0;
 }
 
@@ -523,6 +535,8 @@ int main(int argc, char **argv)
 	cli_progress_detail = uniq_progress;
 	u.hasher = u.window ? window_hasher(u.window) : cascade_hasher(u.seen);
 	u.owners = share_out(&u);
+	if (opt.checkpoint_given)
+		cli_checkpoint_when_idle(&u.checkpoint, checkpoint);
 	input_status = cli_each_batch(opt.inputs, opt.ninputs, opt.delim, &stage, &u);
 	owners_free(u.owners);
 	cli_stdout_finish(&u.out);

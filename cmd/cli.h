@@ -251,6 +251,8 @@ int cli_stop_signal(void);
  * stream pauses only for the fork. Output written up to the snapshot is
  * flushed before it, so the state saved holds every key whose line was
  * written. While a snapshot is still being written the next one waits.
+ * A timed snapshot is taken on time while the input is quiet as well
+ * (cli_checkpoint_when_idle), but not when no line came since the last.
  */
 struct cli_checkpoint {
 	double seconds;		/* interval in seconds, or 0 */
@@ -264,6 +266,12 @@ void cli_checkpoint_option(struct cli_checkpoint *cp, const char *arg);
 /* At a batch boundary: every line so far added and out written; snapshot c (or w) to path if due. */
 void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, const struct window *w,
 			const char *path, struct writer *out, uint64_t lines);
+/*
+ * A timed interval: have cli_each_batch call idle(ctx) between batches
+ * while its input is quiet, at least once a second; idle calls
+ * cli_checkpoint_due as consume does. A line count: nothing to do.
+ */
+void cli_checkpoint_when_idle(const struct cli_checkpoint *cp, void (*idle)(void *ctx));
 /* Before the final save: wait for a snapshot still being written (it must not land after). */
 void cli_checkpoint_finish(struct cli_checkpoint *cp);
 

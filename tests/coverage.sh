@@ -11,6 +11,9 @@
 # Counts from every program run, the unit tests, the fuzz-corpus replay and
 # the accuracy program are merged: gcovr reads every .gcda under BUILD_DIR.
 # Branches are gcc's, taken and not taken counted apart, so one `if` is two.
+#
+# Exit 1 when lib/'s lines fall below COVERAGE_LIB_FLOOR percent (95 unless
+# set), so that CI (.ci/run) notices coverage lost as well as a crash.
 set -u
 build=${1:?usage: coverage.sh BUILD_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,14 +27,21 @@ done
 gcovr -r . --object-directory "$build" -f lib/ -f cmd/ --json-summary -o "$build/coverage.json" ||
 	exit 1
 # gcovr is Python, so python3 is here: sum its per-file counts per directory.
-python3 - "$build/coverage.json" <<'EOF'
+python3 - "$build/coverage.json" "${COVERAGE_LIB_FLOOR:-95}" <<'EOF'
 import json, sys
 
 files = json.load(open(sys.argv[1]))["files"]
+floor = float(sys.argv[2])
+pct = lambda c, t: 100.0 * c / t if t else 100.0
+status = 0
 for d in ("lib/", "cmd/"):
     mine = [f for f in files if f["filename"].startswith(d)]
     lines = sum(f["line_covered"] for f in mine), sum(f["line_total"] for f in mine)
     branches = sum(f["branch_covered"] for f in mine), sum(f["branch_total"] for f in mine)
-    pct = lambda c, t: 100.0 * c / t if t else 100.0
     print("%s lines: %.1f%% branches: %.1f%%" % (d, pct(*lines), pct(*branches)))
+    if d == "lib/" and round(pct(*lines), 1) < floor:
+        print("coverage: lib/ lines %.1f%% are below the floor of %g%%" % (pct(*lines), floor),
+              file=sys.stderr)
+        status = 1
+sys.exit(status)
 EOF

@@ -8,9 +8,17 @@
 # `tail -f`: they are blocked in a read when the signal comes. The test
 # waits for their output (or a checkpoint file) before signalling, so
 # nothing depends on timing; the timeouts only turn a hang into a failure.
+#
+# Every program signalled here starts through `env --default-signal`
+# (DEFAULT_SIGNALS): a background job of a non-interactive shell inherits
+# SIGINT ignored, and nohup or a CI runner may ignore SIGHUP too, so the
+# test sets the dispositions it relies on rather than take the suite's.
+# startup.bats runs this file again with INT and HUP ignored.
 
 bats_require_minimum_version 1.5.0
 load helpers
+
+DEFAULT_SIGNALS=(env --default-signal=INT,TERM,HUP)
 
 # wait_for FILE: wait (up to 60 s) until FILE exists.
 wait_for() {
@@ -27,7 +35,7 @@ wait_for() {
 start_uniq() {
 	mkfifo in.fifo out.fifo
 	# fd 3 belongs to bats: the background job must not hold it
-	bfuniq --key "$KEY" -f state.bf --line-buffered "$@" <in.fifo >out.fifo 3>&- &
+	"${DEFAULT_SIGNALS[@]}" bfuniq --key "$KEY" -f state.bf --line-buffered "$@" <in.fifo >out.fifo 3>&- &
 	pid=$!
 	exec 7>in.fifo 8<out.fifo
 }
@@ -97,7 +105,7 @@ stop_with() {
 @test "bfuniq -f: after a signal the FILEs not yet opened are left alone" {
 	put_lines later.txt later
 	mkfifo in.fifo out.fifo
-	bfuniq -f state.bf --line-buffered in.fifo later.txt >out.fifo 3>&- &
+	"${DEFAULT_SIGNALS[@]}" bfuniq -f state.bf --line-buffered in.fifo later.txt >out.fifo 3>&- &
 	pid=$!
 	# bfuniq opens out.fifo (its shell does) before in.fifo (it does)
 	exec 8<out.fifo 7>in.fifo
@@ -113,7 +121,7 @@ stop_with() {
 	seq 1 50 >keys.txt
 	mkfifo in.fifo
 	# --checkpoint 1 saves after each batch: the file changing says the keys were read
-	bfbuild -f f.bf --checkpoint 1 <in.fifo 3>&- &
+	"${DEFAULT_SIGNALS[@]}" bfbuild -f f.bf --checkpoint 1 <in.fifo 3>&- &
 	pid=$!
 	exec 7>in.fifo
 	cp f.bf before.bf
@@ -164,6 +172,73 @@ stop_with() {
 	expect_eq "exit status" 143 "$status"
 	grep -q '^bfuniq: checkpoints: [1-9][0-9]* saved, 0 failed$' err.txt ||
 		expect_eq "-v" "bfuniq: checkpoints: N saved, 0 failed" "$(cat err.txt)"
+}
+
+# holds_all FILTER KEYS: every line of KEYS tests present in FILTER (which exists).
+holds_all() {
+	[ -e "$1" ] && [ "$(bfgrep -c -f "$1" "$2" 2>/dev/null)" = "$(grep -c '' "$2")" ]
+}
+
+# wait_until_holds FILTER KEYS: wait (up to 30 s) until holds_all.
+wait_until_holds() {
+	local i
+	for i in $(seq 300); do
+		holds_all "$1" "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# A burst, then a quiet input that stays open: the 1 s checkpoint must come
+# while the program waits for more (before, it came with the next line
+# only). 30 s is the margin: the old behaviour never saves here at all.
+# Then kill -9 (nothing saved at exit) and a restart: the burst is known.
+burst_then_quiet() {
+	seq 1 500 | sed 's/^/burst-/' >burst.txt
+	start_uniq --checkpoint 1s
+	cat burst.txt >&7
+	read_lines 500 >out.txt
+	expect_eq "the burst written" "$(cat burst.txt)" "$(cat out.txt)"
+	wait_until_holds state.bf burst.txt || expect_eq "state.bf after 30 s of quiet" "every burst key" \
+		"$(ls -l state.bf 2>&1; bfgrep -c -f state.bf burst.txt 2>&1)"
+	kill -0 "$pid" || expect_eq "bfuniq" "still running, waiting for input" "ended"
+	# quiet since: no new line, so no new snapshot (a new file each time)
+	local inode
+	inode=$(stat -c %i state.bf)
+	sleep 2.5
+	expect_eq "state.bf rewritten while nothing came" "$inode" "$(stat -c %i state.bf)"
+	kill -s KILL "$pid"
+	wait "$pid" || true
+	exec 7>&- 8<&-
+	run --separate-stderr bfuniq -f state.bf burst.txt
+	expect_status 0
+	expect_output ""
+}
+
+@test "bfuniq --checkpoint 1s: a burst then quiet is saved on time while it waits; kill -9 and a restart write none of it again" {
+	burst_then_quiet
+}
+
+@test "bfuniq --checkpoint 1s: on one thread too, a quiet input does not hold the checkpoint back" {
+	export BFTOOLS_THREADS=1
+	burst_then_quiet
+}
+
+@test "bfbuild -f --checkpoint 1s: a burst then quiet is saved on time while it waits" {
+	bfbuild --key "$KEY" -n 1000 -o f.bf </dev/null
+	seq 1 300 >keys.txt
+	mkfifo in.fifo
+	"${DEFAULT_SIGNALS[@]}" bfbuild -f f.bf --checkpoint 1s <in.fifo 3>&- &
+	pid=$!
+	exec 7>in.fifo
+	cat keys.txt >&7
+	wait_until_holds f.bf keys.txt || expect_eq "f.bf after 30 s of quiet" "every key" \
+		"$(bfgrep -c -f f.bf keys.txt 2>&1)"
+	kill -0 "$pid" || expect_eq "bfbuild" "still running, waiting for input" "ended"
+	kill -s KILL "$pid"
+	wait "$pid" || true
+	exec 7>&-
+	expect_eq "keys found after kill -9" 300 "$(bfgrep -c -f f.bf keys.txt)"
 }
 
 @test "--checkpoint needs -f and an interval: usage errors, exit 2" {

@@ -50,6 +50,7 @@ struct input_slot {
 	unsigned input;		/* its number; 0 for one that could not be opened */
 	int begins, ends;	/* the input's first slot; its last */
 	int last;		/* the input is the last one */
+	int idle;		/* no batch: the input was quiet (cli_inputs_when_idle) */
 };
 
 struct inputs {
@@ -76,6 +77,24 @@ struct inputs {
 };
 
 int cli_inputs_quiet, cli_inputs_recursive;
+
+/*
+ * cli_inputs_when_idle: the reader waits at most idle_ms for a record,
+ * then hands the consumer a slot with no batch, and the consumer calls
+ * idle_fn. So something due on time (a timed checkpoint) happens while
+ * the input is quiet, on the calling thread and between batches, as it
+ * would at the end of one: never with a batch half applied. The reader,
+ * not a timer on the consumer, is what must wake: with one thread the
+ * consumer is the reader, blocked in read(2).
+ */
+static unsigned idle_ms;
+static void (*idle_fn)(void *ctx);
+
+void cli_inputs_when_idle(unsigned ms, void (*idle)(void *ctx))
+{
+	idle_ms = ms;
+	idle_fn = idle;
+}
 
 void cli_quiet_inputs(void)
 {
@@ -190,19 +209,33 @@ static int inputs_open_next(struct inputs *in)
 	return -1;
 }
 
+/* lines_next_owned's answer for s; 0 for an input being skipped, LINES_IDLE when quiet. */
+static long read_batch(struct inputs *in, struct input_slot *s)
+{
+	if (atomic_load_explicit(&in->skip, memory_order_relaxed) >= in->current)
+		return 0;
+	if (idle_fn != NULL)
+		return lines_next_owned_within(in->reader, &s->batch, idle_ms);
+	return lines_next_owned(in->reader, &s->batch);
+}
+
 /* The next batch of the open input into s, or its end (read error, skipped, end of input). */
 static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *units)
 {
-	long n = 0;
+	long n;
 
 	if (slot_path(s, in->name) < 0)
 		return error_slot(s, ENOMEM, "", 0, units);
 	s->input = in->current;
 	s->last = in->walk == NULL && in->next == in->npaths && !in->more;
+	n = read_batch(in, s);
+	s->idle = n == LINES_IDLE;
+	if (s->idle) {
+		*units = 0;
+		return 1;
+	}
 	s->begins = in->fresh;
 	in->fresh = 0;
-	if (atomic_load_explicit(&in->skip, memory_order_relaxed) < in->current)
-		n = lines_next_owned(in->reader, &s->batch);
 	if (n > 0) {
 		/* the input's own bytes, compressed or not, as its size counts them */
 		s->bytes_read = in->base + instream_bytes_in(in->stream);
@@ -238,6 +271,7 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 	s->err = 0;
 	s->why[0] = '\0';
 	s->begins = s->ends = 0;
+	s->idle = 0;
 	s->input = 0;
 	if (in->reader == NULL) {
 		int opened = inputs_open_next(in);
@@ -293,6 +327,10 @@ static int inputs_consume(void *ctx, unsigned slot)
 
 	if (s->fatal)
 		cli_fatal("%s", strerror(s->err));
+	if (s->idle) {
+		idle_fn(in->ctx);
+		return 0;
+	}
 	if (s->begins && ev)
 		ev->begin(in->ctx, s->path);
 	if (s->err != 0) {

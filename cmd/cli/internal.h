@@ -59,6 +59,12 @@ void cli_progress_inputs_end(void);
 extern int cli_inputs_quiet, cli_inputs_recursive;
 extern char *const cli_standard_input[];
 /*
+ * From now on, when an input read in order (not in ranges) gives no record
+ * for ms, idle(ctx) is called on the calling thread between batches, and
+ * again every ms while it stays quiet; ctx is cli_each_batch's.
+ */
+void cli_inputs_when_idle(unsigned ms, void (*idle)(void *ctx));
+/*
  * paths[0..npaths) through the ordered pipeline, their bytes counted on
  * from *base (updated); more: other inputs follow them. Returns the
  * inputs' status; *stopped is set when the program stopped the run.

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "filter.h"
+#include "pipeline.h"
 
 const char *cli_progname = "bftools";
 
@@ -58,6 +59,7 @@ void cli_fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport(fmt, ap);
 	va_end(ap);
+	pipeline_halt();	/* called from consume: no other thread may run on in exit(3) */
 	exit(EXIT_TROUBLE);
 }
 

@@ -2,7 +2,8 @@
 /*
  * signals.c - stopping on SIGTERM, SIGINT and SIGHUP with what was read
  * saved, and --checkpoint: a snapshot of the filter written by a forked
- * child, every DURATION or every N lines.
+ * child, every DURATION or every N lines. A timed one is taken on time
+ * while the input is quiet too (cli_checkpoint_when_idle).
  */
 #include "internal.h"
 
@@ -135,6 +136,8 @@ void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, cons
 	if (cp->seconds > 0.0 ? now - cp->last_time < cp->seconds
 			      : cp->lines == 0 || lines - cp->last_lines < cp->lines)
 		return;
+	if (lines == cp->last_lines)
+		return;	/* quiet since the last snapshot: the same state again */
 	if (checkpoint_busy(cp, 0))
 		return;
 	/* what the snapshot holds must be on its way out first */
@@ -150,6 +153,19 @@ void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, cons
 	cp->child = pid > 0 ? pid : 0;
 	cp->last_time = now;
 	cp->last_lines = lines;
+}
+
+/*
+ * The reader wakes at least every half interval and at least once a
+ * second while the input is quiet, so a snapshot comes at most that late:
+ * a second or so on top of the interval.
+ */
+void cli_checkpoint_when_idle(const struct cli_checkpoint *cp, void (*idle)(void *ctx))
+{
+	double ms = cp->seconds * 500.0;
+
+	if (cp->seconds > 0.0)
+		cli_inputs_when_idle(ms < 1000.0 ? (unsigned)ms : 1000u, idle);
 }
 
 void cli_checkpoint_finish(struct cli_checkpoint *cp)

@@ -27,6 +27,12 @@
  *
  * Asking for zero records is an error (EINVAL), not end of input.
  *
+ * A timed call (lines_next_owned_within) waits for input with poll(2) up
+ * to a deadline and then returns LINES_IDLE with nothing handed out: a
+ * record begun stays in the buffer, so the next call goes on as if the
+ * wait had never ended. The deadline is for the whole call, so a partial
+ * record arriving a byte at a time cannot hold the caller off either.
+ *
  * A ranged reader (lines_open_range) reads a regular file with pread(2)
  * instead, so that readers on several threads can share one descriptor,
  * and its records are those that begin in [from, to): refill skips the
@@ -58,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "instream.h"
@@ -124,29 +131,54 @@ void lines_stop_when_readable(int fd)
 	stop_fd = fd;
 }
 
+/* What await_input found. */
+enum { AWAIT_STOP, AWAIT_READ, AWAIT_IDLE };
+
+/* Milliseconds from now to deadline (CLOCK_MONOTONIC), 0 once past; -1 for no deadline. */
+static int ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	long long ms;
+
+	if (deadline == NULL)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)(deadline->tv_sec - now.tv_sec) * 1000 +
+	     (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	if (ms <= 0)
+		return 0;
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
 /*
- * Wait for input on r->fd, or for stop_fd. A signal handler cannot wake a
- * read(2) already blocked in another thread, but it can write to a pipe
- * that poll(2) watches, and no signal is lost between a check and the
- * read. Returns 1 to read, 0 to stop (stop wins when both are ready).
+ * Wait for input on r->fd, or for stop_fd, or until deadline (NULL: no
+ * deadline). A signal handler cannot wake a read(2) already blocked in
+ * another thread, but it can write to a pipe that poll(2) watches, and no
+ * signal is lost between a check and the read. Stop wins when both are
+ * ready; input wins over a deadline just past.
  */
-static int await_input(const struct lines_reader *r)
+static int await_input(const struct lines_reader *r, const struct timespec *deadline)
 {
 	struct pollfd fds[2] = { { r->fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
+	nfds_t n = stop_fd < 0 ? 1 : 2;
 
-	if (stop_fd < 0 || (r->stream != NULL && !instream_needs_input(r->stream)))
-		return 1;
+	/* no stop to watch and no deadline, or decompressed bytes still to hand out */
+	if ((stop_fd < 0 && deadline == NULL) ||
+	    (r->stream != NULL && !instream_needs_input(r->stream)))
+		return AWAIT_READ;
 	for (;;) {
-		int ready = poll(fds, 2, -1);
+		int ready = poll(fds, n, ms_left(deadline));
 
 		if (ready < 0 && errno == EINTR)
 			continue;
 		if (ready < 0)
-			return 1;	/* the read reports what is wrong */
-		if (fds[1].revents)
-			return 0;
+			return AWAIT_READ;	/* the read reports what is wrong */
+		if (ready == 0)
+			return AWAIT_IDLE;
+		if (n == 2 && fds[1].revents)
+			return AWAIT_STOP;
 		if (fds[0].revents)
-			return 1;
+			return AWAIT_READ;
 	}
 }
 
@@ -431,9 +463,9 @@ static int stream_refill(struct lines_reader *r, size_t want)
 
 /*
  * Makes room (compact, then grow if still full) and reads once, at most
- * limit bytes.
+ * limit bytes: 0, or 1 when deadline passed with nothing to read, or -1.
  */
-static int refill(struct lines_reader *r, size_t limit)
+static int refill(struct lines_reader *r, size_t limit, const struct timespec *deadline)
 {
 	size_t want;
 	ssize_t got;
@@ -449,9 +481,12 @@ static int refill(struct lines_reader *r, size_t limit)
 	want = r->cap - r->end;
 	if (want > limit)
 		want = limit;
-	if (!await_input(r)) {
+	switch (await_input(r, deadline)) {
+	case AWAIT_STOP:
 		stop_at_last_delimiter(r);
 		return 0;
+	case AWAIT_IDLE:
+		return 1;
 	}
 	if (r->ranged)
 		return range_refill(r, want);
@@ -483,7 +518,7 @@ long lines_next_batch(struct lines_reader *r, struct line *out, size_t max)
 			return (long)count;
 		if (r->eof)
 			return take_last(r, out);
-		if (refill(r, LINES_MAX_READ) < 0)
+		if (refill(r, LINES_MAX_READ, NULL) < 0)
 			return -1;
 	}
 }
@@ -566,10 +601,14 @@ static size_t owned_read(const struct lines_reader *r)
 	return want > LINES_OWNED_MAX ? LINES_OWNED_MAX : (size_t)want;
 }
 
-long lines_next_owned(struct lines_reader *r, struct lines_batch *b)
+/* lines_next_owned, waiting for input until deadline (NULL: for ever). */
+static long next_owned(struct lines_reader *r, struct lines_batch *b,
+		       const struct timespec *deadline)
 {
 	b->n = 0;
 	for (;;) {
+		int got;
+
 		if (take_all(r, b) < 0)
 			return -1;
 		if (b->n == 0 && r->eof) {
@@ -579,8 +618,9 @@ long lines_next_owned(struct lines_reader *r, struct lines_batch *b)
 		}
 		if (b->n > 0 || r->eof)
 			break;
-		if (refill(r, owned_read(r)) < 0)
-			return -1;
+		got = refill(r, owned_read(r), deadline);
+		if (got != 0)
+			return got < 0 ? -1 : LINES_IDLE;
 	}
 	if (b->n > LONG_MAX) {
 		errno = EOVERFLOW;
@@ -589,6 +629,25 @@ long lines_next_owned(struct lines_reader *r, struct lines_batch *b)
 	if (b->n > 0 && swap_buffers(r, b) < 0)
 		return -1;
 	return (long)b->n;
+}
+
+long lines_next_owned(struct lines_reader *r, struct lines_batch *b)
+{
+	return next_owned(r, b, NULL);
+}
+
+long lines_next_owned_within(struct lines_reader *r, struct lines_batch *b, unsigned timeout_ms)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += (time_t)(timeout_ms / 1000);
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	return next_owned(r, b, &deadline);
 }
 
 void lines_batch_free(struct lines_batch *b)

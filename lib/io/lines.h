@@ -90,6 +90,16 @@ struct lines_batch {
 long lines_next_owned(struct lines_reader *r, struct lines_batch *b);
 void lines_batch_free(struct lines_batch *b);
 
+/*
+ * lines_next_owned, but when no record is complete and none completes
+ * within timeout_ms, returns LINES_IDLE with b empty (n = 0) instead of
+ * waiting on: for a caller with something to do on time while a stream
+ * is quiet (a timed checkpoint). Nothing is lost: a record begun stays
+ * buffered, and the next call of either kind goes on from there.
+ */
+#define LINES_IDLE (-2L)
+long lines_next_owned_within(struct lines_reader *r, struct lines_batch *b, unsigned timeout_ms);
+
 /* Bytes consumed so far (for progress and reports). */
 unsigned long long lines_bytes_read(const struct lines_reader *r);
 

@@ -35,6 +35,14 @@
  * for ever, so it runs with cancellation disabled except inside fill, and
  * the calling thread cancels it there before joining. Workers never block
  * but on the condition variable, and are woken to leave.
+ *
+ * Halting (pipeline_halt): a program that exits from inside consume (a
+ * write error) must not leave the other threads running while exit(3)
+ * runs its handlers: gcov's, for one, writes counters that those threads
+ * are still updating, and derives negative counts from them. Each run
+ * links itself into a list kept per calling thread (thread-local, as only
+ * the thread that started a run can stop and join its threads), and the
+ * halt stops and joins them exactly as the end of the run would.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -85,7 +93,39 @@ struct pipeline {
 	 */
 	size_t fill_units;
 	int cancel_state;
+	/* the threads of the run, for stop_threads; joined: reaped (by a halt, maybe) */
+	pthread_t reader, *workers;
+	int nworkers;
+	int joined;
 };
+
+/* A run in progress on this thread, innermost first (see "Halting" above). */
+struct run_link {
+	void (*halt)(void *run);
+	void *run;
+	struct run_link *outer;
+};
+
+static _Thread_local struct run_link *runs;
+
+static void link_run(struct run_link *l, void (*halt)(void *), void *run)
+{
+	l->halt = halt;
+	l->run = run;
+	l->outer = runs;
+	runs = l;
+}
+
+static void unlink_run(const struct run_link *l)
+{
+	runs = l->outer;
+}
+
+void pipeline_halt(void)
+{
+	for (struct run_link *l = runs; l != NULL; l = l->outer)
+		l->halt(l->run);
+}
 
 static uint64_t gen_bits(uint64_t gen)
 {
@@ -245,19 +285,29 @@ static void release_slot(struct pipeline *p, int stop)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* Stop every thread, cancelling the reader if it may be blocked reading, and reap them. */
-static void stop_threads(struct pipeline *p, pthread_t reader, const pthread_t *workers,
-			 int nworkers)
+/*
+ * Stop every thread, cancelling the reader if it may be blocked reading,
+ * and reap them; once only (a halt may have done it).
+ */
+static void stop_threads(struct pipeline *p)
 {
+	if (p->joined)
+		return;
 	pthread_mutex_lock(&p->mu);
 	p->stop = 1;
 	pthread_cond_broadcast(&p->changed);
 	if (p->in_fill)
-		pthread_cancel(reader);
+		pthread_cancel(p->reader);
 	pthread_mutex_unlock(&p->mu);
-	pthread_join(reader, NULL);
-	for (int i = 0; i < nworkers; i++)
-		pthread_join(workers[i], NULL);
+	pthread_join(p->reader, NULL);
+	for (int i = 0; i < p->nworkers; i++)
+		pthread_join(p->workers[i], NULL);
+	p->joined = 1;
+}
+
+static void halt_ordered(void *run)
+{
+	stop_threads(run);
 }
 
 static int run_threaded(struct pipeline *p)
@@ -265,7 +315,8 @@ static int run_threaded(struct pipeline *p)
 	int slot, stop = 0;
 	uint64_t gen = 0;
 
-	while (!stop && (slot = next_full_slot(p, &gen)) >= 0) {
+	/* joined by a halt: the reader is gone, so no slot may be waited for */
+	while (!stop && !p->joined && (slot = next_full_slot(p, &gen)) >= 0) {
 		stop = finish_and_consume(p, (unsigned)slot, gen);
 		release_slot(p, stop != 0);
 	}
@@ -326,7 +377,8 @@ int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads)
 {
 	static const int most = PIPELINE_THREADS_MAX - 2;
 	struct pipeline p;
-	pthread_t reader, *workers;
+	struct run_link link;
+	pthread_t *workers;
 	int nworkers, stop;
 
 	if (threads < 2)
@@ -336,12 +388,16 @@ int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads)
 	if (workers == NULL)
 		nworkers = 0;
 	pipeline_init(&p, fns, ctx, threads);
-	nworkers = start_threads(&p, &reader, workers, nworkers);
+	nworkers = start_threads(&p, &p.reader, workers, nworkers);
 	if (nworkers < 0) {
 		stop = run_inline(fns, ctx);
 	} else {
+		p.workers = workers;
+		p.nworkers = nworkers;
+		link_run(&link, halt_ordered, &p);
 		stop = run_threaded(&p);
-		stop_threads(&p, reader, workers, nworkers);
+		stop_threads(&p);
+		unlink_run(&link);
 	}
 	free(workers);
 	pthread_cond_destroy(&p.changed);
@@ -357,6 +413,9 @@ struct free_run {
 	const struct pipeline_free_fns *fns;
 	void *ctx;
 	atomic_int stop;
+	pthread_t ids[PIPELINE_SLOTS];	/* [1, started): the threads beside the caller */
+	unsigned started;
+	int joined;
 };
 
 struct free_thread {
@@ -383,26 +442,46 @@ static void *free_main(void *arg)
 	return NULL;
 }
 
+/* Reap the threads beside the caller, once; stop: make them stop first (a halt). */
+static void join_free(struct free_run *run, int stop)
+{
+	int none = 0;
+
+	if (run->joined)
+		return;
+	if (stop)
+		atomic_compare_exchange_strong(&run->stop, &none, -1);
+	for (unsigned i = 1; i < run->started; i++)
+		pthread_join(run->ids[i], NULL);
+	run->joined = 1;
+}
+
+static void halt_free(void *run)
+{
+	join_free(run, 1);
+}
+
 int pipeline_run_free(const struct pipeline_free_fns *fns, void *ctx, int threads)
 {
-	struct free_run run = { fns, ctx, 0 };
+	struct free_run run = { .fns = fns, .ctx = ctx, .started = 1 };
 	struct free_thread each[PIPELINE_SLOTS] = { { NULL, 0 } };	/* [0] always, the rest as used */
-	pthread_t ids[PIPELINE_SLOTS];
+	struct run_link link;
 	sigset_t all, old;
 	unsigned n = threads < 1 ? 1 : threads > PIPELINE_SLOTS ? PIPELINE_SLOTS : (unsigned)threads;
-	unsigned started = 1;
 
 	atomic_init(&run.stop, 0);
 	for (unsigned i = 0; i < n; i++)
 		each[i] = (struct free_thread){ &run, i };
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	while (started < n && pthread_create(&ids[started], NULL, free_main, &each[started]) == 0)
-		started++;
+	while (run.started < n &&
+	       pthread_create(&run.ids[run.started], NULL, free_main, &each[run.started]) == 0)
+		run.started++;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	link_run(&link, halt_free, &run);
 	free_main(&each[0]);
-	for (unsigned i = 1; i < started; i++)
-		pthread_join(ids[i], NULL);
+	join_free(&run, 0);
+	unlink_run(&link);
 	return atomic_load(&run.stop);
 }
 

@@ -95,6 +95,19 @@ struct pipeline_free_fns {
 int pipeline_run_free(const struct pipeline_free_fns *fns, void *ctx, int threads);
 
 /*
+ * For a program about to exit from inside a run's fill, work or consume
+ * (a write error, say): stop and join the other threads of every run the
+ * calling thread has started and not finished, so that exit(3) and its
+ * handlers (gcov writing its counters, for one) run while no other
+ * thread of a run touches anything. The runs must not go on: a halted
+ * run returns once its current callback does, its batches unfinished.
+ * On a thread that started no run (a worker, or outside any run) it does
+ * nothing. Blocks at most as long as a thread's current fill or work
+ * (a fill blocked in read(2) is cancelled, as at an early stop).
+ */
+void pipeline_halt(void);
+
+/*
  * How many threads to use: pipeline_set_threads's choice if any; else the
  * environment variable BFTOOLS_THREADS when it is a whole number
  * 1..PIPELINE_THREADS_MAX (other values are ignored here: the programs

@@ -6,6 +6,7 @@
  * Exit status 0 when every test passed, 1 otherwise.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,20 @@ int unit_temp_file(const char *data, size_t len)
 		return -1;
 	}
 	return fd;
+}
+
+void unit_default_signal(int sig)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 const char *unit_testdata_dir(void)

@@ -1609,6 +1609,7 @@ static int child_with_pending_temp(int sig, int ignore_first)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		unit_default_signal(sig);	/* not as the suite was started */
 		if (ignore_first)
 			signal(sig, SIG_IGN);
 		atomic_remove_on_signals();

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,6 +358,7 @@ static void complete_records_come_back_without_waiting(void)
 	CHECK(put_all(fds[1], "a\nb", 3) == 0);
 	r = lines_open(fds[0], '\n');
 	CHECK(r);
+	unit_default_signal(SIGALRM);	/* the alarm must end the run */
 	alarm(20);
 	got = lines_next_batch(r, out, 4);
 	alarm(0);
@@ -817,6 +819,7 @@ static void owned_complete_records_come_back_without_waiting(void)
 	CHECK(put_all(fds[1], "a\nb", 3) == 0);
 	r = lines_open(fds[0], '\n');
 	CHECK(r);
+	unit_default_signal(SIGALRM);	/* the alarm must end the run */
 	alarm(20);
 	got = lines_next_owned(r, &b[0]);
 	alarm(0);
@@ -830,6 +833,61 @@ static void owned_complete_records_come_back_without_waiting(void)
 	CHECK(lines_next_owned(r, &b[1]) == 0);
 	lines_batch_free(&b[0]);
 	lines_batch_free(&b[1]);
+	lines_close(r);
+	close(fds[0]);
+}
+
+/*
+ * A timed call on a quiet pipe: LINES_IDLE with nothing handed out, the
+ * record begun kept, and the stream goes on as before. The alarm turns a
+ * wait that never ends into a failed run instead of a hang.
+ */
+static void owned_within_a_quiet_pipe_is_idle_and_loses_nothing(void)
+{
+	int fds[2];
+	struct lines_reader *r;
+	struct lines_batch b;
+	long got, idle;
+
+	memset(&b, 0, sizeof b);
+	CHECK(pipe(fds) == 0);
+	CHECK(put_all(fds[1], "a\nb", 3) == 0);
+	r = lines_open(fds[0], '\n');
+	CHECK(r);
+	unit_default_signal(SIGALRM);	/* the alarm must end the run */
+	alarm(20);
+	got = lines_next_owned_within(r, &b, 10);
+	idle = lines_next_owned_within(r, &b, 10);
+	alarm(0);
+	CHECKF(got == 1, "got %ld", got);
+	CHECKF(idle == LINES_IDLE && b.n == 0, "idle %ld, n %zu", idle, b.n);
+	CHECK(put_all(fds[1], "c\nd", 3) == 0);
+	CHECK(lines_next_owned_within(r, &b, 10000) == 1 && same(b.records[0], "bc", 2));
+	close(fds[1]);
+	CHECK(lines_next_owned_within(r, &b, 10000) == 1 && same(b.records[0], "d", 1));
+	CHECK(lines_next_owned_within(r, &b, 10000) == 0);
+	lines_batch_free(&b);
+	lines_close(r);
+	close(fds[0]);
+}
+
+/* Input already there is read, however short the wait: a timeout of 0 is not idle. */
+static void owned_within_zero_reads_what_is_there(void)
+{
+	int fds[2];
+	struct lines_reader *r;
+	struct lines_batch b;
+
+	memset(&b, 0, sizeof b);
+	CHECK(pipe(fds) == 0);
+	CHECK(put_all(fds[1], "x\ny\n", 4) == 0);
+	r = lines_open(fds[0], '\n');
+	CHECK(r);
+	CHECK(lines_next_owned_within(r, &b, 0) == 2 && same(b.records[1], "y", 1));
+	CHECK(lines_next_owned_within(r, &b, 0) == LINES_IDLE);
+	close(fds[1]);
+	CHECK(lines_next_owned_within(r, &b, 0) == 0);
+	lines_batch_free(&b);
 	lines_close(r);
 	close(fds[0]);
 }
@@ -887,6 +945,10 @@ void suite_lines(void)
 	unit_run("lines: owned: a batch takes every complete record buffered, no count limit",
 		 owned_batch_takes_every_buffered_record);
 	unit_run("lines: owned: each call reads at most 128 KiB", owned_reads_at_most_128_kib_a_call);
+	unit_run("lines: owned within a timeout: a quiet pipe gives LINES_IDLE, and the record begun is kept",
+		 owned_within_a_quiet_pipe_is_idle_and_loses_nothing);
+	unit_run("lines: owned within a timeout of 0: input already there is read, the end is the end",
+		 owned_within_zero_reads_what_is_there);
 	unit_run("lines: owned: complete records come back without waiting for more input",
 		 owned_complete_records_come_back_without_waiting);
 	unit_run("lines: freeing a zeroed batch (twice) is harmless", batch_free_of_a_zeroed_batch_is_harmless);

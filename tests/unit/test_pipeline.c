@@ -20,6 +20,7 @@
  * it with a timeout, so a fill that is never cancelled fails the test
  * instead of hanging the run.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -424,6 +425,9 @@ struct blocker {
 	unsigned fills, consumed;
 	atomic_int blocking;
 	char byte;	/* read's buffer: not on fill's stack (see below) */
+	int halt;	/* halt_consume: halt at the third batch instead of stopping */
+	int threads_left;	/* and the threads of the process after the halt */
+	int threads_before;	/* before the run */
 };
 
 static int block_fill(void *ctx, unsigned slot, size_t *units)
@@ -446,7 +450,30 @@ static void block_work(void *ctx, unsigned slot, size_t from, size_t to)
 	(void)ctx, (void)slot, (void)from, (void)to;
 }
 
-/* Stop at the third batch, after giving the fourth fill up to 5 s to block. */
+/*
+ * The threads of this process (entries of /proc/self/task), or -1. Compared
+ * with the count before a run, not with 1: a sanitizer's runtime may have
+ * a thread of its own (ThreadSanitizer does).
+ */
+static int count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * Stop at the third batch, after giving the fourth fill up to 5 s to
+ * block; or, with b->halt, halt there as a program exiting on a write
+ * error does, note the threads left, and return as if to go on.
+ */
 static int block_consume(void *ctx, unsigned slot)
 {
 	struct blocker *b = ctx;
@@ -459,11 +486,19 @@ static int block_consume(void *ctx, unsigned slot)
 		nanosleep(&tick, NULL);
 	tick.tv_nsec = 20000000;	/* and time to enter read(2) */
 	nanosleep(&tick, NULL);
-	return 9;
+	if (!b->halt)
+		return 9;
+	pipeline_halt();
+	b->threads_left = count_threads();
+	return 0;
 }
 
-/* In the child: 0 when pipeline_run on threads came back as promised. */
-static int run_blocked_pipeline(int threads)
+/*
+ * In the child: 0 when pipeline_run on threads came back as promised;
+ * with halt, when the halt left the calling thread alone and the run
+ * consumed nothing more.
+ */
+static int run_blocked_pipeline(int threads, int halt)
 {
 	static const struct pipeline_fns fns = { block_fill, block_work, block_consume };
 	struct blocker b;
@@ -473,11 +508,15 @@ static int run_blocked_pipeline(int threads)
 		return 2;
 	memset(&b, 0, sizeof b);
 	b.fd = fds[0];
+	b.halt = halt;
+	b.threads_before = count_threads();
 	atomic_init(&b.blocking, 0);
 	got = pipeline_run(&fns, &b, threads);
-	if (got != 9 || b.consumed != 3 || !atomic_load(&b.blocking))
+	if (b.consumed != 3 || !atomic_load(&b.blocking))
 		return 3;
-	return 0;	/* fds[1] stays open until the child exits */
+	if (halt)
+		return b.threads_before > 0 && b.threads_left == b.threads_before ? 0 : 4;
+	return got == 9 ? 0 : 3;	/* fds[1] stays open until the child exits */
 }
 
 /* Wait up to seconds for child; on timeout kill it. Its exit status, or -1. */
@@ -501,7 +540,7 @@ static int wait_with_timeout(pid_t child, int seconds)
 	return -1;
 }
 
-static void blocked_fill_is_cancelled_on_stop(int threads)
+static void blocked_fill_is_cancelled_on_stop(int threads, int halt)
 {
 	pid_t child;
 	int status;
@@ -510,14 +549,83 @@ static void blocked_fill_is_cancelled_on_stop(int threads)
 	child = fork();
 	CHECK(child >= 0);
 	if (child == 0)
-		_exit(run_blocked_pipeline(threads));
+		_exit(run_blocked_pipeline(threads, halt));
 	status = wait_with_timeout(child, 10);
 	CHECKF(status != -1, "pipeline_run still blocked after 10 s: the fill was not cancelled");
-	CHECKF(status == 0, "child ended with status %d (3: wrong result)", status);
+	CHECKF(status == 0, "child ended with status %d (3: wrong result, 4: threads left)", status);
 }
 
-static void cancel_2(void) { blocked_fill_is_cancelled_on_stop(2); }
-static void cancel_4(void) { blocked_fill_is_cancelled_on_stop(4); }
+static void cancel_2(void) { blocked_fill_is_cancelled_on_stop(2, 0); }
+static void cancel_4(void) { blocked_fill_is_cancelled_on_stop(4, 0); }
+static void halt_2(void) { blocked_fill_is_cancelled_on_stop(2, 1); }
+static void halt_4(void) { blocked_fill_is_cancelled_on_stop(4, 1); }
+
+/*
+ * An order-free run halted from the calling thread's consume: the other
+ * threads, whose fills never end by themselves, are stopped and joined.
+ */
+struct endless {
+	atomic_uint_least64_t batches;
+	unsigned consumed0;
+	int threads_left, threads_before;
+};
+
+static int endless_fill(void *ctx, unsigned slot, size_t *units)
+{
+	struct endless *e = ctx;
+
+	(void)slot;
+	atomic_fetch_add(&e->batches, 1);
+	*units = 10;
+	return 1;
+}
+
+static int endless_consume(void *ctx, unsigned slot)
+{
+	struct endless *e = ctx;
+
+	if (slot != 0 || ++e->consumed0 < 3)
+		return 0;
+	pipeline_halt();
+	e->threads_left = count_threads();
+	return 0;
+}
+
+static int run_endless_free(int threads)
+{
+	static const struct pipeline_free_fns fns = { endless_fill, block_work, endless_consume };
+	struct endless e;
+
+	memset(&e, 0, sizeof e);
+	atomic_init(&e.batches, 0);
+	e.threads_before = count_threads();
+	pipeline_run_free(&fns, &e, threads);
+	return e.consumed0 == 3 && e.threads_before > 0 && e.threads_left == e.threads_before ? 0 : 4;
+}
+
+static void free_run_halts_from_consume(void)
+{
+	pid_t child;
+	int status;
+
+	fflush(stdout);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0)
+		_exit(run_endless_free(4));
+	status = wait_with_timeout(child, 10);
+	CHECKF(status != -1, "pipeline_run_free still running 10 s after the halt");
+	CHECKF(status == 0, "child ended with status %d (4: threads left or consumed on)", status);
+}
+
+/* A thread that started no run has nothing to halt: pipeline_halt returns. */
+static void halt_without_a_run_does_nothing(void)
+{
+	int before = count_threads();
+
+	pipeline_halt();
+	CHECK(before > 0 && count_threads() == before);
+}
 
 /* Sets or unsets BFTOOLS_THREADS; value NULL unsets. */
 static void set_threads_env(const char *value)
@@ -732,5 +840,9 @@ void suite_pipeline(void)
 	unit_run("pipeline: 2 threads: work runs on both the calling and the reader thread", work_runs_on_both_threads);
 	unit_run("pipeline: 2 threads: a fill blocked in read(2) is cancelled when consume stops", cancel_2);
 	unit_run("pipeline: 4 threads: a fill blocked in read(2) is cancelled when consume stops, the workers woken and joined", cancel_4);
+	unit_run("pipeline: 2 threads: a halt from consume cancels the blocked fill and joins the reader; nothing more is consumed", halt_2);
+	unit_run("pipeline: 4 threads: a halt from consume leaves the calling thread alone; nothing more is consumed", halt_4);
+	unit_run("pipeline: order-free, 4 threads: a halt from the caller's consume stops and joins the others", free_run_halts_from_consume);
+	unit_run("pipeline: a halt on a thread that started no run does nothing", halt_without_a_run_does_nothing);
 	unit_run("pipeline: BFTOOLS_THREADS=N chooses the threads, pipeline_set_threads overrides it; unset or bad values give the CPUs up to 8", threads_follow_the_environment);
 }

@@ -53,6 +53,15 @@ int unit_merge_file(struct cascade *c, const char *path, enum merge_op op, const
 /* An unlinked temporary file holding data[0..len), positioned at its start; -1 on failure. */
 int unit_temp_file(const char *data, size_t len);
 
+/*
+ * Give sig its default action and unblock it. A test that sends a signal
+ * calls this first (in the child it forks, before the code under test
+ * runs): how the suite was started must not decide the result, and a
+ * background job of a script, nohup or a CI runner may start it with
+ * SIGINT or SIGHUP ignored, which the code under test rightly keeps.
+ */
+void unit_default_signal(int sig);
+
 /* Directory holding test data: $BFTOOLS_TESTDATA, else tests/data (run from the top). */
 const char *unit_testdata_dir(void);
 
