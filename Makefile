@@ -62,14 +62,14 @@ O        ?= .
 PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo
 LIB_SRC   = $(wildcard lib/*.c)
 LIB_OBJ   = $(LIB_SRC:%.c=$(O)/%.o)
-CLI_OBJ   = $(O)/cmd/cli.o $(O)/cmd/cli_window.o
+CLI_OBJ   = $(O)/cmd/cli.o $(O)/cmd/cli_window.o $(O)/cmd/cli_fields.o
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(O)/%.o)
 BINS      = $(PROGRAMS:%=$(O)/cmd/%)
 SHLIB     = $(O)/lib/libbftools.so.$(SOVERSION)
 # The library's public headers, installed under INCLUDEDIR/bftools/.
 PUBLIC_HEADERS = lib/bftools.h lib/line.h lib/siphash.h lib/filter.h lib/sizing.h \
-	lib/cascade.h lib/format.h lib/merge.h lib/lines.h lib/keys.h lib/writer.h \
+	lib/cascade.h lib/format.h lib/merge.h lib/lines.h lib/keys.h lib/fieldlist.h lib/writer.h \
 	lib/hll.h lib/numparse.h lib/atomic.h lib/keyfile.h lib/dcso.h lib/pipeline.h lib/lock.h \
 	lib/window.h lib/sketch.h
 UNIT_BIN  = $(O)/tests/unit/unit

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_fields.h"
 #include "cli_window.h"
 #include "cascade.h"
 #include "dcso.h"
@@ -42,7 +43,7 @@
 #define DEFAULT_RATE 0.001
 
 static const char usage[] =
-	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k LIST] [-t C] [-i] [-z] [-v] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
 	"\n"
 	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
@@ -59,7 +60,8 @@ static const char usage[] =
 	"      --hash=HASH       siphash13 (default) or siphash24\n"
 	"      --format=FORMAT   bftools (default), or dcso or dcso-gzip: the DCSO\n"
 	"                        bloom format, plain or gzipped (with -n, -p only)\n"
-	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
@@ -292,6 +294,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	cli_fields_check(&opt->spec, 0);
 	check_conflicts(opt);
 	check_window_conflicts(opt);
 }

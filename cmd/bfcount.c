@@ -26,6 +26,7 @@
 
 #include "cascade.h"
 #include "cli.h"
+#include "cli_fields.h"
 #include "cli_window.h"
 #include "hll.h"
 #include "keys.h"
@@ -38,14 +39,15 @@
 #define INTERSECT_MAX 12
 
 static const char usage[] =
-	"Usage: bfcount [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
+	"Usage: bfcount [-k LIST] [-t C] [-i] [-z] [-v] [FILE...]\n"
 	"   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]\n"
 	"   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER...\n"
-	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
+	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k LIST] [-t C] [-i] [-z] [-v] [FILE...]\n"
 	"Print the estimated number of distinct keys in the input, or in filters,\n"
 	"or in HyperLogLog sketches saved by -o.\n"
 	"\n"
-	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
@@ -249,6 +251,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	cli_fields_check(&opt->spec, 0);
 	if (opt->nfilters > 0 && opt->sk.first)
 		cli_usage_error("%s works on streams and sketches, not with filters (-f)", opt->sk.first);
 	if (opt->op != COUNT_EACH && opt->sk.first)

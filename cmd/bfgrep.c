@@ -23,13 +23,14 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_fields.h"
 #include "cascade.h"
 #include "filter.h"
 #include "cli_window.h"
 #include "keys.h"
 
 static const char usage[] =
-	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k N] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
+	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
 	"Print the lines of FILEs (or standard input) whose key may be in a filter.\n"
 	"\n"
 	"  -f, --filter=FILTER   a filter file made by bfbuild (repeatable; - is stdin)\n"
@@ -52,7 +53,8 @@ static const char usage[] =
 	"  -Z, --null            end file names with NUL, not ':' or newline\n"
 	"      --label=LABEL     the name of standard input in the output\n"
 	"  -r, --recursive       search the files under directories (no FILE: .)\n"
-	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	"      --line-buffered   flush output after every line\n"
@@ -187,6 +189,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	cli_fields_check(&opt->spec, 0);
 	if (opt->with_filename < 0)
 		opt->with_filename = several_files(opt);
 	if (opt->nfilters == 0)

@@ -27,6 +27,7 @@
 
 #include "cascade.h"
 #include "cli.h"
+#include "cli_fields.h"
 #include "cli_window.h"
 #include "filter.h"
 #include "keys.h"
@@ -36,14 +37,15 @@
 #define GROWING_FIRST_CAPACITY 100000
 
 static const char usage[] =
-	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k LIST] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
 	"\n"
 	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
 	"  -p, --rate=P          chance of dropping a first-seen line (default 1e-6)\n"
 	"  -f, --state=STATE     load the seen keys from STATE, save them back at the end\n"
 	"  -d, --repeated        print only lines whose key was seen before\n"
-	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
@@ -155,6 +157,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	cli_fields_check(&opt->spec, 0);
 	cli_window_finish(&opt->win, opt->capacity, opt->rate, opt->spec.separator);
 	if (opt->key_given && cli_key_file)
 		cli_usage_error("--key and --key-file cannot be used together");

@@ -55,7 +55,7 @@ function __bfcount_set_op
     __fish_contains_opt union intersection jaccard
 end
 
-complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s k -l field -x -d 'Key on the Nth field of each line'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s k -l field -x -d 'Key on fields of each line (N, N,M, N-M, N-)'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s i -l ignore-case -d 'Fold ASCII case of keys'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s z -l null-data -d 'Records end with NUL, not newline'

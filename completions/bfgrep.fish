@@ -36,7 +36,7 @@ complete -c bfgrep -s s -l no-messages -d 'Say nothing about FILEs that cannot b
 complete -c bfgrep -s Z -l null -d "End file names with NUL, not ':' or newline"
 complete -c bfgrep -l label -x -d 'The name of standard input in the output'
 complete -c bfgrep -s r -l recursive -d 'Search the files under directories (no FILE: .)'
-complete -c bfgrep -s k -l field -x -d 'Key on the Nth field of each line'
+complete -c bfgrep -s k -l field -x -d 'Key on fields of each line (N, N,M, N-M, N-)'
 complete -c bfgrep -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfgrep -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfgrep -l line-buffered -d 'Flush output after every line'

@@ -16,8 +16,14 @@
  * moves while key pointers into it exist. Arrays grow geometrically and are
  * kept between calls: in steady state a batch allocates nothing.
  *
+ * Field lists: the selected fields are copied into ks->folded, joined by
+ * one byte. The copy is never longer than its record (the fields are in
+ * record order, each once, and every joining byte stands for a separator
+ * or run of blanks at least one byte long), so the sizing above holds, and
+ * folding then works on the copy in place.
+ *
  * Deliberately absent: locale-aware case folding or word breaking (bytes
- * >= 0x80 are always word bytes and never folded), and field ranges.
+ * >= 0x80 are always word bytes and never folded).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -90,6 +96,86 @@ static int field_by_byte(struct line rec, unsigned long field, unsigned char sep
 	return 1;
 }
 
+/* Walks a record's fields left to right, as field_by_blanks/_by_byte count them. */
+struct field_walk {
+	const char *p, *end;
+	int separator;
+	int done;
+};
+
+static int next_field(struct field_walk *w, struct line *field)
+{
+	const char *stop;
+
+	if (w->separator >= 0) {
+		if (w->done)
+			return 0;
+		stop = find_byte(w->p, (unsigned char)w->separator, (size_t)(w->end - w->p));
+		field->data = w->p;
+		field->len = (size_t)((stop ? stop : w->end) - w->p);
+		w->done = stop == NULL;
+		w->p = stop ? stop + 1 : w->end;
+		return 1;
+	}
+	while (w->p < w->end && is_blank(*w->p))
+		w->p++;
+	if (w->p == w->end)
+		return 0;
+	field->data = w->p;
+	while (w->p < w->end && !is_blank(*w->p))
+		w->p++;
+	field->len = (size_t)(w->p - field->data);
+	return 1;
+}
+
+/*
+ * The fields of the list, joined into dst (room for record.len bytes).
+ * Returns 1, or 0 when the record lacks a field the list needs.
+ */
+static int list_key(const struct key_spec *spec, struct line record, char *dst,
+		    struct line *key)
+{
+	const struct fieldlist *f = spec->fields;
+	struct field_walk w = { record.data, record.data + record.len, spec->separator, 0 };
+	char joiner = spec->separator < 0 ? ' ' : (char)spec->separator;
+	struct line field;
+	uint64_t i = 0, taken = 0;
+	size_t r = 0, len = 0;
+
+	while (r < f->nranges && next_field(&w, &field)) {
+		i++;
+		if (i < f->ranges[r].first)
+			continue;
+		if (taken++ > 0)
+			dst[len++] = joiner;
+		if (field.len > 0)
+			memcpy(dst + len, field.data, field.len);
+		len += field.len;
+		if (i == f->ranges[r].last)
+			r++;
+	}
+	if (i < f->need || f->nranges == 0)
+		return 0;
+	key->data = dst;
+	key->len = len;
+	return 1;
+}
+
+size_t keys_split(const struct key_spec *spec, struct line record, struct line *fields,
+		  size_t max)
+{
+	struct field_walk w = { record.data, record.data + record.len, spec->separator, 0 };
+	struct line field;
+	size_t n = 0;
+
+	while (next_field(&w, &field)) {
+		if (n < max)
+			fields[n] = field;
+		n++;
+	}
+	return n;
+}
+
 /* keys_field's body, static so the batch loops below can inline it. */
 static inline int field_key(const struct key_spec *spec, struct line record,
 			    struct line *key)
@@ -105,6 +191,15 @@ static inline int field_key(const struct key_spec *spec, struct line record,
 
 int keys_field(const struct key_spec *spec, struct line record, struct line *key)
 {
+	return field_key(spec, record, key);
+}
+
+/* A record's key, a field list's copied to copy (which then holds it). */
+static inline int record_key(const struct key_spec *spec, struct line record, char *copy,
+			     struct line *key)
+{
+	if (spec->fields)
+		return list_key(spec, record, copy, key);
 	return field_key(spec, record, key);
 }
 
@@ -273,13 +368,13 @@ static void field_keys(struct keyset *ks, const struct key_spec *spec,
 	for (size_t i = 0; i < n; i++) {
 		struct line key;
 
-		if (!field_key(spec, records[i], &key))
+		if (!record_key(spec, records[i], folded, &key))
 			continue;
 		/* An empty key has nothing to fold (and folded may be NULL). */
-		if (spec->fold_case && key.len > 0) {
+		if (spec->fold_case && key.len > 0)
 			key = fold_into(folded, key);
+		if (key.data == folded)
 			folded += key.len;
-		}
 		keys[count].data = key.data;
 		keys[count].len = key.len;
 		from[count++] = i;
@@ -295,12 +390,12 @@ static int word_keys(struct keyset *ks, const struct key_spec *spec,
 	for (size_t i = 0; i < n; i++) {
 		struct line key;
 
-		if (!field_key(spec, records[i], &key))
+		if (!record_key(spec, records[i], folded, &key))
 			continue;
-		if (spec->fold_case && key.len > 0) {
+		if (spec->fold_case && key.len > 0)
 			key = fold_into(folded, key);
+		if (key.data == folded)
 			folded += key.len;
-		}
 		if (add_words(ks, key, i) < 0)
 			return -1;
 	}
@@ -311,7 +406,7 @@ int keyset_build(struct keyset *ks, const struct key_spec *spec,
 		 const struct line *records, size_t n)
 {
 	ks->count = 0;
-	if (spec->fold_case && reserve_folded(ks, records, n) < 0)
+	if ((spec->fold_case || spec->fields) && reserve_folded(ks, records, n) < 0)
 		return -1;
 	if (reserve_keys(ks, n) < 0)
 		return -1;
@@ -321,7 +416,7 @@ int keyset_build(struct keyset *ks, const struct key_spec *spec,
 		ks->count = 0;
 		return -1;
 	}
-	if (spec->field == 0 && !spec->fold_case)
+	if (spec->field == 0 && !spec->fields && !spec->fold_case)
 		whole_records(ks, records, n);
 	else
 		field_keys(ks, spec, records, n);

@@ -8,12 +8,19 @@
  * the key is a key of its own, words being split at blanks and at the
  * punctuation that wraps addresses in logs: < > ( ) [ ] { } , ; : " ' =
  * Case folding (-i, recorded in filters) maps ASCII A-Z to a-z only.
+ *
+ * A field list (fieldlist.h: -k 1,3, -k 2-4, -k 3-, field names with a
+ * header) makes the key the selected fields in the order they stand in the
+ * record, each once, joined by one byte: the separator, or one space when
+ * fields are split at blanks. A record has a key only when it has every
+ * field the list names (for an open range N-, field N).
  */
 #ifndef BFTOOLS_KEYS_H
 #define BFTOOLS_KEYS_H
 
 #include <stddef.h>
 
+#include "fieldlist.h"
 #include "line.h"
 
 #ifdef __cplusplus
@@ -22,13 +29,24 @@ extern "C" {
 
 struct key_spec {
 	unsigned long field;	/* 1-based field number; 0 = the whole record */
+	struct fieldlist *fields;	/* a field list, or NULL; when set, field is 0 */
 	int separator;		/* byte value, or -1 for runs of blanks */
 	int words;		/* each word of the key is a key */
 	int fold_case;		/* ASCII case folding */
 };
 
-/* The key of one record. Returns 1, or 0 when the record has no such field. */
+/*
+ * The key of one record, for a spec without a field list. Returns 1, or 0
+ * when the record has no such field.
+ */
 int keys_field(const struct key_spec *spec, struct line record, struct line *key);
+
+/*
+ * Split record into fields as keys are split (for headers): fields[i] is
+ * field i + 1, up to max of them. Returns how many fields it has.
+ */
+size_t keys_split(const struct key_spec *spec, struct line record, struct line *fields,
+		  size_t max);
 
 /* A batch of keys drawn from a batch of records. */
 struct keyset {

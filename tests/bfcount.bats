@@ -15,7 +15,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS1="Usage: bfcount [-k N] [-t C] [-i] [-z] [-v] [FILE...]"
+SYNOPSIS1="Usage: bfcount [-k LIST] [-t C] [-i] [-z] [-v] [FILE...]"
 SYNOPSIS2="   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]"
 SYNOPSIS3="   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER..."
 
@@ -118,7 +118,7 @@ make_ab() {
 	run --separate-stderr bfcount -k 0 </dev/null
 	expect_usage_error bfcount "invalid field number '0': must be at least 1"
 	run --separate-stderr bfcount --field=x </dev/null
-	expect_usage_error bfcount "invalid field number 'x': not a number"
+	expect_usage_error bfcount "-k 'x': not a field number or range (field names need --header)"
 	run --separate-stderr bfcount -t ab </dev/null
 	expect_usage_error bfcount "invalid separator 'ab': expected one character"
 }

@@ -12,7 +12,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k N] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]"
+SYNOPSIS="Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]"
 
 # names.bf holds alice, bob and carol.
 make_names() {
@@ -122,7 +122,7 @@ make_names() {
 	run --separate-stderr bfgrep -f names.bf -k 0 in.txt
 	expect_usage_error bfgrep "invalid field number '0': must be at least 1"
 	run --separate-stderr bfgrep -f names.bf --field=x in.txt
-	expect_usage_error bfgrep "invalid field number 'x': not a number"
+	expect_usage_error bfgrep "-k 'x': not a field number or range (field names need --header)"
 	run --separate-stderr bfgrep -f names.bf -k 1.5 in.txt
 	expect_usage_error bfgrep "invalid field number '1.5': not a whole number"
 }

@@ -94,6 +94,7 @@ static const struct {
 	{ "lines", suite_lines },
 	{ "ranges", suite_ranges },
 	{ "keys", suite_keys },
+	{ "fieldlist", suite_fieldlist },
 	{ "cascade", suite_cascade },
 	{ "hll", suite_hll },
 	{ "merge", suite_merge },

@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# fields.bats - keys made of several fields (-k 1,3, -k 2-4, -k 3-, as cut -f
+# takes them) in every program that takes key options: bfbuild, bfgrep,
+# bfuniq, bfcount. The key is the selected fields in record order, joined by
+# one byte: the -t separator, or one space when fields are split at blanks.
+#
+# Every filter is built with a fixed --key and a dozen keys at p = 1e-6,
+# so a false positive in any test below has odds near 1e-5.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+	for prog in bfbuild bfgrep bfuniq bfcount; do
+		if [ ! -x "$BFTOOLS_BIN/$prog" ]; then
+			echo "$BFTOOLS_BIN/$prog is missing: build it (make) or set BFTOOLS_BIN" >&2
+			return 1
+		fi
+	done
+	mkdir -p "$BATS_TEST_TMPDIR/work" && cd "$BATS_TEST_TMPDIR/work"
+}
+
+uniq_() {
+	bfuniq --key "$KEY" "$@"
+}
+
+# ---------------------------------------------------------------- bfuniq
+
+@test "fields: bfuniq -k 1,3 keeps the first line per (field 1, field 3) pair" {
+	printf 'a b c\na x c\nb b c\na b d\na y c\n' >in.txt
+	run --separate-stderr uniq_ -k 1,3 in.txt
+	expect_status 0
+	expect_output $'a b c\nb b c\na b d'
+}
+
+@test "fields: bfuniq -k 1,3 agrees with sort -u -k1,1 -k3,3 on the set of keys" {
+	for i in $(seq 1 40); do echo "u$((i % 5)) x$i v$((i % 3)) z"; done >in.txt
+	run --separate-stderr uniq_ -k 1,3 in.txt
+	expect_status 0
+	expect_eq "lines" "$(sort -u -k1,1 -k3,3 in.txt | wc -l)" "$(printf '%s\n' "$output" | wc -l)"
+}
+
+@test "fields: bfuniq -t , -k 2-3 keys fields 2 to 3 as they stand, separator and all" {
+	printf '1,a,b,x\n2,a,b,y\n3,a,c,z\n4,a\n' >in.csv
+	run --separate-stderr uniq_ -t , -k 2-3 in.csv
+	expect_status 0
+	expect_output $'1,a,b,x\n3,a,c,z'
+}
+
+@test "fields: bfuniq -k 3- keys from field 3 to the last; lines without field 3 have no key" {
+	printf 'a b c d\nx y c d\np q c e\nonly two\n' >in.txt
+	run --separate-stderr uniq_ -k 3- in.txt
+	expect_status 0
+	expect_output $'a b c d\np q c e'
+}
+
+@test "fields: the joining byte is part of the key: -t , -k 1,2 tells a,b,c from ab,,c" {
+	# keys "a,b" and "ab," differ; with no joining byte both would be "ab"
+	printf 'a,b,c\nab,,c\n' >in.csv
+	run --separate-stderr uniq_ -t , -k 1,2 in.csv
+	expect_output $'a,b,c\nab,,c'
+}
+
+@test "fields: blank-split lists join with one space, whatever the blanks were" {
+	printf 'a\t\tb c\n  a b  d\n' >in.txt
+	run --separate-stderr uniq_ -k 1-2 in.txt
+	expect_output $'a\t\tb c'
+}
+
+@test "fields: a list names a set: -k 3,1 and -k 1,1,3 key as -k 1,3" {
+	printf 'a b c\na x c\nb b c\n' >in.txt
+	run --separate-stderr uniq_ -k 1,3 in.txt
+	local want=$output
+	run --separate-stderr uniq_ -k 3,1 in.txt
+	expect_output "$want"
+	run --separate-stderr uniq_ --field=1,1,3 in.txt
+	expect_output "$want"
+}
+
+@test "fields: bad lists are usage errors naming the list" {
+	: >in.txt
+	run --separate-stderr bfuniq -k 1,,3 in.txt
+	expect_usage_error bfuniq "invalid field list '1,,3': empty item in the field list"
+	run --separate-stderr bfuniq -k 4-2 in.txt
+	expect_usage_error bfuniq "invalid field list '4-2': a range decreases"
+	run --separate-stderr bfuniq -k 0-3 in.txt
+	expect_usage_error bfuniq "invalid field list '0-3': field numbers count from 1 to 4294967294"
+	run --separate-stderr bfuniq -k 1,host in.txt
+	expect_usage_error bfuniq "-k 'host': not a field number or range (field names need --header)"
+}
+
+# ---------------------------------------------------------------- bfbuild, bfgrep
+
+@test "fields: bfbuild -k 1,3 adds the joined key; bfgrep -k 1,3 tests the same key" {
+	printf 'alice x 1\nbob y 2\n' >in.txt
+	bfbuild --key "$KEY" -n 10 -p 1e-6 -k 1,3 -o f.bf in.txt
+	put_lines q.txt "alice 1" "bob 2" "alice 2" "alice"
+	run --separate-stderr bfgrep -f f.bf q.txt
+	expect_status 0
+	expect_output $'alice 1\nbob 2'
+	printf 'alice - 1\ncarol - 1\nbob + 2 more\n' >q2.txt
+	run --separate-stderr bfgrep -f f.bf -k 1,3 q2.txt
+	expect_output $'alice - 1\nbob + 2 more'
+}
+
+@test "fields: bfgrep -v with a list prints lines lacking a listed field too" {
+	put_lines keys.txt "a,c"
+	bfbuild --key "$KEY" -n 10 -p 1e-6 -o f.bf keys.txt
+	printf 'a,b,c\na,b\nx,b,c\n' >in.csv
+	run --separate-stderr bfgrep -f f.bf -t , -k 1,3 in.csv
+	expect_output 'a,b,c'
+	run --separate-stderr bfgrep -v -f f.bf -t , -k 1,3 in.csv
+	expect_output $'a,b\nx,b,c'
+}
+
+@test "fields: bfgrep -o with a list prints the joined key" {
+	put_lines keys.txt "a,c"
+	bfbuild --key "$KEY" -n 10 -p 1e-6 -o f.bf keys.txt
+	printf 'a,b,c,d\n' >in.csv
+	run --separate-stderr bfgrep -o -f f.bf -t , -k 1,3 in.csv
+	expect_output 'a,c'
+}
+
+# ---------------------------------------------------------------- bfcount
+
+@test "fields: bfcount -k 1,3 counts distinct (field 1, field 3) pairs" {
+	printf 'a b c\na x c\nb b c\na b d\nshort\n' >in.txt
+	run --separate-stderr bfcount -k 1,3 in.txt
+	expect_status 0
+	expect_output 3
+	# b c, x c, b c, b d: three distinct
+	run --separate-stderr bfcount -k 2- in.txt
+	expect_output 3
+}
