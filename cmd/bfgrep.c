@@ -30,7 +30,7 @@
 #include "keys.h"
 
 static const char usage[] =
-	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
+	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [--header] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
 	"Print the lines of FILEs (or standard input) whose key may be in a filter.\n"
 	"\n"
 	"  -f, --filter=FILTER   a filter file made by bfbuild (repeatable; - is stdin)\n"
@@ -59,6 +59,7 @@ static const char usage[] =
 	"  -z, --null-data       records end with NUL, not newline\n"
 	"      --line-buffered   flush output after every line\n"
 	"      --now=T           a windowed filter answers as of time T (default: now)\n"
+	CLI_HEADER_HELP
 	CLI_COMMON_HELP
 	"      --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -93,6 +94,7 @@ static const struct option long_options[] = {
 	{ "now", required_argument, NULL, OPT_NOW },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_HEADER_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -111,6 +113,7 @@ struct options {
 	const char *label;	/* the name of standard input */
 	struct key_spec spec;
 	struct cli_window win;	/* --now only */
+	int header;	/* --header */
 	char delim;
 	char **inputs;
 	int ninputs;
@@ -136,6 +139,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_LABEL: opt->label = arg; break;
 	case 'r': opt->recursive = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
+	case CLI_OPT_HEADER: opt->header = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'z': opt->delim = '\0'; break;
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
@@ -170,6 +174,8 @@ static int several_files(const struct options *opt)
 	       S_ISDIR(st.st_mode);
 }
 
+static void write_header(void *ctx, struct line header);
+
 static void parse_options(struct options *opt, int argc, char **argv)
 {
 	size_t stdin_filters = 0;
@@ -189,7 +195,9 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
-	cli_fields_check(&opt->spec, 0);
+	cli_fields_check(&opt->spec, opt->header);
+	if (opt->header)
+		cli_header_inputs(&opt->spec, write_header);
 	if (opt->with_filename < 0)
 		opt->with_filename = several_files(opt);
 	if (opt->nfilters == 0)
@@ -381,6 +389,22 @@ static int take_line(struct grep *g, const struct grep_slot *s, const struct key
 		put_record(g, record, opt->delim);
 	}
 	return g->input.selected >= opt->max_count ? CLI_SKIP_INPUT : 0;
+}
+
+/*
+ * --header: each input's header goes out before its lines, prefixed as they
+ * are, when lines go out (not with -c, -l, -L, -q or -o). It is line 1.
+ */
+static void write_header(void *ctx, struct line header)
+{
+	struct grep *g = ctx;
+	const struct options *opt = g->opt;
+
+	g->input.lines = 1;
+	if (opt->quiet || opt->count || opt->list != LIST_NONE || opt->only_matching)
+		return;
+	put_prefix(g, 1);
+	put_record(g, header, opt->delim);
 }
 
 /* Calling thread, in input order: mark the records, answer for the selected. */

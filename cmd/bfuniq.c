@@ -37,7 +37,7 @@
 #define GROWING_FIRST_CAPACITY 100000
 
 static const char usage[] =
-	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k LIST] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k LIST] [-t C] [--header] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
 	"\n"
 	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
@@ -62,6 +62,7 @@ static const char usage[] =
 	"      --checkpoint=INTERVAL  with -f, also save STATE every INTERVAL (30s,\n"
 	"                        10m, 1h, or a line count such as 1e6)\n"
 	CLI_NO_WAIT_HELP
+	CLI_HEADER_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
@@ -94,6 +95,7 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_NO_WAIT_OPTION,
+	CLI_HEADER_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -107,6 +109,7 @@ struct options {
 	struct cli_checkpoint checkpoint;
 	struct key_spec spec;
 	struct cli_window win;	/* kind 0: no --window */
+	int header;	/* --header */
 	char delim;
 	char **inputs;
 	int ninputs;
@@ -120,6 +123,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'f': opt->state = arg; break;
 	case 'd': opt->repeated = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
+	case CLI_OPT_HEADER: opt->header = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'i': opt->spec.fold_case = 1; break;
 	case 'z': opt->delim = '\0'; break;
@@ -142,6 +146,8 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	}
 }
 
+static void write_header(void *ctx, struct line header);
+
 static void parse_options(struct options *opt, int argc, char **argv)
 {
 	int c;
@@ -157,7 +163,9 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
-	cli_fields_check(&opt->spec, 0);
+	cli_fields_check(&opt->spec, opt->header);
+	if (opt->header)
+		cli_header_inputs(&opt->spec, write_header);
 	cli_window_finish(&opt->win, opt->capacity, opt->rate, opt->spec.separator);
 	if (opt->key_given && cli_key_file)
 		cli_usage_error("--key and --key-file cannot be used together");
@@ -383,6 +391,15 @@ static void classify(struct uniq *u, const struct cli_keys *k, const struct line
 	/* each new key ran the model's risk of testing present and being lost */
 	if (u->opt->verbose && u->seen != NULL)
 		u->expected_lost += (double)fresh * model_rate(u, fresh);
+}
+
+/* --header: each input's header is written through, before its lines. */
+static void write_header(void *ctx, struct line header)
+{
+	struct uniq *u = ctx;
+
+	if (writer_record(&u->out, header, u->opt->delim) < 0)
+		cli_write_error(errno);
 }
 
 /* Calling thread, in input order: a repeat must meet the first copy. */

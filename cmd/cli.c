@@ -7,6 +7,7 @@
  * file turns them into "PROG: WHAT: WHY" lines and grep's exit codes.
  */
 #include "cli.h"
+#include "cli_fields.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1050,6 +1051,9 @@ struct input_slot {
 	unsigned input;		/* its number; 0 for one that could not be opened */
 	int begins, ends;	/* the input's first slot; its last */
 	int last;		/* the input is the last one */
+	struct line header;	/* --header: the input's, in its first slot */
+	int has_header;
+	char why[200];		/* not empty: what is wrong with the input (its header) */
 };
 
 struct inputs {
@@ -1184,6 +1188,20 @@ static int inputs_open_next(struct inputs *in)
 	return -1;
 }
 
+/* --header: take it from s, the input's first batch; -1: the input ends here (s says why). */
+static int header_taken(struct inputs *in, struct input_slot *s, size_t *units)
+{
+	s->first_line++;
+	s->has_header = 1;
+	if (cli_header_take(&s->batch, &s->header, s->why, sizeof s->why) == 0)
+		return 0;
+	inputs_close_current(in);
+	s->ends = 1;
+	s->batch.n = 0;
+	*units = 0;
+	return -1;
+}
+
 /* The next batch of the open input into s, or its end (read error, skipped, end of input). */
 static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *units)
 {
@@ -1202,6 +1220,8 @@ static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *un
 		s->name = cli_display_name(s->path);	/* the slot's copy: it lasts */
 		s->first_line = in->lines + 1;
 		in->lines += (uint64_t)n;
+		if (s->begins && cli_header_on() && header_taken(in, s, units) < 0)
+			return 1;
 		if (in->stage->prepare(in->ctx, (unsigned)(s - in->slots), s->batch.records,
 				       s->batch.n, units) < 0)
 			return error_slot(s, ENOMEM, in->name, 0, units);
@@ -1226,6 +1246,8 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 	struct input_slot *s = &in->slots[slot];
 
 	s->err = 0;
+	s->why[0] = '\0';
+	s->has_header = 0;
 	s->begins = s->ends = 0;
 	s->input = 0;
 	if (in->reader == NULL) {
@@ -1290,6 +1312,12 @@ static int inputs_consume(void *ctx, unsigned slot)
 		if (!quiet_inputs)
 			cli_warn("%s: %s", s->name, strerror(s->err));
 		in->status = -1;
+	}
+	if (s->why[0] != '\0') {
+		cli_warn("%s: %s", s->name, s->why);
+		in->status = -1;
+	} else if (s->has_header) {
+		cli_header_pass(in->ctx, s->header);
 	}
 	rc = consume_batch(in, slot);
 	/*
@@ -1509,7 +1537,7 @@ int cli_each_input_ranged(char *const *paths, int npaths, char delim, const stru
 	int threads = pipeline_threads(), status = 0, stopped = 0, i = 0;
 	uint64_t start = 0, end = 0;
 
-	if (threads < 2 || recursive_inputs)
+	if (threads < 2 || recursive_inputs || cli_header_on())
 		return cli_each_input(paths, npaths, delim, ordered, events, ctx);
 	if (npaths == 0) {
 		paths = standard_input;

@@ -3,15 +3,55 @@
  * cli_fields.h - field lists (-k 1,3, -k url) and --header, for the
  * programs that take key options.
  *
+ * With --header the first record of each input is its header: never a
+ * key, never counted as a line without one. cli.c's input loop takes it
+ * out of the input's first batch on the reader thread (cli_header_take),
+ * where field names in -k are resolved against it before that batch's
+ * keys are built, and hands it to the program on the calling thread, in
+ * input order, before the input's first lines (cli_header_pass). Inputs
+ * with a header are never read in ranges: only the reader at the start of
+ * a file knows which record is its first.
+ *
  * Not here: parsing the list (lib/fieldlist.c) or cutting keys out of
  * records (lib/keys.c); reading inputs (cli.c, which calls in here).
  */
 #ifndef BFTOOLS_CLI_FIELDS_H
 #define BFTOOLS_CLI_FIELDS_H
 
+#include <getopt.h>
+#include <stddef.h>
+
 #include "keys.h"
+#include "line.h"
+#include "lines.h"
+
+/* --header: CLI_HEADER_OPTION in the option table, CLI_HEADER_HELP in --help. */
+enum { CLI_OPT_HEADER = 1100 };
+#define CLI_HEADER_OPTION { "header", no_argument, NULL, CLI_OPT_HEADER }
+#define CLI_HEADER_HELP                                                      \
+	"      --header          the first line of each input is a header: not\n" \
+	"                        a key; -k may name its fields (-k host,path)\n"
 
 /* After the options: field names in -k need --header (header nonzero). */
 void cli_fields_check(const struct key_spec *spec, int header);
+
+/*
+ * From now on every input starts with a header. Names in spec's field
+ * list are resolved against each input's own header. pass, when not NULL,
+ * is given each header (with the program's context), on the calling
+ * thread, before the input's lines.
+ */
+void cli_header_inputs(struct key_spec *spec, void (*pass)(void *ctx, struct line header));
+/* Whether cli_header_inputs was called. */
+int cli_header_on(void);
+
+/*
+ * Reader thread, an input's first batch (b->n > 0): take the header out
+ * of b into *header (its bytes stay in b) and resolve the -k names. 0, or
+ * -1 with a message in why (an input whose header lacks a named field).
+ */
+int cli_header_take(struct lines_batch *b, struct line *header, char *why, size_t why_len);
+/* Calling thread: hand a header taken to the program. */
+void cli_header_pass(void *ctx, struct line header);
 
 #endif

@@ -34,6 +34,7 @@ complete -c bfbuild -l hash -x -a 'siphash13\t"SipHash-1-3-128 (default)" siphas
 complete -c bfbuild -l format -x -a 'bftools\t"The bftools format (default)" dcso\t"DCSO bloom format" dcso-gzip\t"DCSO bloom format, gzipped"' -d 'File format to write'
 complete -c bfbuild -s k -l field -x -d 'Key on fields of each line (N, N,M, N-M, N-)'
 complete -c bfbuild -s t -l separator -x -d 'Fields are separated by C'
+complete -c bfbuild -l header -d 'The first line of each input is a header, not a key'
 complete -c bfbuild -s i -l ignore-case -d 'Fold ASCII case; recorded in the filter'
 complete -c bfbuild -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfbuild -s v -l verbose -d 'Report lines, keys, fill and rate on stderr'

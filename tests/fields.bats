@@ -133,3 +133,98 @@ uniq_() {
 	run --separate-stderr bfcount -k 2- in.txt
 	expect_output 3
 }
+
+# ---------------------------------------------------------------- --header
+
+@test "fields: bfuniq --header writes each input's header before its lines and never keys it" {
+	printf 'name\nalice\nname\nbob\nalice\n' >a.txt
+	printf 'name\nbob\ncarol\n' >b.txt
+	run --separate-stderr uniq_ --header a.txt b.txt
+	expect_status 0
+	# the header "name" is no key, so the data line "name" is new
+	expect_output $'name\nalice\nname\nbob\nname\ncarol'
+}
+
+@test "fields: bfuniq --header -k names fields, resolved in each input's own header" {
+	printf 'id host path\n1 a /x\n2 b /x\n3 a /x\n4 a /y\n' >a.txt
+	printf 'path host\n/x a\n/z a\n' >b.txt
+	run --separate-stderr uniq_ --header -k host,path a.txt b.txt
+	expect_status 0
+	# keys take fields in record order: b's header puts path first, so its
+	# lines key "/x a" and "/z a", both new
+	expect_output $'id host path\n1 a /x\n2 b /x\n4 a /y\npath host\n/x a\n/z a'
+	run --separate-stderr uniq_ --header -k host a.txt b.txt
+	expect_output $'id host path\n1 a /x\n2 b /x\npath host'
+}
+
+@test "fields: a name missing from an input's header is an error naming the input; others go on" {
+	printf 'host\na\n' >a.txt
+	printf 'server\nb\n' >b.txt
+	printf 'host\nc\n' >c.txt
+	run --separate-stderr uniq_ --header -k host a.txt b.txt c.txt
+	expect_status 2
+	expect_output $'host\na\nhost\nc'
+	expect_eq "stderr" "bfuniq: b.txt: no field named 'host' in its header" "$stderr"
+}
+
+@test "fields: --header with an empty input writes nothing; a header-only input writes its header" {
+	: >empty.txt
+	printf 'h1 h2\n' >only.txt
+	run --separate-stderr uniq_ --header empty.txt only.txt
+	expect_output 'h1 h2'
+}
+
+@test "fields: -k with names and -t , splits the header at the separator too" {
+	printf 'a b,c\nx,1\ny,1\n' >in.csv
+	run --separate-stderr uniq_ --header -t , -k c in.csv
+	expect_output $'a b,c\nx,1'
+	run --separate-stderr uniq_ --header -t , -k 'a b' in.csv
+	expect_output $'a b,c\nx,1\ny,1'
+}
+
+@test "fields: bfgrep --header writes the header first, as line 1 with -n and -H" {
+	put_lines keys.txt b
+	bfbuild --key "$KEY" -n 10 -p 1e-6 -o f.bf keys.txt
+	printf 'k v\na 1\nb 2\n' >in.txt
+	run --separate-stderr bfgrep --header -f f.bf -k k in.txt
+	expect_status 0
+	expect_output $'k v\nb 2'
+	run --separate-stderr bfgrep --header -n -H -f f.bf -k 1 in.txt
+	expect_output $'in.txt:1:k v\nin.txt:3:b 2'
+	run --separate-stderr bfgrep --header -v -f f.bf -k 1 in.txt
+	expect_output $'k v\na 1'
+}
+
+@test "fields: bfgrep --header: -c, -l and -q answer for the lines only" {
+	put_lines keys.txt k
+	bfbuild --key "$KEY" -n 10 -p 1e-6 -o f.bf keys.txt
+	printf 'k v\na 1\n' >in.txt
+	run --separate-stderr bfgrep --header -c -f f.bf -k 1 in.txt
+	expect_status 1
+	expect_output 0
+	run --separate-stderr bfgrep --header -l -f f.bf -k 1 in.txt
+	expect_status 1
+	expect_output ''
+	run --separate-stderr bfgrep --header -q -f f.bf -k 1 in.txt
+	expect_status 1
+}
+
+@test "fields: bfbuild --header adds no header key, on one thread or four" {
+	# 2.3 MB: big enough for four threads to read it in ranges without --header
+	{ echo "user"; seq 1 300000 | sed 's/^/u/'; } >in.txt
+	BFTOOLS_THREADS=1 bfbuild --key "$KEY" -n 300000 -p 1e-6 --header -o one.bf in.txt
+	BFTOOLS_THREADS=4 bfbuild --key "$KEY" -n 300000 -p 1e-6 --header -o four.bf in.txt
+	cmp one.bf four.bf
+	put_lines q.txt user u1 u300000
+	run --separate-stderr bfgrep -f four.bf q.txt
+	expect_output $'u1\nu300000'
+}
+
+@test "fields: bfcount --header counts the keys of the lines only" {
+	printf 'host\na\nb\na\n' >in.txt
+	run --separate-stderr bfcount --header in.txt
+	expect_status 0
+	expect_output 2
+	run --separate-stderr bfcount --header -k host in.txt
+	expect_output 2
+}
