@@ -62,7 +62,8 @@ O        ?= .
 PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo
 LIB_SRC   = $(wildcard lib/*.c)
 LIB_OBJ   = $(LIB_SRC:%.c=$(O)/%.o)
-CLI_OBJ   = $(O)/cmd/cli.o $(O)/cmd/cli_window.o $(O)/cmd/cli_fields.o
+CLI_SRC   = $(wildcard cmd/cli/*.c)
+CLI_OBJ   = $(CLI_SRC:%.c=$(O)/%.o)
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(O)/%.o)
 BINS      = $(PROGRAMS:%=$(O)/cmd/%)
@@ -261,7 +262,7 @@ uninstall:
 
 clean:
 	rm -rf build demo-out
-	rm -f lib/*.o lib/*.d lib/libbftools.a lib/libbftools.so.* bftools.pc cmd/*.o cmd/*.d tests/unit/*.o tests/unit/*.d $(UNIT_BIN)
+	rm -f lib/*.o lib/*.d lib/libbftools.a lib/libbftools.so.* bftools.pc cmd/*.o cmd/*.d cmd/cli/*.o cmd/cli/*.d tests/unit/*.o tests/unit/*.d $(UNIT_BIN)
 	rm -f tests/accuracy/*.o tests/accuracy/*.d $(ACCURACY_BIN)
 	rm -f $(PROGRAMS:%=cmd/%)
 

@@ -32,7 +32,7 @@ cppcheck --enable=warning,portability,performance --std=c11 -Ilib --inline-suppr
 	--error-exitcode=1 --quiet lib cmd || status=1
 
 if [ "$status" -eq 0 ]; then
-	echo "analyze: no findings ($(grep -c 'cppcheck-suppress' lib/*.c lib/*.h cmd/*.c cmd/*.h |
+	echo "analyze: no findings ($(grep -rc --include='*.[ch]' 'cppcheck-suppress' lib cmd |
 		awk -F: '{ n += $2 } END { print n }') cppcheck suppressions in the code)"
 else
 	echo "analyze: findings above" >&2

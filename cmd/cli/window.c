@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_window.c - the window options and files, shared by the programs that
+ * window.c - the window options and files, shared by the programs that
  * read windowed filters (cli_window.h). Option values become a struct
  * window_params; the window itself (generations, slack, sizing) is
  * lib/window.c's.
@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_window.h"
+#include "../cli.h"
+#include "../cli_window.h"
 #include "format.h"
 #include "numparse.h"
 

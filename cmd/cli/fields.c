@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_fields.h"
+#include "internal.h"
+#include "../cli_fields.h"
 
 static struct key_spec *header_spec;	/* NULL: inputs have no header */
 static void (*header_pass)(void *ctx, struct line header);

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * inputs.c - the inputs (files, -r walks, standard input) read in order
+ * through the batch pipeline: a reader thread fills slots, workers run the
+ * program's stage, the consumer takes batches in input order, with errors
+ * reported in their place.
+ */
+#include "internal.h"
+#include "../cli_fields.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lines.h"
+#include "walk.h"
+
+/*
+ * The reader side of cli_each_batch: the inputs in turn, each
+ * batch in a slot with what consume needs to report it. An input that
+ * cannot be opened or read becomes a slot of its own carrying the error,
+ * so it is reported in its place in the output's order. Each input's
+ * first slot says so (begins) and its end is a slot of its own (ends,
+ * after the last batch, or with the read error), so that per-input
+ * answers (bfgrep -c) come in order too. Inputs are numbered from 1; the
+ * consumer skips the rest of one by raising skip to its number, which the
+ * reader reads before each batch.
+ */
+struct input_slot {
+	struct lines_batch batch;
+	uint64_t bytes_read;	/* input bytes consumed up to this batch's end */
+	int err;		/* errno of the open or read error this slot reports */
+	int fatal;		/* err is out of memory: stop */
+	const char *name;	/* the input err is about, or the batch came from */
+	uint64_t first_line;	/* the line number of the batch's first record */
+	const char *path;	/* the input the slot belongs to, as given (path_copy) */
+	char *path_copy;	/* the slot's own: a walk's names do not last */
+	size_t path_cap;
+	unsigned input;		/* its number; 0 for one that could not be opened */
+	int begins, ends;	/* the input's first slot; its last */
+	int last;		/* the input is the last one */
+	struct line header;	/* --header: the input's, in its first slot */
+	int has_header;
+	char why[200];		/* not empty: what is wrong with the input (its header) */
+};
+
+struct inputs {
+	char *const *paths;
+	int npaths;
+	int next;		/* paths[next] is the next input to open */
+	struct walk *walk;	/* -r: the inputs are the files under paths */
+	int fd;			/* the input being read, or -1 */
+	const char *name;
+	unsigned current;	/* the number of the input being read */
+	int fresh;		/* nothing of it has been handed out yet */
+	struct lines_reader *reader;
+	uint64_t base;		/* bytes of the inputs before this one */
+	uint64_t lines;		/* records of this input read so far */
+	char delim;
+	int status;
+	atomic_uint skip;	/* inputs up to this number are not read further */
+	const struct cli_stage *stage;
+	const struct cli_input_events *events;
+	void *ctx;
+	int more;		/* inputs follow these (cli_each_input_ranged) */
+	struct input_slot slots[CLI_SLOTS];
+};
+
+int cli_inputs_quiet, cli_inputs_recursive;
+
+void cli_quiet_inputs(void)
+{
+	cli_inputs_quiet = 1;
+}
+
+void cli_recursive_inputs(void)
+{
+	cli_inputs_recursive = 1;
+}
+
+static void inputs_close_current(struct inputs *in)
+{
+	if (in->reader == NULL)
+		return;
+	in->base += lines_bytes_read(in->reader);
+	lines_close(in->reader);
+	in->reader = NULL;
+	if (in->fd != STDIN_FILENO)
+		close(in->fd);
+	in->fd = -1;
+}
+
+/* s's own copy of the input's path, for the consumer; -1 when out of memory. */
+static int slot_path(struct input_slot *s, const char *path)
+{
+	size_t len = strlen(path) + 1;
+
+	if (len > s->path_cap) {
+		char *bigger = realloc(s->path_copy, len);
+
+		if (bigger == NULL)
+			return -1;
+		s->path_copy = bigger;
+		s->path_cap = len;
+	}
+	memcpy(s->path_copy, path, len);
+	s->path = s->path_copy;
+	return 0;
+}
+
+/* A slot that only reports an error, about the input at path; name it with display. */
+static int error_slot(struct input_slot *s, int err, const char *path, int display,
+		      size_t *units)
+{
+	s->batch.n = 0;
+	s->err = err;
+	if (slot_path(s, path) < 0) {
+		s->err = ENOMEM;
+		s->path = "";
+	}
+	s->fatal = s->err == ENOMEM;
+	s->name = display ? cli_display_name(s->path) : s->path;
+	*units = 0;
+	return 1;
+}
+
+/*
+ * The next input's path: 1, 0 at the end, -1 with errno when a walk could
+ * not read a directory (*path names it). A walk is never cancelled midway
+ * (pipeline.h): it holds directories open.
+ */
+static int next_path(struct inputs *in, const char **path)
+{
+	int r, err = 0, state;
+
+	if (cli_stop_signal() != 0)	/* a signal to save and stop: no more input */
+		return 0;
+	if (in->walk == NULL) {
+		if (in->next == in->npaths)
+			return 0;
+		*path = in->paths[in->next++];
+		return 1;
+	}
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	r = walk_next(in->walk, path, &err);
+	pthread_setcancelstate(state, &state);
+	errno = err;
+	return r;
+}
+
+/* Open the next input; 1 when one is open, 0 at the end, -1 with errno. */
+static int inputs_open_next(struct inputs *in)
+{
+	const char *path;
+	int found = next_path(in, &path);
+
+	if (found <= 0) {
+		in->name = found < 0 ? path : NULL;
+		return found;
+	}
+	in->name = path;
+	in->lines = 0;
+	in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	if (in->fd < 0)
+		return -1;
+	in->reader = lines_open(in->fd, in->delim);
+	if (in->reader != NULL) {
+		in->current++;
+		in->fresh = 1;
+		return 1;
+	}
+	if (in->fd != STDIN_FILENO)
+		close(in->fd);
+	in->fd = -1;
+	errno = ENOMEM;
+	return -1;
+}
+
+/* --header: take it from s, the input's first batch; -1: the input ends here (s says why). */
+static int header_taken(struct inputs *in, struct input_slot *s, size_t *units)
+{
+	s->first_line++;
+	s->has_header = 1;
+	if (cli_header_take(&s->batch, &s->header, s->why, sizeof s->why) == 0)
+		return 0;
+	inputs_close_current(in);
+	s->ends = 1;
+	s->batch.n = 0;
+	*units = 0;
+	return -1;
+}
+
+/* The next batch of the open input into s, or its end (read error, skipped, end of input). */
+static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *units)
+{
+	long n = 0;
+
+	if (slot_path(s, in->name) < 0)
+		return error_slot(s, ENOMEM, "", 0, units);
+	s->input = in->current;
+	s->last = in->walk == NULL && in->next == in->npaths && !in->more;
+	s->begins = in->fresh;
+	in->fresh = 0;
+	if (atomic_load_explicit(&in->skip, memory_order_relaxed) < in->current)
+		n = lines_next_owned(in->reader, &s->batch);
+	if (n > 0) {
+		s->bytes_read = in->base + lines_bytes_read(in->reader);
+		s->name = cli_display_name(s->path);	/* the slot's copy: it lasts */
+		s->first_line = in->lines + 1;
+		in->lines += (uint64_t)n;
+		if (s->begins && cli_header_on() && header_taken(in, s, units) < 0)
+			return 1;
+		if (in->stage->prepare(in->ctx, (unsigned)(s - in->slots), s->batch.records,
+				       s->batch.n, units) < 0)
+			return error_slot(s, ENOMEM, in->name, 0, units);
+		return 1;
+	}
+	s->ends = 1;
+	if (n < 0) {
+		int err = errno;
+
+		inputs_close_current(in);
+		return error_slot(s, err, in->name, 1, units);
+	}
+	inputs_close_current(in);
+	s->batch.n = 0;
+	*units = 0;
+	return 1;
+}
+
+static int inputs_fill(void *ctx, unsigned slot, size_t *units)
+{
+	struct inputs *in = ctx;
+	struct input_slot *s = &in->slots[slot];
+
+	s->err = 0;
+	s->why[0] = '\0';
+	s->has_header = 0;
+	s->begins = s->ends = 0;
+	s->input = 0;
+	if (in->reader == NULL) {
+		int opened = inputs_open_next(in);
+
+		if (opened == 0)
+			return 0;
+		if (opened < 0)
+			return error_slot(s, errno, in->name, 0, units);
+	}
+	return fill_from_current(in, s, units);
+}
+
+/* Where the batch being consumed came from (cli_batch_origin). */
+static const char *batch_name;
+static uint64_t batch_first_line;
+
+void cli_batch_origin(const char **name, uint64_t *first_line)
+{
+	*name = batch_name;
+	*first_line = batch_first_line;
+}
+
+static void inputs_work(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	struct inputs *in = ctx;
+
+	in->stage->work(in->ctx, slot, from, to);
+}
+
+/* A batch for the program, unless its input is being skipped: what consume said. */
+static int consume_batch(struct inputs *in, unsigned slot)
+{
+	struct input_slot *s = &in->slots[slot];
+	int rc;
+
+	if (s->batch.n == 0 || atomic_load(&in->skip) >= s->input)
+		return 0;
+	batch_name = s->name;
+	batch_first_line = s->first_line;
+	rc = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
+	if (rc == CLI_SKIP_INPUT)
+		atomic_store(&in->skip, s->input);
+	cli_progress_at(cli_progress_lines() + s->batch.n, s->bytes_read);
+	return rc;
+}
+
+static int inputs_consume(void *ctx, unsigned slot)
+{
+	struct inputs *in = ctx;
+	struct input_slot *s = &in->slots[slot];
+	const struct cli_input_events *ev = in->events;
+	int rc, stop;
+
+	if (s->fatal)
+		cli_fatal("%s", strerror(s->err));
+	if (s->begins && ev)
+		ev->begin(in->ctx, s->path);
+	if (s->err != 0) {
+		if (!cli_inputs_quiet)
+			cli_warn("%s: %s", s->name, strerror(s->err));
+		in->status = -1;
+	}
+	if (s->why[0] != '\0') {
+		cli_warn("%s: %s", s->name, s->why);
+		in->status = -1;
+	} else if (s->has_header) {
+		cli_header_pass(in->ctx, s->header);
+	}
+	rc = consume_batch(in, slot);
+	/*
+	 * Skipping the rest of the last input is the end: no need to wait
+	 * for a read that may never return (tail -f | bfgrep -m 1).
+	 */
+	stop = rc == 1 || (rc == CLI_SKIP_INPUT && s->last);
+	if ((s->ends || (rc == CLI_SKIP_INPUT && s->last)) && ev && ev->end(in->ctx, s->path))
+		stop = 1;
+	return stop;
+}
+
+/*
+ * paths[0..npaths) through the ordered pipeline, their bytes counted on
+ * from *base (updated); more: other inputs follow them. Returns the
+ * inputs' status; *stopped is set when the program stopped the run.
+ */
+int cli_ordered_inputs(char *const *paths, int npaths, char delim, const struct cli_stage *stage,
+		       const struct cli_input_events *events, void *ctx, uint64_t *base,
+		       int more, int *stopped)
+{
+	static const struct pipeline_fns fns = { inputs_fill, inputs_work, inputs_consume };
+	struct inputs in;
+
+	memset(&in, 0, sizeof in);
+	in.paths = paths;
+	in.npaths = npaths;
+	if (cli_inputs_recursive && (in.walk = walk_open(in.paths, (size_t)in.npaths)) == NULL)
+		cli_fatal("%s", strerror(ENOMEM));
+	in.fd = -1;
+	in.delim = delim;
+	in.base = *base;
+	in.more = more;
+	atomic_init(&in.skip, 0);
+	in.stage = stage;
+	in.events = events;
+	in.ctx = ctx;
+	*stopped = pipeline_run(&fns, &in, pipeline_threads()) != 0;
+	inputs_close_current(&in);
+	walk_close(in.walk);
+	for (unsigned i = 0; i < CLI_SLOTS; i++) {
+		lines_batch_free(&in.slots[i].batch);
+		free(in.slots[i].path_copy);
+	}
+	*base = in.base;
+	return in.status;
+}
+
+char *const cli_standard_input[] = { "-" };
+
+int cli_each_input(char *const *paths, int npaths, char delim, const struct cli_stage *stage,
+		   const struct cli_input_events *events, void *ctx)
+{
+	uint64_t base = 0;
+	int status, stopped;
+
+	if (npaths == 0 && !cli_inputs_recursive) {
+		paths = cli_standard_input;
+		npaths = 1;
+	}
+	/* the size of what a walk finds is known only at its end */
+	cli_progress_inputs(cli_inputs_recursive ? 0 : cli_progress_inputs_size(paths, npaths));
+	status = cli_ordered_inputs(paths, npaths, delim, stage, events, ctx, &base, 0, &stopped);
+	cli_progress_inputs_end();
+	return status;
+}
+
+int cli_each_batch(char *const *paths, int npaths, char delim,
+			    const struct cli_stage *stage, void *ctx)
+{
+	return cli_each_input(paths, npaths, delim, stage, NULL, ctx);
+}

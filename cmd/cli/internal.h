@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - what the files of the CLI layer (cmd/cli/) share among
+ * themselves and no program needs: the programs include cli.h alone.
+ *
+ * The layer by concern, a file each:
+ *   messages.c  "PROG: WHAT: WHY" lines, exit codes, --help, --version
+ *   options.c   option values, the options every program takes, getopt
+ *   sipkey.c    the SipHash key policy: --key-file, kept-outside keys
+ *   store.c     loading and saving filters and sketches; update locks
+ *   progress.c  the progress line on stderr
+ *   signals.c   stopping on signals; checkpoints
+ *   inputs.c    the inputs read in order through the batch pipeline
+ *   ranged.c    regular files read in ranges by every thread
+ *   keys.c      the keys of a batch, hashed on the workers
+ *   output.c    checked standard output
+ *   window.c    the window options (cli_window.h)
+ */
+#ifndef BFTOOLS_CLI_INTERNAL_H
+#define BFTOOLS_CLI_INTERNAL_H
+
+#include <stdint.h>
+
+#include "../cli.h"
+
+#define MEMORY_ENV "BFTOOLS_MAX_MEMORY"
+
+/* options.c: --no-wait was given */
+extern int cli_no_wait;
+
+/* messages.c: flush stdio's stdout; a write error is fatal */
+void cli_stdio_finish(void);
+
+/* sipkey.c */
+void cli_read_key_file(unsigned char key[16]);
+/* Why a DCSO filter cannot be used by this program, or NULL when it can. */
+const char *cli_dcso_unusable(void);
+/* A loaded filter's key from --key-file, where it is kept outside; checked otherwise. */
+void cli_apply_key_file(struct cascade *c, const char *name);
+
+/* progress.c */
+double cli_seconds_now(void);
+/* Loading or saving a filter file named label: progress by its bytes. */
+void cli_progress_file(const char *label);
+/* Reading inputs of total bytes (0: unknown). */
+void cli_progress_inputs(uint64_t total);
+/* Total size of the inputs when all are regular files, else 0. */
+uint64_t cli_progress_inputs_size(char *const *paths, int npaths);
+/* Lines and bytes of input read so far; cli_progress_at draws them when due. */
+void cli_progress_set(uint64_t lines, uint64_t bytes);
+void cli_progress_at(uint64_t lines, uint64_t bytes);
+uint64_t cli_progress_lines(void);
+/* The inputs' last report (where stderr is not a terminal), then the line cleared. */
+void cli_progress_inputs_end(void);
+
+/* inputs.c */
+extern int cli_inputs_quiet, cli_inputs_recursive;
+extern char *const cli_standard_input[];
+/*
+ * paths[0..npaths) through the ordered pipeline, their bytes counted on
+ * from *base (updated); more: other inputs follow them. Returns the
+ * inputs' status; *stopped is set when the program stopped the run.
+ */
+int cli_ordered_inputs(char *const *paths, int npaths, char delim, const struct cli_stage *stage,
+		       const struct cli_input_events *events, void *ctx, uint64_t *base,
+		       int more, int *stopped);
+
+#endif

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store.c - filters and sketches loaded and saved with the programs'
+ * messages and progress, DCSO filters in their own format, and the lock
+ * that makes updates of one file take turns.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcso.h"
+#include "format.h"
+#include "lock.h"
+#include "sketch.h"
+
+void cli_check_destination(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+
+	if (slash == NULL)
+		snprintf(dir, sizeof dir, ".");
+	else if (slash == path)
+		snprintf(dir, sizeof dir, "/");
+	else
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+	/* the new file is made beside path and renamed over it */
+	if (access(dir, W_OK | X_OK) < 0)
+		cli_fatal("%s: cannot write here: %s", path, strerror(errno));
+}
+
+/* ---- taking turns at updating a file ---------------------------------- */
+
+#define LOCK_NOTICE_DELAY 1.0	/* seconds of waiting before saying so */
+
+static struct lock update_lock = LOCK_INIT;
+
+int cli_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Whether path is replaced by rename when saved: a regular file, or none yet. */
+static int renamed_over(const char *path)
+{
+	struct stat st;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT;
+	return S_ISREG(st.st_mode);
+}
+
+_Noreturn static void lock_failed(const char *path, const char *why)
+{
+	static char *lock_file;	/* static: still reachable at exit, for LeakSanitizer */
+
+	lock_file = lock_path(path);
+	if (lock_file == NULL)
+		cli_fatal("%s: cannot lock it for updating: %s", path, why);
+	cli_fatal("%s: cannot lock it for updating: %s: %s", path, lock_file, why);
+}
+
+void cli_lock_update(const char *path)
+{
+	const char *why;
+	int r;
+
+	if (update_lock.fd >= 0 || !renamed_over(path))
+		return;
+	r = lock_try(&update_lock, path, &why);
+	if (r == 1 && cli_no_wait)
+		cli_fatal("%s: another bftools process is updating it (--no-wait: not waiting)", path);
+	if (r == 1)
+		r = lock_wait(&update_lock, path, LOCK_NOTICE_DELAY, &why);
+	if (r == 1) {
+		cli_warn("%s: waiting for another bftools process to release it", path);
+		r = lock_wait(&update_lock, path, -1.0, &why);
+	}
+	if (r < 0)
+		lock_failed(path, why);
+}
+
+void cli_unlock(void)
+{
+	lock_release(&update_lock);
+}
+
+struct cascade *cli_load_filter(const char *path)
+{
+	const char *why;
+	struct cascade *c;
+
+	cli_progress_file(cli_display_name(path));
+	c = format_load_path(path, &why);
+	cli_progress_done();
+
+	if (c == NULL && why == format_err_sketch)
+		cli_fatal("%s: %s (bfcount -s, bfmerge and bfinfo read sketches)", cli_display_name(path), why);
+	if (c == NULL)
+		cli_fatal("%s: %s", cli_display_name(path), cli_explain(why));
+	return cli_loaded_filter(c, path);
+}
+
+struct cascade *cli_loaded_filter(struct cascade *c, const char *path)
+{
+	const char *why;
+
+	if (cascade_params(c)->layout != FILTER_DCSO) {
+		cli_apply_key_file(c, cli_display_name(path));
+		return c;
+	}
+	if ((why = cli_dcso_unusable()) != NULL) {
+		cascade_free(c);
+		cli_fatal("%s: %s", cli_display_name(path), why);
+	}
+	return c;
+}
+
+void cli_load_any(const char *path, struct cascade **c, struct window **w, struct sketch **sk)
+{
+	const char *why, *name = cli_display_name(path);
+	unsigned char key[16];
+
+	cli_progress_file(name);
+	if (format_load_any_path(path, c, w, sk, &why) < 0 && why == format_err_sketch)
+		cli_fatal("%s: %s (bfcount -s, bfmerge and bfinfo read sketches)", name, why);
+	if (*c == NULL && (w == NULL || *w == NULL) && (sk == NULL || *sk == NULL))
+		cli_fatal("%s: %s", name, cli_explain(why));
+	cli_progress_done();
+	if (sk != NULL && *sk != NULL) {
+		cli_sketch_key(*sk, name, 0);
+		return;
+	}
+	if (*c != NULL) {
+		*c = cli_loaded_filter(*c, path);
+		return;
+	}
+	if (cli_key_needed(window_params_of(*w), name, key) && window_supply_key(*w, key, &why) < 0)
+		cli_fatal("%s: the key in %s is not this filter's key", name, cli_key_file);
+}
+
+struct format_reader *cli_open_filter(const char *path, struct cascade **shape, int *fd)
+{
+	const char *why;
+	struct format_reader *r;
+
+	*fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		cli_fatal("%s: %s", path, strerror(errno));
+	cli_progress_file(cli_display_name(path));
+	r = format_open(*fd, shape, &why);
+	if (r == NULL && why == format_err_sketch)	/* bfmerge's first input was a filter */
+		cli_fatal("%s: %s: sketches and filters cannot be merged", cli_display_name(path), why);
+	if (r == NULL)
+		cli_fatal("%s: %s", cli_display_name(path), why);
+	return r;
+}
+
+void cli_warn_over_capacity(const struct cascade *c, double rate)
+{
+	double distinct;
+	char count[64];
+
+	if (!(rate > CASCADE_OVER_CAPACITY_SLACK * c->target_p))
+		return;
+	distinct = cascade_estimate_count(c);
+	if (isinf(distinct))	/* every bit set */
+		snprintf(count, sizeof count, "every bit set: too many keys to estimate");
+	else
+		snprintf(count, sizeof count, "about %.0f distinct keys", distinct);
+	cli_warn("warning: filter over capacity: estimated false-positive rate %.3g exceeds target %g (%s, capacity %llu)",
+		 rate, c->target_p, count, (unsigned long long)c->capacity);
+}
+
+static void save_filter(const struct cascade *f, const char *path)
+{
+	const char *why;
+
+	if (path == NULL) {
+		if (format_save(f, STDOUT_FILENO, &why) < 0)
+			cli_fatal("write error: %s", why);
+		return;
+	}
+	if (format_save_path(f, path, &why) < 0)
+		cli_fatal("%s: %s", path, why);
+}
+
+/* A DCSO filter goes back in its own format, gzipped or not as it came. */
+static void save_dcso(const struct cascade *c, const char *path)
+{
+	const char *why;
+
+	if (path == NULL && dcso_save(c, STDOUT_FILENO, c->dcso_gzip, &why) < 0)
+		cli_fatal("write error: %s", why);
+	if (path != NULL && dcso_save_path(c, path, c->dcso_gzip, &why) < 0)
+		cli_fatal("%s: %s", path, why);
+}
+
+void cli_save_filter(const struct cascade *f, const char *path)
+{
+	if (cascade_params(f)->layout == FILTER_DCSO) {
+		save_dcso(f, path);
+		return;
+	}
+	cli_progress_file(path ? path : "(standard output)");
+	save_filter(f, path);
+	cli_progress_done();
+}
+
+struct sketch *cli_load_sketch(const char *path, int need_key)
+{
+	const char *why, *name = cli_display_name(path);
+	struct sketch *s = sketch_load_path(path, &why);
+
+	if (s == NULL && why == sketch_err_filter)
+		cli_fatal("%s: %s (bfcount -f counts filters)", name, why);
+	if (s == NULL)
+		cli_fatal("%s: %s", name, why);
+	cli_sketch_key(s, name, need_key);
+	return s;
+}
+
+void cli_sketch_difference(const struct sketch *a, const struct sketch *b, const char *what,
+			   char *out, size_t len)
+{
+	if (strcmp(what, "precision") == 0)
+		snprintf(out, len, "precision (%u vs %u)", sketch_precision(a), sketch_precision(b));
+	else if (strcmp(what, "normalisation") == 0)
+		snprintf(out, len, "normalisation (%s vs %s)",
+			 a->flags & FILTER_FOLD_CASE ? "case folded" : "none",
+			 b->flags & FILTER_FOLD_CASE ? "case folded" : "none");
+	else
+		snprintf(out, len, "%s", what);
+}
+
+void cli_save_sketch(const struct sketch *s, const char *path)
+{
+	const char *why;
+
+	if (path == NULL && sketch_save(s, STDOUT_FILENO, &why) < 0)
+		cli_fatal("write error: %s", why);
+	if (path != NULL && sketch_save_path(s, path, &why) < 0)
+		cli_fatal("%s: %s", path, why);
+}
