@@ -43,7 +43,7 @@
 #define DEFAULT_RATE 0.001
 
 static const char usage[] =
-	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k LIST] [-t C] [--header] [-i] [-z] [-v] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k LIST] [-t C] [--header] [--csv] [-i] [-z] [-v] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
 	"\n"
 	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
@@ -76,7 +76,7 @@ static const char usage[] =
 	"      --checkpoint=INTERVAL  with -f, also save FILTER every INTERVAL (30s,\n"
 	"                        10m, 1h, or a line count such as 1e6)\n"
 	CLI_NO_WAIT_HELP
-	CLI_HEADER_HELP
+	CLI_FORMAT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -123,7 +123,7 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_NO_WAIT_OPTION,
-	CLI_HEADER_OPTION,
+	CLI_FORMAT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -212,6 +212,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_HASH: opt->shape.hash = cli_hash(arg); note_shape(opt, "--hash"); break;
 	case OPT_FORMAT: opt->format = parse_format(arg); break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
+	case CLI_OPT_CSV: opt->spec.csv = 1; break;
 	case CLI_OPT_HEADER: opt->header = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'i': opt->spec.fold_case = 1; break;

@@ -39,10 +39,10 @@
 #define INTERSECT_MAX 12
 
 static const char usage[] =
-	"Usage: bfcount [-k LIST] [-t C] [--header] [-i] [-z] [-v] [FILE...]\n"
+	"Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [-i] [-z] [-v] [FILE...]\n"
 	"   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]\n"
 	"   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER...\n"
-	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k LIST] [-t C] [--header] [-i] [-z] [-v] [FILE...]\n"
+	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k LIST] [-t C] [--header] [--csv] [-i] [-z] [-v] [FILE...]\n"
 	"Print the estimated number of distinct keys in the input, or in filters,\n"
 	"or in HyperLogLog sketches saved by -o.\n"
 	"\n"
@@ -67,7 +67,7 @@ static const char usage[] =
 	"                        (default: bfcount's own, public key)\n"
 	"      --like=SKETCH     a new sketch with SKETCH's key and precision\n"
 	"  -v, --verbose         also report the standard error on stderr\n"
-	CLI_HEADER_HELP
+	CLI_FORMAT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
@@ -93,7 +93,7 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
-	CLI_HEADER_OPTION,
+	CLI_FORMAT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -155,6 +155,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 {
 	switch (c) {
 	case 'k': cli_field_option(&opt->spec, arg); opt->key_options = 1; break;
+	case CLI_OPT_CSV: opt->spec.csv = 1; opt->key_options = 1; break;
 	case CLI_OPT_HEADER: opt->header = 1; opt->key_options = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); opt->key_options = 1; break;
 	case 'i': opt->spec.fold_case = 1; opt->key_options = 1; break;

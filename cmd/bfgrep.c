@@ -30,7 +30,7 @@
 #include "keys.h"
 
 static const char usage[] =
-	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [--header] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
+	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [--header] [--csv] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
 	"Print the lines of FILEs (or standard input) whose key may be in a filter.\n"
 	"\n"
 	"  -f, --filter=FILTER   a filter file made by bfbuild (repeatable; - is stdin)\n"
@@ -59,7 +59,7 @@ static const char usage[] =
 	"  -z, --null-data       records end with NUL, not newline\n"
 	"      --line-buffered   flush output after every line\n"
 	"      --now=T           a windowed filter answers as of time T (default: now)\n"
-	CLI_HEADER_HELP
+	CLI_FORMAT_HELP
 	CLI_COMMON_HELP
 	"      --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -94,7 +94,7 @@ static const struct option long_options[] = {
 	{ "now", required_argument, NULL, OPT_NOW },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
-	CLI_HEADER_OPTION,
+	CLI_FORMAT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -139,6 +139,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_LABEL: opt->label = arg; break;
 	case 'r': opt->recursive = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
+	case CLI_OPT_CSV: opt->spec.csv = 1; break;
 	case CLI_OPT_HEADER: opt->header = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'z': opt->delim = '\0'; break;

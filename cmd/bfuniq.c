@@ -37,7 +37,7 @@
 #define GROWING_FIRST_CAPACITY 100000
 
 static const char usage[] =
-	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k LIST] [-t C] [--header] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k LIST] [-t C] [--header] [--csv] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
 	"\n"
 	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
@@ -62,7 +62,7 @@ static const char usage[] =
 	"      --checkpoint=INTERVAL  with -f, also save STATE every INTERVAL (30s,\n"
 	"                        10m, 1h, or a line count such as 1e6)\n"
 	CLI_NO_WAIT_HELP
-	CLI_HEADER_HELP
+	CLI_FORMAT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
@@ -95,7 +95,7 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_NO_WAIT_OPTION,
-	CLI_HEADER_OPTION,
+	CLI_FORMAT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -123,6 +123,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'f': opt->state = arg; break;
 	case 'd': opt->repeated = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
+	case CLI_OPT_CSV: opt->spec.csv = 1; break;
 	case CLI_OPT_HEADER: opt->header = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'i': opt->spec.fold_case = 1; break;

@@ -10,7 +10,9 @@
  * keys are built, and hands it to the program on the calling thread, in
  * input order, before the input's first lines (cli_header_pass). Inputs
  * with a header are never read in ranges: only the reader at the start of
- * a file knows which record is its first.
+ * a file knows which record is its first. Nor are CSV inputs: a range
+ * cannot know whether it begins inside a quoted field, and reading them
+ * in order is the simplest answer that is always right.
  *
  * Not here: parsing the list (lib/fieldlist.c) or cutting keys out of
  * records (lib/keys.c); reading inputs (cli.c, which calls in here).
@@ -25,15 +27,32 @@
 #include "line.h"
 #include "lines.h"
 
-/* --header: CLI_HEADER_OPTION in the option table, CLI_HEADER_HELP in --help. */
-enum { CLI_OPT_HEADER = 1100 };
-#define CLI_HEADER_OPTION { "header", no_argument, NULL, CLI_OPT_HEADER }
-#define CLI_HEADER_HELP                                                      \
+/*
+ * --header and --csv: CLI_FORMAT_OPTIONS in the option table, with
+ * CLI_OPT_HEADER and CLI_OPT_CSV cases in the switch; CLI_FORMAT_HELP in
+ * --help.
+ */
+enum { CLI_OPT_HEADER = 1100, CLI_OPT_CSV };
+#define CLI_FORMAT_OPTIONS                                                   \
+	{ "header", no_argument, NULL, CLI_OPT_HEADER },                    \
+	{ "csv", no_argument, NULL, CLI_OPT_CSV }
+#define CLI_FORMAT_HELP                                                      \
 	"      --header          the first line of each input is a header: not\n" \
-	"                        a key; -k may name its fields (-k host,path)\n"
+	"                        a key; -k may name its fields (-k host,path)\n" \
+	"      --csv             the input is CSV (RFC 4180; -t defaults to ','):\n" \
+	"                        quoted fields may hold separators and newlines,\n" \
+	"                        keys are the unquoted values\n"
 
-/* After the options: field names in -k need --header (header nonzero). */
-void cli_fields_check(const struct key_spec *spec, int header);
+/*
+ * After the options: field names in -k need --header (header nonzero);
+ * --csv takes ',' as the separator unless -t gave one, and makes every
+ * input be read as CSV records (lines_csv).
+ */
+void cli_fields_check(struct key_spec *spec, int header);
+/* The CSV separator when inputs are CSV, else -1. */
+int cli_csv_separator(void);
+/* Whether inputs must be read in order, never in ranges (--header, --csv). */
+int cli_fields_in_order(void);
 
 /*
  * From now on every input starts with a header. Names in spec's field

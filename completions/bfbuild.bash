@@ -10,7 +10,7 @@
 # .../bash-completion/completions/bfbuild, or source it from ~/.bashrc.
 
 _bfbuild_options='-n --capacity -p --rate -o --output -f --filter --remove --like
---layout -m --bits -K --hashes --key --hash --format -k --field -t --separator --header
+--layout -m --bits -K --hashes --key --hash --format -k --field -t --separator --header --csv
 -i --ignore-case -z --null-data -v --verbose --window --generations --refresh
 --time-field --bad-time --now --no-wait --checkpoint
 --key-file -j --threads --max-memory

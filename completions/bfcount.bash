@@ -12,7 +12,7 @@
 # Install as .../bash-completion/completions/bfcount, or source it from
 # ~/.bashrc.
 
-_bfcount_options='-k --field -t --separator --header -i --ignore-case -z --null-data
+_bfcount_options='-k --field -t --separator --header --csv -i --ignore-case -z --null-data
 -f --filter --union --intersection --jaccard -o --output -s --sketch --add
 --precision --key --like -v --verbose --key-file -j --threads --max-memory --progress
 --no-progress -h --help -V --version'

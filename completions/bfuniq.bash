@@ -10,7 +10,7 @@
 # .../bash-completion/completions/bfuniq, or source it from ~/.bashrc.
 
 _bfuniq_options='-n --capacity -p --rate -f --state -d --repeated -k --field
--t --separator --header -i --ignore-case -z --null-data -v --verbose --layout --key
+-t --separator --header --csv -i --ignore-case -z --null-data -v --verbose --layout --key
 --line-buffered --window --generations --refresh --time-field --bad-time --now
 --no-wait --checkpoint --key-file -j --threads --max-memory --progress --no-progress -h --help -V --version'
 

@@ -22,6 +22,9 @@
  * or run of blanks at least one byte long), so the sizing above holds, and
  * folding then works on the copy in place.
  *
+ * CSV keys are copied the same way: unquoting only shrinks a field, and
+ * the separators between the fields are in the record too.
+ *
  * Deliberately absent: locale-aware case folding or word breaking (bytes
  * >= 0x80 are always word bytes and never folded).
  */
@@ -161,13 +164,119 @@ static int list_key(const struct key_spec *spec, struct line record, char *dst,
 	return 1;
 }
 
+/* A CSV record's fields, left to right, as values (unquoted). */
+struct csv_walk {
+	const char *p, *end;
+	unsigned char sep;
+	int done;
+};
+
+static struct csv_walk csv_walk_of(const struct key_spec *spec, struct line record)
+{
+	struct csv_walk w = { record.data, record.data + record.len,
+			      (unsigned char)spec->separator, 0 };
+
+	if (w.end > w.p && w.end[-1] == '\r')
+		w.end--;
+	return w;
+}
+
+/* Appends [from, to) to dst at *len. */
+static void append(char *dst, size_t *len, const char *from, const char *to)
+{
+	if (to > from) {
+		memcpy(dst + *len, from, (size_t)(to - from));
+		*len += (size_t)(to - from);
+	}
+}
+
+/* The next field's value written at dst (its length in *len): 1, or 0 past the last. */
+static int csv_next(struct csv_walk *w, char *dst, size_t *len)
+{
+	const char *stop;
+
+	*len = 0;
+	if (w->done)
+		return 0;
+	if (w->p < w->end && *w->p == '"') {
+		for (w->p++;;) {
+			const char *q = find_byte(w->p, '"', (size_t)(w->end - w->p));
+
+			append(dst, len, w->p, q ? q : w->end);
+			w->p = q ? q + 1 : w->end;
+			if (q == NULL || w->p == w->end || *w->p != '"')
+				break;
+			dst[(*len)++] = '"';	/* a doubled quote is one */
+			w->p++;
+		}
+	}
+	stop = find_byte(w->p, w->sep, (size_t)(w->end - w->p));
+	append(dst, len, w->p, stop ? stop : w->end);
+	w->done = stop == NULL;
+	w->p = stop ? stop + 1 : w->end;
+	return 1;
+}
+
+/* Whether field i (from 1) is in spec's key; *last: no later field is. */
+static int selected(const struct key_spec *spec, uint64_t i, size_t *r, int *last)
+{
+	const struct fieldlist *f = spec->fields;
+
+	*last = 0;
+	if (f == NULL) {
+		*last = spec->field != 0 && i >= spec->field;
+		return spec->field == 0 || i == spec->field;
+	}
+	while (*r < f->nranges && f->ranges[*r].last < i)
+		++*r;
+	*last = *r == f->nranges || (*r + 1 == f->nranges && f->ranges[*r].last == i);
+	return *r < f->nranges && i >= f->ranges[*r].first;
+}
+
+/* A CSV record's key into dst (room for record.len bytes): 1, or 0 without it. */
+static int csv_key(const struct key_spec *spec, struct line record, char *dst,
+		   struct line *key)
+{
+	struct csv_walk w = csv_walk_of(spec, record);
+	uint64_t i = 0, taken = 0;
+	uint64_t need = spec->fields ? spec->fields->need : spec->field ? spec->field : 1;
+	size_t len = 0, r = 0, n;
+	int last = 0;
+
+	if (spec->fields && spec->fields->nranges == 0)
+		return 0;
+	while (!last && csv_next(&w, dst + len + (taken > 0), &n)) {
+		if (!selected(spec, ++i, &r, &last))
+			continue;
+		if (taken++ > 0)
+			dst[len++] = (char)spec->separator;
+		len += n;
+	}
+	if (i < need)
+		return 0;
+	key->data = dst;
+	key->len = len;
+	return 1;
+}
+
 size_t keys_split(const struct key_spec *spec, struct line record, struct line *fields,
-		  size_t max)
+		  size_t max, char *copy)
 {
 	struct field_walk w = { record.data, record.data + record.len, spec->separator, 0 };
 	struct line field;
 	size_t n = 0;
 
+	if (spec->csv) {
+		struct csv_walk cw = csv_walk_of(spec, record);
+		size_t used = 0, len;
+
+		for (; csv_next(&cw, copy + used, &len); n++) {
+			if (n < max)
+				fields[n] = (struct line){ copy + used, len };
+			used += len;
+		}
+		return n;
+	}
 	while (next_field(&w, &field)) {
 		if (n < max)
 			fields[n] = field;
@@ -198,6 +307,8 @@ int keys_field(const struct key_spec *spec, struct line record, struct line *key
 static inline int record_key(const struct key_spec *spec, struct line record, char *copy,
 			     struct line *key)
 {
+	if (spec->csv)
+		return csv_key(spec, record, copy, key);
 	if (spec->fields)
 		return list_key(spec, record, copy, key);
 	return field_key(spec, record, key);
@@ -244,6 +355,8 @@ static int reserve_folded(struct keyset *ks, const struct line *records, size_t 
 		}
 		total += records[i].len;
 	}
+	if (total == 0)
+		total = 1;	/* never a null buffer: keys point into it, even empty ones */
 	if (total <= ks->folded_cap)
 		return 0;
 	if (total < ks->folded_cap * 2 && ks->folded_cap <= SIZE_MAX / 2)
@@ -406,7 +519,7 @@ int keyset_build(struct keyset *ks, const struct key_spec *spec,
 		 const struct line *records, size_t n)
 {
 	ks->count = 0;
-	if ((spec->fold_case || spec->fields) && reserve_folded(ks, records, n) < 0)
+	if ((spec->fold_case || spec->fields || spec->csv) && reserve_folded(ks, records, n) < 0)
 		return -1;
 	if (reserve_keys(ks, n) < 0)
 		return -1;
@@ -416,7 +529,7 @@ int keyset_build(struct keyset *ks, const struct key_spec *spec,
 		ks->count = 0;
 		return -1;
 	}
-	if (spec->field == 0 && !spec->fields && !spec->fold_case)
+	if (spec->field == 0 && !spec->fields && !spec->csv && !spec->fold_case)
 		whole_records(ks, records, n);
 	else
 		field_keys(ks, spec, records, n);

@@ -14,6 +14,14 @@
  * record, each once, joined by one byte: the separator, or one space when
  * fields are split at blanks. A record has a key only when it has every
  * field the list names (for an open range N-, field N).
+ *
+ * CSV keys (csv set; records from a CSV reader, lines.h): fields are
+ * separated by the separator byte outside quotes, and a field's key is its
+ * value: a quoted field without its quotes and with each doubled quote
+ * made one (bytes after the closing quote are kept, as Python's csv
+ * does). A carriage return ending the record (CRLF files) is not data. A
+ * CSV key with no field given is the record's values joined as a list
+ * joins them, so "a",b and a,b key alike.
  */
 #ifndef BFTOOLS_KEYS_H
 #define BFTOOLS_KEYS_H
@@ -31,6 +39,7 @@ struct key_spec {
 	unsigned long field;	/* 1-based field number; 0 = the whole record */
 	struct fieldlist *fields;	/* a field list, or NULL; when set, field is 0 */
 	int separator;		/* byte value, or -1 for runs of blanks */
+	int csv;		/* records are CSV (separator is then a byte) */
 	int words;		/* each word of the key is a key */
 	int fold_case;		/* ASCII case folding */
 };
@@ -43,10 +52,11 @@ int keys_field(const struct key_spec *spec, struct line record, struct line *key
 
 /*
  * Split record into fields as keys are split (for headers): fields[i] is
- * field i + 1, up to max of them. Returns how many fields it has.
+ * field i + 1, up to max of them. CSV values are written to copy (room
+ * for record.len bytes; unused otherwise). Returns how many fields it has.
  */
 size_t keys_split(const struct key_spec *spec, struct line record, struct line *fields,
-		  size_t max);
+		  size_t max, char *copy);
 
 /* A batch of keys drawn from a batch of records. */
 struct keyset {

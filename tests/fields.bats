@@ -228,3 +228,79 @@ uniq_() {
 	run --separate-stderr bfcount --header -k host in.txt
 	expect_output 2
 }
+
+# ---------------------------------------------------------------- --csv
+
+@test "fields: bfuniq --csv keys quoted fields by value (the issue's Smith, John)" {
+	printf 'id,"Smith, John"\n2,"Smith, Jane"\n' >in.csv
+	run --separate-stderr uniq_ -t , -k 2 in.csv
+	# without --csv both keys are "Smith: the second line is lost
+	expect_output 'id,"Smith, John"'
+	run --separate-stderr uniq_ --csv -k 2 in.csv
+	expect_status 0
+	expect_output $'id,"Smith, John"\n2,"Smith, Jane"'
+}
+
+@test "fields: bfuniq --csv writes records exactly as read, quotes, CRLF and line breaks" {
+	printf 'a,"x\r\ny"\r\nb,"x\r\ny"\r\nc,"""q"""\r\nd,"q"\r\ne,"""q"""\r\n' >in.csv
+	run --separate-stderr uniq_ --csv -k 2 in.csv
+	expect_status 0
+	expect_eq "bytes" "$(printf 'a,"x\r\ny"\r\nc,"""q"""\r\nd,"q"\r')" "$output"
+}
+
+@test "fields: --csv keys \"5\" and 5 alike, and \"a\"\"b\" as a\"b" {
+	printf '"5"\n5\n"a""b"\na"b\n' >in.csv
+	run --separate-stderr uniq_ --csv in.csv
+	expect_output $'"5"\n"a""b"'
+}
+
+@test "fields: --csv --header -k names a quoted header field" {
+	printf '"user id","url"\n1,"http://a/?x=1,2"\n2,"http://a/?x=1,2"\n3,http://b/\n' >in.csv
+	run --separate-stderr uniq_ --csv --header -k url in.csv
+	expect_status 0
+	expect_output $'"user id","url"\n1,"http://a/?x=1,2"\n3,http://b/'
+	run --separate-stderr uniq_ --csv --header -k 'user id' in.csv
+	expect_output "$(cat in.csv)"
+}
+
+@test "fields: --csv -t ';' reads the European variant" {
+	printf 'name;amount\n"Müller; Hans";"1,5"\n"Müller; Hans";"2,5"\nMeier;"1,5"\n' >in.csv
+	run --separate-stderr uniq_ --csv -t ';' --header -k name in.csv
+	expect_output $'name;amount\n"Müller; Hans";"1,5"\nMeier;"1,5"'
+	run --separate-stderr uniq_ --csv -t ';' --header -k amount in.csv
+	expect_output $'name;amount\n"Müller; Hans";"1,5"\n"Müller; Hans";"2,5"'
+}
+
+@test "fields: --csv with a quote or newline as separator is a usage error" {
+	: >in.csv
+	run --separate-stderr bfuniq --csv -t '"' in.csv
+	expect_usage_error bfuniq "--csv: the separator cannot be a quote, newline or carriage return"
+}
+
+@test "fields: bfgrep --csv tests values and prints whole records; -n counts records" {
+	printf 'Smith, John\0two\nlines\0' | bfbuild --key "$KEY" -z -n 10 -p 1e-6 -o f.bf
+	printf 'id,name\n1,"Smith, John"\n2,"two\nlines"\n3,"Smith, Jane"\n' >in.csv
+	run --separate-stderr bfgrep --csv --header -n -f f.bf -k name in.csv
+	expect_status 0
+	expect_output $'1:id,name\n2:1,"Smith, John"\n3:2,"two\nlines"'
+	run --separate-stderr bfgrep --csv --header -c -f f.bf -k 2 in.csv
+	expect_output 2
+}
+
+@test "fields: bfbuild --csv adds unquoted values; the same on one thread or four" {
+	# 1.3 MB: big enough for threads to read it in ranges, were it not CSV
+	for i in $(seq 1 60000); do printf '%d,"n%d\nx, ""y"""\n' "$i" "$i"; done >in.csv
+	BFTOOLS_THREADS=1 bfbuild --key "$KEY" -n 100000 -p 1e-6 --csv -k 2 -o one.bf in.csv
+	BFTOOLS_THREADS=4 bfbuild --key "$KEY" -n 100000 -p 1e-6 --csv -k 2 -o four.bf in.csv
+	cmp one.bf four.bf
+	printf 'n1\nx, "y"\0n60000\nx, "y"\0n1\0name\0' >q.txt
+	bfgrep -z -f four.bf q.txt | tr '\0' '|' >got.txt
+	expect_eq "selected" "$(printf 'n1\nx, "y"|n60000\nx, "y"|')" "$(cat got.txt)"
+}
+
+@test "fields: bfcount --csv counts distinct values across records of several lines" {
+	printf 'k\n"a\nb"\n"a\nb"\n"a b"\n' >in.csv
+	run --separate-stderr bfcount --csv --header -k k in.csv
+	expect_status 0
+	expect_output 2
+}

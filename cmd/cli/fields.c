@@ -22,10 +22,19 @@
 static struct key_spec *header_spec;	/* NULL: inputs have no header */
 static void (*header_pass)(void *ctx, struct line header);
 
-void cli_fields_check(const struct key_spec *spec, int header)
+static int csv_separator = -1;	/* --csv: the separator */
+
+void cli_fields_check(struct key_spec *spec, int header)
 {
 	const struct fieldlist *f = spec->fields;
 
+	if (spec->csv) {
+		if (spec->separator < 0)
+			spec->separator = ',';
+		if (spec->separator == '"' || spec->separator == '\n' || spec->separator == '\r')
+			cli_usage_error("--csv: the separator cannot be a quote, newline or carriage return");
+		csv_separator = spec->separator;
+	}
 	if (f == NULL || !f->named || header)
 		return;
 	for (size_t i = 0; i < f->nitems; i++)
@@ -45,24 +54,36 @@ int cli_header_on(void)
 	return header_spec != NULL;
 }
 
+int cli_csv_separator(void)
+{
+	return csv_separator;
+}
+
+int cli_fields_in_order(void)
+{
+	return header_spec != NULL || csv_separator >= 0;
+}
+
 /* The names of spec's list against header: 0, or -1 with why filled. */
 static int resolve_names(struct key_spec *spec, struct line header, char *why, size_t why_len)
 {
 	struct fieldlist *f = spec->fields;
-	size_t n = keys_split(spec, header, NULL, 0), missing = 0;
-	struct line *names = malloc((n ? n : 1) * sizeof *names);
-	int rc;
+	char *copy = malloc(header.len + 1);	/* CSV names unquoted */
+	size_t n = copy ? keys_split(spec, header, NULL, 0, copy) : 0, missing = 0;
+	struct line *names = copy ? malloc((n ? n : 1) * sizeof *names) : NULL;
+	int rc = -1;
 
 	if (names == NULL) {
 		snprintf(why, why_len, "%s", strerror(ENOMEM));
-		return -1;
+	} else {
+		keys_split(spec, header, names, n, copy);
+		rc = fieldlist_resolve(f, names, n, &missing);
+		if (rc < 0)
+			snprintf(why, why_len, "no field named '%.*s' in its header",
+				 (int)f->items[missing].name_len, f->items[missing].name);
 	}
-	keys_split(spec, header, names, n);
-	rc = fieldlist_resolve(f, names, n, &missing);
 	free(names);
-	if (rc < 0)
-		snprintf(why, why_len, "no field named '%.*s' in its header",
-			 (int)f->items[missing].name_len, f->items[missing].name);
+	free(copy);
 	return rc;
 }
 

@@ -168,6 +168,8 @@ static int inputs_open_next(struct inputs *in)
 	if (in->fd < 0)
 		return -1;
 	in->reader = lines_open(in->fd, in->delim);
+	if (in->reader != NULL && cli_csv_separator() >= 0)
+		lines_csv(in->reader, (char)cli_csv_separator());
 	if (in->reader != NULL) {
 		in->current++;
 		in->fresh = 1;

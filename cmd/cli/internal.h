@@ -15,6 +15,7 @@
  *   keys.c      the keys of a batch, hashed on the workers
  *   output.c    checked standard output
  *   window.c    the window options (cli_window.h)
+ *   fields.c    field lists, --header and --csv (cli_fields.h)
  */
 #ifndef BFTOOLS_CLI_INTERNAL_H
 #define BFTOOLS_CLI_INTERNAL_H

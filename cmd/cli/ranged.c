@@ -164,7 +164,7 @@ int cli_each_input_ranged(char *const *paths, int npaths, char delim, const stru
 	int threads = pipeline_threads(), status = 0, stopped = 0, i = 0;
 	uint64_t start = 0, end = 0;
 
-	if (threads < 2 || cli_inputs_recursive || cli_header_on())
+	if (threads < 2 || cli_inputs_recursive || cli_fields_in_order())
 		return cli_each_input(paths, npaths, delim, ordered, events, ctx);
 	if (npaths == 0) {
 		paths = cli_standard_input;

@@ -95,6 +95,7 @@ static const struct {
 	{ "ranges", suite_ranges },
 	{ "keys", suite_keys },
 	{ "fieldlist", suite_fieldlist },
+	{ "csv", suite_csv },
 	{ "cascade", suite_cascade },
 	{ "hll", suite_hll },
 	{ "merge", suite_merge },

@@ -172,12 +172,12 @@ static void keys_split_counts_every_field(void)
 	struct key_spec spec = { .separator = ',' };
 	struct line f[2];
 
-	CHECK(keys_split(&spec, L("id,name,,x"), f, 2) == 4);
+	CHECK(keys_split(&spec, L("id,name,,x"), f, 2, NULL) == 4);
 	CHECK(f[0].len == 2 && memcmp(f[0].data, "id", 2) == 0);
 	CHECK(f[1].len == 4 && memcmp(f[1].data, "name", 4) == 0);
 	spec.separator = -1;
-	CHECK(keys_split(&spec, L("  a  b "), f, 2) == 2);
-	CHECK(keys_split(&spec, L("   "), f, 2) == 0);
+	CHECK(keys_split(&spec, L("  a  b "), f, 2, NULL) == 2);
+	CHECK(keys_split(&spec, L("   "), f, 2, NULL) == 0);
 }
 
 void suite_fieldlist(void)

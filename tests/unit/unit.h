@@ -68,6 +68,7 @@ void suite_lines(void);
 void suite_ranges(void);
 void suite_keys(void);
 void suite_fieldlist(void);
+void suite_csv(void);
 void suite_cascade(void);
 void suite_hll(void);
 void suite_merge(void);
