@@ -43,7 +43,7 @@
 #define DEFAULT_RATE 0.001
 
 static const char usage[] =
-	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k LIST] [-t C] [--header] [--csv] [-i] [-z] [-v] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
 	"\n"
 	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
@@ -213,6 +213,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_FORMAT: opt->format = parse_format(arg); break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
 	case CLI_OPT_CSV: opt->spec.csv = 1; break;
+	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); break;
 	case CLI_OPT_HEADER: opt->header = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'i': opt->spec.fold_case = 1; break;
@@ -613,6 +614,7 @@ static int add_batch(void *ctx, unsigned slot, const struct line *records, size_
 	const char *why;
 
 	(void)records;
+	(void)cli_bad_lines(&k->set);
 	if (b->shared)
 		cascade_count_added(b->filter, k->set.count);
 	else if (add_keys(b, k, &why) < 0)
@@ -789,6 +791,7 @@ static void report(const struct build *b, int verbose)
 
 	if (verbose) {
 		report_lines(b);
+		cli_bad_lines_report();
 		cli_warn("%s (capacity %llu)", describe_count(cascade_estimate_count(c), text),
 			 (unsigned long long)c->capacity);
 		report_fill(c);

@@ -39,10 +39,10 @@
 #define INTERSECT_MAX 12
 
 static const char usage[] =
-	"Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [-i] [-z] [-v] [FILE...]\n"
+	"Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [FILE...]\n"
 	"   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]\n"
 	"   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER...\n"
-	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k LIST] [-t C] [--header] [--csv] [-i] [-z] [-v] [FILE...]\n"
+	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [FILE...]\n"
 	"Print the estimated number of distinct keys in the input, or in filters,\n"
 	"or in HyperLogLog sketches saved by -o.\n"
 	"\n"
@@ -156,6 +156,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	switch (c) {
 	case 'k': cli_field_option(&opt->spec, arg); opt->key_options = 1; break;
 	case CLI_OPT_CSV: opt->spec.csv = 1; opt->key_options = 1; break;
+	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); opt->key_options = 1; break;
 	case CLI_OPT_HEADER: opt->header = 1; opt->key_options = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); opt->key_options = 1; break;
 	case 'i': opt->spec.fold_case = 1; opt->key_options = 1; break;
@@ -399,11 +400,12 @@ static void count_keys(void *ctx, unsigned slot, size_t from, size_t to)
 	}
 }
 
-/* Calling thread: nothing is left to do in order; the counts are all in the partials. */
+/* Calling thread: lines that are not JSON (--json); the counts are all in the partials. */
 static int batch_counted(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
-	(void)ctx;
-	(void)slot;
+	const struct counter *c = ctx;
+
+	(void)cli_bad_lines(&c->keys[slot]);
 	(void)records;
 	(void)n;
 	return 0;
@@ -432,6 +434,7 @@ static void put_estimate(const struct options *opt, const struct sketch *s, cons
 		cli_write_error(errno);
 	if (!opt->verbose)
 		return;
+	cli_bad_lines_report();
 	if (sketch_is_exact(s))
 		cli_warn("exact count (below the HyperLogLog threshold)");
 	else

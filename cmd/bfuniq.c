@@ -37,7 +37,7 @@
 #define GROWING_FIRST_CAPACITY 100000
 
 static const char usage[] =
-	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k LIST] [-t C] [--header] [--csv] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
 	"\n"
 	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
@@ -124,6 +124,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'd': opt->repeated = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
 	case CLI_OPT_CSV: opt->spec.csv = 1; break;
+	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); break;
 	case CLI_OPT_HEADER: opt->header = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'i': opt->spec.fold_case = 1; break;
@@ -403,6 +404,14 @@ static void write_header(void *ctx, struct line header)
 		cli_write_error(errno);
 }
 
+/* --json --bad-line=skip: lines that are not JSON pass on unfiltered, as lines without a time. */
+static void mark_bad_lines(struct uniq *u, const struct keyset *ks)
+{
+	u->keyless += cli_bad_lines(ks);
+	for (size_t b = 0; b < ks->nbad; b++)
+		u->state[ks->bad[b]] = BAD_TIME;
+}
+
 /* Calling thread, in input order: a repeat must meet the first copy. */
 static int emit_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -410,6 +419,7 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 	int wanted = u->opt->repeated ? SEEN_BEFORE : FIRST_SEEN;
 
 	classify(u, &u->keys[slot], records, n);
+	mark_bad_lines(u, &u->keys[slot].set);
 	u->lines += n;
 	for (size_t r = 0; r < n; r++) {
 		u->repeats += u->state[r] == SEEN_BEFORE;
@@ -450,6 +460,7 @@ static void report(const struct uniq *u)
 		 (unsigned long long)(u->lines - u->repeats - u->keyless - u->bad_times),
 		 (unsigned long long)u->repeats, (unsigned long long)u->keyless,
 		 (unsigned long long)u->written);
+	cli_bad_lines_report();
 	if (u->window != NULL) {
 		report_window(u);
 		return;

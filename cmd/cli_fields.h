@@ -32,16 +32,22 @@
  * CLI_OPT_HEADER and CLI_OPT_CSV cases in the switch; CLI_FORMAT_HELP in
  * --help.
  */
-enum { CLI_OPT_HEADER = 1100, CLI_OPT_CSV };
+enum { CLI_OPT_HEADER = 1100, CLI_OPT_CSV, CLI_OPT_JSON, CLI_OPT_BAD_LINE };
 #define CLI_FORMAT_OPTIONS                                                   \
 	{ "header", no_argument, NULL, CLI_OPT_HEADER },                    \
-	{ "csv", no_argument, NULL, CLI_OPT_CSV }
+	{ "csv", no_argument, NULL, CLI_OPT_CSV },                          \
+	{ "json", no_argument, NULL, CLI_OPT_JSON },                        \
+	{ "bad-line", required_argument, NULL, CLI_OPT_BAD_LINE }
 #define CLI_FORMAT_HELP                                                      \
 	"      --header          the first line of each input is a header: not\n" \
 	"                        a key; -k may name its fields (-k host,path)\n" \
 	"      --csv             the input is CSV (RFC 4180; -t defaults to ','):\n" \
 	"                        quoted fields may hold separators and newlines,\n" \
-	"                        keys are the unquoted values\n"
+	"                        keys are the unquoted values\n"              \
+	"      --json            each line is JSON (NDJSON): -k takes paths as jq\n" \
+	"                        does (.user.id, .tags[0], .[\"odd key\"], .a,.b)\n" \
+	"      --bad-line=error|skip  a line that is not JSON: stop with an error\n" \
+	"                        (the default), or pass it on without a key\n"
 
 /*
  * After the options: field names in -k need --header (header nonzero);
@@ -49,6 +55,19 @@ enum { CLI_OPT_HEADER = 1100, CLI_OPT_CSV };
  * input be read as CSV records (lines_csv).
  */
 void cli_fields_check(struct key_spec *spec, int header);
+/* --json and --bad-line (CLI_OPT_JSON, CLI_OPT_BAD_LINE): handled here. */
+void cli_fields_option(int c, const char *arg);
+
+/*
+ * Calling thread, during consume: the records of ks that are not JSON. A
+ * usage of --bad-line=error (the default) is fatal here, naming the input
+ * and line of the first; with skip, they are counted and their number
+ * returned (ks->bad lists them).
+ */
+uint64_t cli_bad_lines(const struct keyset *ks);
+/* For -v: how many lines were not JSON, if any. */
+void cli_bad_lines_report(void);
+
 /* The CSV separator when inputs are CSV, else -1. */
 int cli_csv_separator(void);
 /* Whether inputs must be read in order, never in ranges (--header, --csv). */

@@ -36,6 +36,8 @@ complete -c bfbuild -s k -l field -x -d 'Key on fields of each line (N, N,M, N-M
 complete -c bfbuild -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfbuild -l header -d 'The first line of each input is a header, not a key'
 complete -c bfbuild -l csv -d 'The input is CSV (RFC 4180): quoted fields, keys are values'
+complete -c bfbuild -l json -d 'Each line is JSON: -k takes jq paths'
+complete -c bfbuild -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
 complete -c bfbuild -s i -l ignore-case -d 'Fold ASCII case; recorded in the filter'
 complete -c bfbuild -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfbuild -s v -l verbose -d 'Report lines, keys, fill and rate on stderr'

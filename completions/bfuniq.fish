@@ -27,6 +27,8 @@ complete -c bfuniq -s k -l field -x -d 'Key on fields of each line (N, N,M, N-M,
 complete -c bfuniq -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfuniq -l header -d 'The first line of each input is a header, not a key'
 complete -c bfuniq -l csv -d 'The input is CSV (RFC 4180): quoted fields, keys are values'
+complete -c bfuniq -l json -d 'Each line is JSON: -k takes jq paths'
+complete -c bfuniq -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
 complete -c bfuniq -s i -l ignore-case -d 'Fold ASCII case of keys'
 complete -c bfuniq -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfuniq -s v -l verbose -d 'Report lines, repeats and expected losses on stderr'

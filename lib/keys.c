@@ -303,10 +303,57 @@ int keys_field(const struct key_spec *spec, struct line record, struct line *key
 	return field_key(spec, record, key);
 }
 
-/* A record's key, a field list's copied to copy (which then holds it). */
-static inline int record_key(const struct key_spec *spec, struct line record, char *copy,
-			     struct line *key)
+/* A JSON record's key into dst: 1, 0 without one, -1 when not JSON (*why). */
+static int json_key(const struct key_spec *spec, struct line record, char *dst,
+		    struct line *key, const char **why)
 {
+	const struct json_paths *paths = spec->json;
+	struct line values[JSON_PATHS_MAX];
+	char joiner = spec->separator < 0 ? '\t' : (char)spec->separator;
+	size_t len = 0;
+	int rc = json_find(record, paths, values, why);
+
+	if (rc <= 0)
+		return rc;
+	for (size_t i = 0; i < paths->n; i++) {
+		if (values[i].data == NULL)
+			return 0;
+		if (i > 0)
+			dst[len++] = joiner;
+		len += json_key_text(values[i], dst + len);
+	}
+	key->data = dst;
+	key->len = len;
+	return 1;
+}
+
+/* Notes record i as not JSON; -1 when out of memory. */
+static int note_bad(struct keyset *ks, size_t i, const char *why)
+{
+	if (ks->nbad == ks->bad_cap) {
+		size_t cap = ks->bad_cap ? 2 * ks->bad_cap : 16;
+		size_t *bigger = realloc(ks->bad, cap * sizeof *bigger);
+
+		if (bigger == NULL)
+			return -1;
+		ks->bad = bigger;
+		ks->bad_cap = cap;
+	}
+	if (ks->nbad == 0)
+		ks->bad_why = why;
+	ks->bad[ks->nbad++] = i;
+	return 0;
+}
+
+/*
+ * A record's key, a field list's copied to copy (which then holds it):
+ * 1, 0 without one, -1 when the record is not JSON (*why).
+ */
+static inline int record_key(const struct key_spec *spec, struct line record, char *copy,
+			     struct line *key, const char **why)
+{
+	if (spec->json)
+		return json_key(spec, record, copy, key, why);
 	if (spec->csv)
 		return csv_key(spec, record, copy, key);
 	if (spec->fields)
@@ -342,18 +389,25 @@ static int reserve_keys(struct keyset *ks, size_t want)
 	return 0;
 }
 
-/* Sizes ks->folded for every byte of every record, before any key uses it. */
-static int reserve_folded(struct keyset *ks, const struct line *records, size_t n)
+/*
+ * Sizes ks->folded for every byte of every record, times copies, before
+ * any key uses it (JSON keys may hold a value once per path, and a byte
+ * between them: copies is the number of paths, each taking len + 1).
+ */
+static int reserve_folded(struct keyset *ks, const struct line *records, size_t n,
+			  size_t copies)
 {
 	size_t total = 0;
 	char *folded;
 
 	for (size_t i = 0; i < n; i++) {
-		if (records[i].len > SIZE_MAX - total) {
+		size_t len = copies > 1 ? records[i].len + 1 : records[i].len;
+
+		if (len > (SIZE_MAX - total) / copies) {
 			errno = ENOMEM;
 			return -1;
 		}
-		total += records[i].len;
+		total += len * copies;
 	}
 	if (total == 0)
 		total = 1;	/* never a null buffer: keys point into it, even empty ones */
@@ -470,7 +524,7 @@ static void whole_records(struct keyset *ks, const struct line *records, size_t 
 }
 
 /* At most one key per record, so the n slots reserved by the caller do. */
-static void field_keys(struct keyset *ks, const struct key_spec *spec,
+static int field_keys(struct keyset *ks, const struct key_spec *spec,
 		       const struct line *records, size_t n)
 {
 	struct line *keys = ks->keys;
@@ -480,10 +534,14 @@ static void field_keys(struct keyset *ks, const struct key_spec *spec,
 
 	for (size_t i = 0; i < n; i++) {
 		struct line key;
+		const char *why;
+		int found = record_key(spec, records[i], folded, &key, &why);
 
-		if (!record_key(spec, records[i], folded, &key))
+		if (found < 0 && note_bad(ks, i, why) < 0)
+			return -1;
+		if (found <= 0)
 			continue;
-		/* An empty key has nothing to fold (and folded may be NULL). */
+		/* An empty key has nothing to fold. */
 		if (spec->fold_case && key.len > 0)
 			key = fold_into(folded, key);
 		if (key.data == folded)
@@ -493,6 +551,7 @@ static void field_keys(struct keyset *ks, const struct key_spec *spec,
 		from[count++] = i;
 	}
 	ks->count = count;
+	return 0;
 }
 
 static int word_keys(struct keyset *ks, const struct key_spec *spec,
@@ -502,8 +561,12 @@ static int word_keys(struct keyset *ks, const struct key_spec *spec,
 
 	for (size_t i = 0; i < n; i++) {
 		struct line key;
+		const char *why;
+		int found = record_key(spec, records[i], folded, &key, &why);
 
-		if (!record_key(spec, records[i], folded, &key))
+		if (found < 0 && note_bad(ks, i, why) < 0)
+			return -1;
+		if (found <= 0)
 			continue;
 		if (spec->fold_case && key.len > 0)
 			key = fold_into(folded, key);
@@ -519,7 +582,9 @@ int keyset_build(struct keyset *ks, const struct key_spec *spec,
 		 const struct line *records, size_t n)
 {
 	ks->count = 0;
-	if ((spec->fold_case || spec->fields || spec->csv) && reserve_folded(ks, records, n) < 0)
+	ks->nbad = 0;
+	if ((spec->fold_case || spec->fields || spec->csv || spec->json) &&
+	    reserve_folded(ks, records, n, spec->json ? spec->json->n : 1) < 0)
 		return -1;
 	if (reserve_keys(ks, n) < 0)
 		return -1;
@@ -529,11 +594,14 @@ int keyset_build(struct keyset *ks, const struct key_spec *spec,
 		ks->count = 0;
 		return -1;
 	}
-	if (spec->field == 0 && !spec->fields && !spec->csv && !spec->fold_case)
+	if (spec->field == 0 && !spec->fields && !spec->csv && !spec->json && !spec->fold_case) {
 		whole_records(ks, records, n);
-	else
-		field_keys(ks, spec, records, n);
-	return 0;
+		return 0;
+	}
+	if (field_keys(ks, spec, records, n) == 0)
+		return 0;
+	ks->count = 0;
+	return -1;
 }
 
 void keyset_free(struct keyset *ks)
@@ -541,5 +609,6 @@ void keyset_free(struct keyset *ks)
 	free(ks->keys);
 	free(ks->record);
 	free(ks->folded);
+	free(ks->bad);
 	memset(ks, 0, sizeof *ks);
 }

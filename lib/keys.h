@@ -15,6 +15,12 @@
  * fields are split at blanks. A record has a key only when it has every
  * field the list names (for an open range N-, field N).
  *
+ * JSON keys (json set: --json, NDJSON): json.h's paths; the key is the
+ * value's key text (json.h), several values joined by one byte (the
+ * separator, or a tab when fields would be split at blanks). A record
+ * without a path's value, or of whitespace only, has no key; a record
+ * that is not JSON has none either and is noted in the keyset as bad.
+ *
  * CSV keys (csv set; records from a CSV reader, lines.h): fields are
  * separated by the separator byte outside quotes, and a field's key is its
  * value: a quoted field without its quotes and with each doubled quote
@@ -29,6 +35,7 @@
 #include <stddef.h>
 
 #include "fieldlist.h"
+#include "json.h"
 #include "line.h"
 
 #ifdef __cplusplus
@@ -40,6 +47,7 @@ struct key_spec {
 	struct fieldlist *fields;	/* a field list, or NULL; when set, field is 0 */
 	int separator;		/* byte value, or -1 for runs of blanks */
 	int csv;		/* records are CSV (separator is then a byte) */
+	const struct json_paths *json;	/* records are JSON: key on these paths */
 	int words;		/* each word of the key is a key */
 	int fold_case;		/* ASCII case folding */
 };
@@ -65,11 +73,15 @@ struct keyset {
 	size_t count, cap;
 	char *folded;		/* storage for case-folded copies */
 	size_t folded_cap;
+	size_t *bad;		/* JSON: the records that are not JSON */
+	size_t nbad, bad_cap;
+	const char *bad_why;	/* what is wrong with the first of them */
 };
 
 /*
  * Replace ks's contents with the keys of records[0..n). Records without the
- * field give no key; in words mode a record gives one key per word. Keys
+ * field give no key (nor do bad JSON records, listed in ks->bad); in
+ * words mode a record gives one key per word. Keys
  * point into the records, or into ks->folded when folding. Returns 0, or -1
  * when out of memory.
  */

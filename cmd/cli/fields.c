@@ -23,10 +23,73 @@ static struct key_spec *header_spec;	/* NULL: inputs have no header */
 static void (*header_pass)(void *ctx, struct line header);
 
 static int csv_separator = -1;	/* --csv: the separator */
+static int json_inputs;			/* --json */
+static int bad_line_given, bad_line_skip;	/* --bad-line, =skip */
+static uint64_t bad_lines;		/* lines that were not JSON, skipped */
+const char *cli_field_text;
+
+void cli_fields_option(int c, const char *arg)
+{
+	if (c == CLI_OPT_JSON) {
+		json_inputs = 1;
+		return;
+	}
+	bad_line_given = 1;
+	if (strcmp(arg, "skip") == 0)
+		bad_line_skip = 1;
+	else if (strcmp(arg, "error") == 0)
+		bad_line_skip = 0;
+	else
+		cli_usage_error("invalid --bad-line '%s': expected 'error' or 'skip'", arg);
+}
+
+/* --json: -k's text (or '.', the whole line) as paths. */
+static void json_paths(struct key_spec *spec, int header)
+{
+	const char *text = cli_field_text ? cli_field_text : ".", *why;
+
+	if (spec->csv || header)
+		cli_usage_error("--json cannot be used with --csv or --header");
+	fieldlist_free(spec->fields);
+	spec->fields = NULL;
+	spec->field = 0;
+	spec->json = json_paths_parse(text, &why);
+	if (spec->json == NULL)
+		cli_usage_error("invalid path '%s': %s", text, why);
+}
+
+uint64_t cli_bad_lines(const struct keyset *ks)
+{
+	const char *name;
+	uint64_t first;
+
+	if (ks->nbad == 0)
+		return 0;
+	if (!bad_line_skip) {
+		cli_batch_origin(&name, &first);
+		cli_fatal("%s:%llu: not JSON: %s", name ? name : "(standard input)",
+			  (unsigned long long)(first + ks->bad[0]), ks->bad_why);
+	}
+	bad_lines += ks->nbad;
+	return ks->nbad;
+}
+
+void cli_bad_lines_report(void)
+{
+	if (bad_lines > 0)
+		cli_warn("lines not JSON, passed on without a key (--bad-line=skip): %llu",
+			 (unsigned long long)bad_lines);
+}
 
 void cli_fields_check(struct key_spec *spec, int header)
 {
-	const struct fieldlist *f = spec->fields;
+	const struct fieldlist *f;
+
+	if (bad_line_given && !json_inputs)
+		cli_usage_error("--bad-line is about JSON lines: it needs --json");
+	if (json_inputs)
+		json_paths(spec, header);
+	f = spec->fields;
 
 	if (spec->csv) {
 		if (spec->separator < 0)
@@ -61,7 +124,7 @@ int cli_csv_separator(void)
 
 int cli_fields_in_order(void)
 {
-	return header_spec != NULL || csv_separator >= 0;
+	return header_spec != NULL || csv_separator >= 0 || json_inputs;
 }
 
 /* The names of spec's list against header: 0, or -1 with why filled. */

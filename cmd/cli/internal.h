@@ -26,6 +26,9 @@
 
 #define MEMORY_ENV "BFTOOLS_MAX_MEMORY"
 
+/* options.c: -k's text as given, for fields.c to read as JSON paths */
+extern const char *cli_field_text;
+
 /* options.c: --no-wait was given */
 extern int cli_no_wait;
 

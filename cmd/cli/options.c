@@ -201,6 +201,7 @@ void cli_field_option(struct key_spec *spec, const char *arg)
 {
 	const char *why = NULL;
 
+	cli_field_text = arg;
 	fieldlist_free(spec->fields);
 	spec->fields = NULL;
 	/* one item that starts like a number is read (and refused) as one */

@@ -96,6 +96,7 @@ static const struct {
 	{ "keys", suite_keys },
 	{ "fieldlist", suite_fieldlist },
 	{ "csv", suite_csv },
+	{ "json", suite_json },
 	{ "cascade", suite_cascade },
 	{ "hll", suite_hll },
 	{ "merge", suite_merge },

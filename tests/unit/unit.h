@@ -69,6 +69,7 @@ void suite_ranges(void);
 void suite_keys(void);
 void suite_fieldlist(void);
 void suite_csv(void);
+void suite_json(void);
 void suite_cascade(void);
 void suite_hll(void);
 void suite_merge(void);
