@@ -70,13 +70,54 @@ static long hex4(const unsigned char *p)
 	return v;
 }
 
+/* The bytes a string's scan must stop at: '"', '\\' and the control characters. */
+static const unsigned char string_stop[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['"'] = 1, ['\\'] = 1,
+};
+
+/*
+ * Whether any of eight bytes is a stop byte: the classic "has zero byte"
+ * test, (x - 0x01..) & ~x & 0x80.., on w ^ '"', on w ^ '\\', and as
+ * "has a byte below 0x20" on w itself. A borrow can only mark bytes above
+ * one truly found, so the answer for the word as a whole is exact.
+ */
+static int word_has_stop(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+
+	return ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) & high) != 0;
+}
+
+/* Past the plain bytes at j->p: eight at a time, then one at a time. */
+static void skip_plain(struct parser *j)
+{
+	uint64_t w;
+
+	while (j->end - j->p >= 8) {
+		memcpy(&w, j->p, 8);	/* memcpy: no unaligned pointer casts */
+		if (word_has_stop(w))
+			break;
+		j->p += 8;
+	}
+	while (j->p < j->end && !string_stop[*j->p])
+		j->p++;
+}
+
 /* A string at j->p (its opening quote): checked and passed. */
 static int scan_string(struct parser *j)
 {
 	static const char escapes[] = "\"\\/bfnrtu";
 
 	for (j->p++; j->p < j->end; j->p++) {
-		unsigned char c = *j->p;
+		unsigned char c;
+
+		skip_plain(j);
+		if (j->p == j->end)
+			break;
+		c = *j->p;
 
 		if (c == '"') {
 			j->p++;
@@ -414,8 +455,17 @@ size_t json_key_text(struct line value, char *out)
 	if (value.len == 0)
 		return 0;
 	if (*p == '"') {
-		for (p++, end--; p < end;)
-			len += unescape_one(&p, end, (unsigned char *)out + len);
+		for (p++, end--; p < end;) {
+			/* runs without a backslash are copied whole */
+			const unsigned char *bs = memchr(p, '\\', (size_t)(end - p));
+			const unsigned char *stop = bs ? bs : end;
+
+			memcpy(out + len, p, (size_t)(stop - p));
+			len += (size_t)(stop - p);
+			p = stop;
+			if (p < end)
+				len += unescape_one(&p, end, (unsigned char *)out + len);
+		}
 		return len;
 	}
 	if (*p != '{' && *p != '[') {

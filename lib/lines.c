@@ -279,8 +279,15 @@ static char *csv_scan(struct lines_reader *r, char *p, char *end)
 	int state = r->csv_state;
 
 	for (; p < end; p++) {
-		unsigned char c = (unsigned char)*p;
+		unsigned char c;
 
+		/* inside an unquoted field only a separator or delimiter matters */
+		if (state == CSV_UNQUOTED)
+			while (p < end && (unsigned char)*p != r->delim && (unsigned char)*p != r->csv_sep)
+				p++;
+		if (p == end)
+			break;
+		c = (unsigned char)*p;
 		if (state == CSV_QUOTED) {
 			char *q = memchr(p, '"', (size_t)(end - p));
 
