@@ -832,8 +832,12 @@ int main(int argc, char **argv)
 	if (opt.filter && strcmp(opt.filter, "-") != 0)
 		cli_stop_on_signals();
 	b.filter = acquire_filter(&opt, &window);
-	if (window != NULL)
-		return build_window(&opt, window, dest);
+	if (window != NULL) {
+		int rc = build_window(&opt, window, dest);
+
+		cli_fields_release(&opt.spec);
+		return rc;
+	}
 	cli_window_check_use(&opt.win, NULL);
 	if (opt.remove)
 		check_removable(b.filter, opt.filter);
@@ -848,6 +852,7 @@ int main(int argc, char **argv)
 	save_filter(b.filter, dest, opt.format);
 	cli_unlock();
 	cascade_free(b.filter);
+	cli_fields_release(&opt.spec);
 	if (cli_stop_signal())
 		return 128 + cli_stop_signal();	/* cut short, all of it saved */
 	if (b.absent == 0)

@@ -784,5 +784,6 @@ int main(int argc, char **argv)
 	cli_stdout_finish(&out);
 	free(opt.filters);
 	free(opt.sk.paths);
+	cli_fields_release(&opt.spec);
 	return status < 0 ? EXIT_TROUBLE : 0;
 }

@@ -598,5 +598,6 @@ int main(int argc, char **argv)
 	else
 		status = g.matches > 0 ? 0 : EXIT_NONE;
 	release(&g, &opt);
+	cli_fields_release(&opt.spec);
 	return status;
 }

@@ -544,6 +544,7 @@ int main(int argc, char **argv)
 		cli_keys_free(&u.keys[i]);
 	free(u.present);
 	free(u.state);
+	cli_fields_release(&opt.spec);
 	if (cli_stop_signal())
 		return 128 + cli_stop_signal();	/* cut short, all of it saved */
 	return input_status < 0 ? EXIT_TROUBLE : 0;

@@ -68,6 +68,9 @@ uint64_t cli_bad_lines(const struct keyset *ks);
 /* For -v: how many lines were not JSON, if any. */
 void cli_bad_lines_report(void);
 
+/* At the end: free what cli_field_option and cli_fields_check gave spec. */
+void cli_fields_release(struct key_spec *spec);
+
 /* The CSV separator when inputs are CSV, else -1. */
 int cli_csv_separator(void);
 /* Whether inputs must be read in order, never in ranges (--header, --csv). */

@@ -106,6 +106,14 @@ void cli_fields_check(struct key_spec *spec, int header)
 					(int)f->items[i].name_len, f->items[i].name);
 }
 
+void cli_fields_release(struct key_spec *spec)
+{
+	fieldlist_free(spec->fields);
+	json_paths_free((struct json_paths *)spec->json);
+	spec->fields = NULL;
+	spec->json = NULL;
+}
+
 void cli_header_inputs(struct key_spec *spec, void (*pass)(void *ctx, struct line header))
 {
 	header_spec = spec;
