@@ -5,7 +5,8 @@
 #   make demo       build, then run a small pipeline end to end
 #   make check      C unit tests + every bats file; ends "tests: N passed, N failed"
 #   make asan       the whole suite again under AddressSanitizer + UBSan
-#   make lint       man pages through mandoc -Tlint and groff -ww
+#   make lint       man pages through mandoc -Tlint and groff -ww, and the
+#                   layers of lib/ (tests/layers.sh: no include upward, no circle)
 #   make bench      speed and memory against sort, gawk, grep -F (tests/bench/)
 #   make bench-threads  lines per second for -j 1, 2, 4, 8, 16 (up to the
 #                   CPUs) and the ratio to -j 1 (tests/bench/threads.sh)
@@ -53,14 +54,18 @@ CFLAGS   ?= -O2 -g
 STDFLAGS  = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
 DEFS      = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DBFTOOLS_VERSION='"$(VERSION)"'
 # -fPIC: the same objects make the static and the shared library.
-# -pthread: lib/pipeline.c reads input on a second thread.
-ALLFLAGS  = $(STDFLAGS) $(DEFS) -Ilib -fPIC -pthread $(CPPFLAGS) $(CFLAGS)
+# -pthread: lib/io/pipeline.c reads input on a second thread.
+# lib/ is in layers, a folder each (ARCHITECTURE.md); headers are included
+# by their bare names, as they are installed (one bftools/ directory).
+LIB_LAYERS = base hash io sets files
+LIB_INCLUDES = -Ilib $(LIB_LAYERS:%=-Ilib/%)
+ALLFLAGS  = $(STDFLAGS) $(DEFS) $(LIB_INCLUDES) -fPIC -pthread $(CPPFLAGS) $(CFLAGS)
 LDLIBS    = -lz -lm -pthread
 
 # O is the build directory: "." for the normal build, build/asan for make asan.
 O        ?= .
 PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo
-LIB_SRC   = $(wildcard lib/*.c)
+LIB_SRC   = $(wildcard $(LIB_LAYERS:%=lib/%/*.c))
 LIB_OBJ   = $(LIB_SRC:%.c=$(O)/%.o)
 CLI_SRC   = $(wildcard cmd/cli/*.c)
 CLI_OBJ   = $(CLI_SRC:%.c=$(O)/%.o)
@@ -69,10 +74,12 @@ UNIT_OBJ  = $(UNIT_SRC:%.c=$(O)/%.o)
 BINS      = $(PROGRAMS:%=$(O)/cmd/%)
 SHLIB     = $(O)/lib/libbftools.so.$(SOVERSION)
 # The library's public headers, installed under INCLUDEDIR/bftools/.
-PUBLIC_HEADERS = lib/bftools.h lib/line.h lib/siphash.h lib/filter.h lib/sizing.h \
-	lib/cascade.h lib/format.h lib/merge.h lib/lines.h lib/keys.h lib/fieldlist.h lib/writer.h \
-	lib/hll.h lib/numparse.h lib/atomic.h lib/keyfile.h lib/dcso.h lib/pipeline.h lib/lock.h \
-	lib/window.h lib/sketch.h
+PUBLIC_HEADERS = lib/bftools.h lib/base/line.h lib/hash/siphash.h lib/sets/filter_types.h \
+	lib/sets/filter.h lib/sets/layout.h lib/sets/layout_dcso.h lib/sets/sizing.h \
+	lib/sets/cascade.h lib/files/format.h lib/sets/merge.h lib/files/merge_stream.h \
+	lib/io/lines.h lib/io/keys.h lib/io/fieldlist.h lib/io/json.h lib/io/writer.h lib/sets/hll.h lib/base/numparse.h \
+	lib/base/atomic.h lib/files/keyfile.h lib/files/dcso.h lib/io/pipeline.h lib/base/lock.h \
+	lib/sets/window.h lib/sets/sketch.h lib/files/sketch_file.h
 UNIT_BIN  = $(O)/tests/unit/unit
 ACCURACY_BIN = $(O)/tests/accuracy/accuracy
 
@@ -197,6 +204,7 @@ tsan: deps-tsan
 
 lint: deps-lint
 	@sh tests/lint.sh
+	@sh tests/layers.sh
 
 demo: all
 	@sh tests/demo.sh cmd
@@ -262,7 +270,7 @@ uninstall:
 
 clean:
 	rm -rf build demo-out
-	rm -f lib/*.o lib/*.d lib/libbftools.a lib/libbftools.so.* bftools.pc cmd/*.o cmd/*.d cmd/cli/*.o cmd/cli/*.d tests/unit/*.o tests/unit/*.d $(UNIT_BIN)
+	rm -f lib/*/*.o lib/*/*.d lib/libbftools.a lib/libbftools.so.* bftools.pc cmd/*.o cmd/*.d cmd/cli/*.o cmd/cli/*.d tests/unit/*.o tests/unit/*.d $(UNIT_BIN)
 	rm -f tests/accuracy/*.o tests/accuracy/*.d $(ACCURACY_BIN)
 	rm -f $(PROGRAMS:%=cmd/%)
 

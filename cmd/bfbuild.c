@@ -37,6 +37,7 @@
 #include "dcso.h"
 #include "filter.h"
 #include "keys.h"
+#include "layout.h"
 #include "sizing.h"
 
 #define DEFAULT_CAPACITY 1000000
@@ -174,11 +175,11 @@ static enum output_format parse_format(const char *arg)
 /* bfbuild's layouts: the shared two, and counting, which only bfbuild makes. */
 static enum filter_layout parse_layout(const char *arg)
 {
-	if (strcmp(arg, "counting") == 0)
-		return FILTER_COUNTING;
-	if (strcmp(arg, "blocked") != 0 && strcmp(arg, "classic") != 0)
-		cli_usage_error("invalid layout '%s': expected 'blocked', 'classic' or 'counting'", arg);
-	return cli_layout(arg);
+	const struct layout_ops *l = layout_named(arg);
+
+	if (l != NULL && (l->traits & LAYOUT_SAVED))
+		return l->id;
+	cli_usage_error("invalid layout '%s': expected 'blocked', 'classic' or 'counting'", arg);
 }
 
 /* Options that shape a filter DCSO's format cannot record: noted for the conflict check. */
@@ -278,7 +279,7 @@ static void check_window_conflicts(struct options *opt)
 		return;
 	if (opt->format != FORMAT_BFTOOLS || opt->remove || opt->like || opt->bits || opt->hashes)
 		cli_usage_error("--window cannot be used with --format, --remove, --like, -m or -K");
-	if (opt->shape.layout == FILTER_COUNTING)
+	if (!window_layout_allowed(opt->shape.layout))
 		cli_usage_error("--window cannot be used with --layout counting: generations are dropped whole");
 	cli_window_finish(&opt->win, opt->capacity_given ? opt->capacity : 0, opt->rate,
 			  opt->spec.separator);
@@ -375,7 +376,7 @@ static void choose_shape(struct options *opt, struct filter_params *p)
 /* What a layout's m counts. */
 static const char *positions_name(enum filter_layout layout)
 {
-	return layout == FILTER_COUNTING ? "counters" : "bits";
+	return layout_of(layout)->unit;
 }
 
 static struct cascade *new_filter(struct options *opt)
@@ -501,11 +502,11 @@ static int build_window(const struct options *opt, struct window *w, const char 
 
 static const char *layout_name(enum filter_layout layout)
 {
-	static const char *const names[] = { "?", "blocked", "classic", "counting" };
+	const struct layout_ops *l = layout_of(layout);
 
-	if (layout == FILTER_DCSO)
-		return "DCSO";
-	return (unsigned)layout < sizeof names / sizeof names[0] ? names[layout] : "?";
+	if (l == NULL)
+		return "?";
+	return l->traits & LAYOUT_FOREIGN ? "DCSO" : l->name;	/* the other format's own name */
 }
 
 /* --remove: refuse, before any input is read, a filter keys cannot be removed from. */
@@ -513,7 +514,7 @@ static void check_removable(struct cascade *c, const char *path)
 {
 	const char *why;
 
-	if (cascade_params(c)->layout != FILTER_COUNTING) {
+	if (layout_of(cascade_params(c)->layout)->remove == NULL) {
 		const char *layout = layout_name(cascade_params(c)->layout);
 
 		cascade_free(c);
@@ -746,7 +747,7 @@ static uint64_t positions(const struct cascade *c)
 	for (size_t i = 0; i < c->nstages; i++) {
 		const struct filter_params *p = &c->stages[i]->params;
 
-		total += p->layout == FILTER_DCSO ? p->probe_bits : p->m;
+		total += layout_of(p->layout)->probed(p);
 	}
 	return total;
 }
@@ -771,7 +772,7 @@ static void report_fill(const struct cascade *c)
 
 	for (size_t i = 0; i < c->nstages; i++)
 		saturated += filter_saturated(c->stages[i]);
-	if (p->layout == FILTER_COUNTING)
+	if (layout_has(p->layout, LAYOUT_COUNTERS))
 		cli_warn("%llu of %llu counters non-zero (%.2f%%), %llu saturated, k = %u, counting layout, %zu stage%s, %s",
 			 (unsigned long long)set, (unsigned long long)m, 100.0 * (double)set / (double)m,
 			 (unsigned long long)saturated, p->k, c->nstages, c->nstages == 1 ? "" : "s",
@@ -842,7 +843,7 @@ int main(int argc, char **argv)
 	if (opt.remove)
 		check_removable(b.filter, opt.filter);
 	/* a new DCSO filter, or -f x.bloom: DCSO's N counts keys that set a new bit */
-	b.count_new = opt.format != FORMAT_BFTOOLS || cascade_params(b.filter)->layout == FILTER_DCSO;
+	b.count_new = opt.format != FORMAT_BFTOOLS || layout_has(cascade_params(b.filter)->layout, LAYOUT_FOREIGN);
 	b.remove = opt.remove;
 	b.checkpoint = opt.checkpoint;
 	b.checkpoint_path = opt.checkpoint_given ? opt.filter : NULL;

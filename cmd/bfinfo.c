@@ -35,6 +35,7 @@
 #include "filter.h"
 #include "format.h"
 #include "hll.h"
+#include "layout.h"
 #include "sketch.h"
 #include "writer.h"
 
@@ -195,13 +196,13 @@ static double ratio(uint64_t part, uint64_t whole)
 
 static int is_dcso(const struct cascade *c)
 {
-	return cascade_params(c)->layout == FILTER_DCSO;
+	return layout_has(cascade_params(c)->layout, LAYOUT_FOREIGN);
 }
 
 /* The filter's bits: m, or a DCSO file's own m (its array is rounded up to 512). */
 static uint64_t stage_bits(const struct filter *f)
 {
-	return f->params.layout == FILTER_DCSO ? f->params.probe_bits : f->params.m;
+	return layout_of(f->params.layout)->probed(&f->params);
 }
 
 /* Work out every derived figure of c (a pass over the bits per figure). */
@@ -262,14 +263,12 @@ static const char *hash_name(enum filter_hash hash)
 
 static const char *layout_name(enum filter_layout layout)
 {
-	if (layout == FILTER_COUNTING)
-		return "counting";
-	return layout == FILTER_CLASSIC ? "classic" : "blocked";
+	return layout_of(layout)->name;
 }
 
 static int is_counting(const struct filter *f)
 {
-	return f->params.layout == FILTER_COUNTING;
+	return layout_has(f->params.layout, LAYOUT_COUNTERS);
 }
 
 static int key_external(const struct cascade *c)

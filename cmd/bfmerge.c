@@ -31,8 +31,10 @@
 #include "cli_window.h"
 #include "dcso.h"
 #include "format.h"
-#include "merge.h"
+#include "layout.h"
+#include "merge_stream.h"
 #include "sketch.h"
+#include "sketch_file.h"
 
 static const char usage[] =
 	"Usage: bfmerge [-o FILE] [--intersect] [-v] [--no-wait] FILTER...\n"
@@ -102,12 +104,12 @@ static void describe_difference(const struct cascade *a, const struct cascade *b
 {
 	const struct filter_params *p = cascade_params(a), *q = cascade_params(b);
 
-	if (strcmp(what, "size") == 0 && p->layout == FILTER_DCSO)	/* its own m, not the array's */
+	if (strcmp(what, "size") == 0 && layout_has(p->layout, LAYOUT_FOREIGN))	/* its own m, not the array's */
 		snprintf(out, len, "size (m = %llu vs %llu bits)", (unsigned long long)p->probe_bits,
 			 (unsigned long long)q->probe_bits);
 	else if (strcmp(what, "size") == 0)
 		snprintf(out, len, "size (%llu vs %llu %s)", (unsigned long long)p->m,
-			 (unsigned long long)q->m, p->layout == FILTER_COUNTING ? "counters" : "bits");
+			 (unsigned long long)q->m, layout_of(p->layout)->unit);
 	else if (strcmp(what, "hashes") == 0)
 		snprintf(out, len, "hashes (k = %u vs %u)", p->k, q->k);
 	else if (strcmp(what, "growth") == 0)
@@ -195,7 +197,7 @@ static void merge_file(struct cascade *result, const char *first, const char *pa
 	const char *why;
 	struct format_reader *r;
 
-	if (cascade_params(result)->layout == FILTER_DCSO || is_dcso_file(path)) {
+	if (layout_has(cascade_params(result)->layout, LAYOUT_FOREIGN) || is_dcso_file(path)) {
 		merge_loaded(result, first, path, op);
 		return;
 	}

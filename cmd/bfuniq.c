@@ -31,6 +31,7 @@
 #include "cli_window.h"
 #include "filter.h"
 #include "keys.h"
+#include "layout.h"
 #include "sizing.h"
 
 #define DEFAULT_RATE 1e-6
@@ -515,7 +516,7 @@ int main(int argc, char **argv)
 	 * A counting state counts every key it saw, as its counters do, so
 	 * that bfbuild --remove can take them out again.
 	 */
-	if (u.seen != NULL && cascade_params(u.seen)->layout != FILTER_COUNTING)
+	if (u.seen != NULL && !layout_has(cascade_params(u.seen)->layout, LAYOUT_COUNTERS))
 		u.seen->count_new_only = 1;
 	if (u.window != NULL)
 		window_count_new_only(u.window);

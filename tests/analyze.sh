@@ -28,7 +28,10 @@ scan-build -o "$build/report" --status-bugs \
 grep -E 'warning:|error:|scan-build:' "$build/scan-build.log"
 
 echo "== cppcheck"
-cppcheck --enable=warning,portability,performance --std=c11 -Ilib --inline-suppr \
+# every layer of lib/ is an include directory (ARCHITECTURE.md)
+libinc=$(for d in lib lib/*/; do printf -- "-I%s " "${d%/}"; done)
+# shellcheck disable=SC2086 # $libinc is a list of words
+cppcheck --enable=warning,portability,performance --std=c11 $libinc --inline-suppr \
 	--error-exitcode=1 --quiet lib cmd || status=1
 
 if [ "$status" -eq 0 ]; then

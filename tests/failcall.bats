@@ -6,7 +6,7 @@
 # run must end one of two ways:
 #  - exit 2 with exactly one line on stderr, "PROG: ...", and the output
 #    file absent or complete (once renamed into place, the new file can
-#    still fail to be made durable, which is reported: lib/atomic.c);
+#    still fail to be made durable, which is reported: lib/base/atomic.c);
 #  - exit 0 with the same standard output as the undisturbed run (an
 #    allocation may be optional: a cache, a faster path), and any file
 #    written a complete filter;
@@ -27,7 +27,7 @@ setup_file() {
 	bfbuild -n 5000 --format dcso-gzip -o "$F/d.bf" "$F/keys.txt"
 	seq 2000 4000 | bfbuild --key "$KEY" -n 5000 -o "$F/g.bf"
 	bfcount -o "$F/s.hll" --key "$KEY" "$F/keys.txt" >/dev/null
-	# 1.9 MB: with -j 2 and more, read in ranges by every thread (lib/ranges.c)
+	# 1.9 MB: with -j 2 and more, read in ranges by every thread (lib/io/ranges.c)
 	seq 1 250000 >"$F/big.txt"
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # index.bats - filters of four 1 MiB pieces or more, saved to a regular
-# file, carry an index of their pieces in the gzip header (lib/gzindex.h)
+# file, carry an index of their pieces in the gzip header (lib/io/gzindex.h)
 # and load on every thread: gzip still reads them, the content is the same
 # as without the index (a pipe gets none), every thread count loads the
 # same filter, and a damaged index is a damaged header.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
-# threads.bats - the N-thread input pipeline (lib/pipeline.c) changes
+# threads.bats - the N-thread input pipeline (lib/io/pipeline.c) changes
 # nothing but speed: every program gives byte-identical output, messages,
 # exit status and written filters and sketches with -j 1 (all on one
 # thread), 2 (a reader thread beside it), 3, 4 and 8 (workers besides:
@@ -8,7 +8,7 @@
 # holding work), on inputs long enough for many batches with the reader
 # working ahead; an early stop does not wait for input that never comes;
 # regular files that bfbuild and bfgrep -c/-l/-L/-q read in ranges on
-# every thread (lib/ranges.c) give what -j 1's one stream gives; and -j
+# every thread (lib/io/ranges.c) give what -j 1's one stream gives; and -j
 # and BFTOOLS_THREADS take only 1..256.
 
 load helpers
@@ -345,7 +345,7 @@ quiet_on_stalled_input() {
 }
 
 # Regular files big enough to be read in ranges by every thread (over
-# 512 KiB a range, lib/ranges.c; stream.txt is 9 MB, so -j 8 gets 8):
+# 512 KiB a range, lib/io/ranges.c; stream.txt is 9 MB, so -j 8 gets 8):
 # the same file as stream.txt with no final newline, NUL-delimited, with
 # lines longer than a range among short ones, and one huge line alone.
 make_ranged_inputs() {

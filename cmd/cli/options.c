@@ -12,6 +12,7 @@
 
 #include "atomic.h"
 #include "filter.h"
+#include "layout.h"
 #include "numparse.h"
 #include "pipeline.h"
 
@@ -181,10 +182,11 @@ void cli_hex_key(const char *option, const char *arg, unsigned char key[16])
 
 enum filter_layout cli_layout(const char *arg)
 {
-	if (strcmp(arg, "blocked") == 0)
-		return FILTER_BLOCKED;
-	if (strcmp(arg, "classic") == 0)
-		return FILTER_CLASSIC;
+	const struct layout_ops *l = layout_named(arg);
+
+	/* the layouts of bits saved in the bftools format */
+	if (l != NULL && (l->traits & LAYOUT_SAVED) && !(l->traits & LAYOUT_COUNTERS))
+		return l->id;
 	cli_usage_error("invalid layout '%s': expected 'blocked' or 'classic'", arg);
 }
 

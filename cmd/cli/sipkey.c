@@ -13,6 +13,7 @@
 
 #include "filter.h"
 #include "keyfile.h"
+#include "layout.h"
 
 const char *cli_key_file;
 static int keys_optional;
@@ -106,7 +107,7 @@ const char *cli_key_file_disagrees(const struct cascade *c)
 
 	if (cli_key_file == NULL)
 		return NULL;
-	if (cascade_params(c)->layout == FILTER_DCSO)
+	if (layout_has(cascade_params(c)->layout, LAYOUT_KEYLESS))
 		return "a DCSO bloom filter has no key (--key-file does not apply)";
 	cli_read_key_file(key);
 	if (filter_key_fingerprint(key) == cascade_params(c)->fingerprint)

@@ -16,8 +16,10 @@
 
 #include "dcso.h"
 #include "format.h"
+#include "layout.h"
 #include "lock.h"
 #include "sketch.h"
+#include "sketch_file.h"
 
 void cli_check_destination(const char *path)
 {
@@ -117,7 +119,7 @@ struct cascade *cli_loaded_filter(struct cascade *c, const char *path)
 {
 	const char *why;
 
-	if (cascade_params(c)->layout != FILTER_DCSO) {
+	if (!layout_has(cascade_params(c)->layout, LAYOUT_FOREIGN)) {
 		cli_apply_key_file(c, cli_display_name(path));
 		return c;
 	}
@@ -210,7 +212,7 @@ static void save_dcso(const struct cascade *c, const char *path)
 
 void cli_save_filter(const struct cascade *f, const char *path)
 {
-	if (cascade_params(f)->layout == FILTER_DCSO) {
+	if (layout_has(cascade_params(f)->layout, LAYOUT_FOREIGN)) {	/* in its own format */
 		save_dcso(f, path);
 		return;
 	}

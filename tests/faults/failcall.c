@@ -234,7 +234,7 @@ ssize_t read(int fd, void *buf, size_t len)
 	return fail_call("read", __builtin_return_address(0)) ? -1 : real(fd, buf, len);
 }
 
-/* The line reader's ranges (lib/lines.c) read with pread. */
+/* The line reader's ranges (lib/io/lines.c) read with pread. */
 ssize_t pread(int fd, void *buf, size_t len, off_t at)
 {
 	REAL(pread_fn, "pread");

@@ -179,8 +179,8 @@ enospc_env() {
 }
 
 # temp_files DIR NAME: the temporary files of target NAME in DIR, if any:
-# mkstemp's ".NAME.XXXXXX" (lib/atomic.c), which the lock file
-# ".NAME.lock" (lib/lock.c, kept for good) does not match.
+# mkstemp's ".NAME.XXXXXX" (lib/base/atomic.c), which the lock file
+# ".NAME.lock" (lib/base/lock.c, kept for good) does not match.
 temp_files() {
 	(cd "$1" && compgen -G ".$2.??????") || true
 }

@@ -36,6 +36,7 @@
 #include "format.h"
 #include "hll.h"
 #include "sketch.h"
+#include "sketch_file.h"
 #include "window.h"
 
 #define NKEYS 16

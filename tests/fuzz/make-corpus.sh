@@ -62,8 +62,10 @@ words | "$bin/bfcount" -i --key-file "$work/seed.key" --precision 8 \
 seq 1 3000 | "$bin/bfcount" --key $key --precision 12 -o "$fmt/sketch-registers-p12.hll" >/dev/null
 
 # ---- multi-stage growing ones and hand-made headers ---------------------
-$CC -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$top/lib" -o "$work/seedgen" \
-	"$here/seedgen.c" "$top"/lib/*.c -lz -lm
+libinc=$(for d in "$top"/lib "$top"/lib/*/; do printf -- "-I%s " "${d%/}"; done)
+# shellcheck disable=SC2086 # $libinc is a list of words
+$CC -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $libinc -o "$work/seedgen" \
+	"$here/seedgen.c" "$top"/lib/*/*.c -lz -lm
 "$work/seedgen" "$fmt"
 
 # ---- contents of good files, for the fuzzer to mutate with valid CRCs ---

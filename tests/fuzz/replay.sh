@@ -25,8 +25,10 @@ top=$(cd "$here/../.." && pwd)
 case $build in /*) ;; *) build="$top/$build" ;; esac
 out="$build/tests/fuzz/replay"
 CC=${CC:-cc}
+# every layer of lib/ (ARCHITECTURE.md): headers go by their bare names
+libinc=$(for d in "$top"/lib "$top"/lib/*/; do printf -- "-I%s " "${d%/}"; done)
 flags="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
--D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$top/lib -pthread \
+-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $libinc -pthread \
 ${FUZZ_CFLAGS:--O1 -g} ${FUZZ_SANITIZE:-}"
 harnesses=$(cd "$here" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')
 
@@ -54,14 +56,14 @@ compile() {
 	$CC $flags -c "$src" -o "$obj" >"$obj.log" 2>&1 &
 }
 
-for src in "$top"/lib/*.c; do
+for src in "$top"/lib/*/*.c; do
 	name=$(basename "$src" .c)
-	compile "$src" "$out/lib/$name.o" "$top"/lib/*.h
+	compile "$src" "$out/lib/$name.o" "$top"/lib/*.h "$top"/lib/*/*.h
 done
 for h in $harnesses replay; do
 	src="$here/fuzz_$h.c"
 	[ "$h" = replay ] && src="$here/replay.c"
-	compile "$src" "$out/$h.o" "$top"/lib/*.h "$here"/*.h
+	compile "$src" "$out/$h.o" "$top"/lib/*.h "$top"/lib/*/*.h "$here"/*.h
 done
 wait
 

@@ -28,10 +28,10 @@
 #   FUZZ_FLAGS    extra libFuzzer flags, e.g. "-max_len=65536"
 #   FUZZ_NICE     run the fuzzers under nice -n FUZZ_NICE (default 0)
 #
-# The library is built with -DBFTOOLS_IO_BUFFER=65536 (lib/iosize.h):
+# The library is built with -DBFTOOLS_IO_BUFFER=65536 (lib/base/iosize.h):
 # the same results with 64 KiB buffers instead of 1 MiB ones, which under
 # ASan is most of what a small load costs; and with
-# -DBFTOOLS_FILTER_HEAP=1048576 (lib/filter.c): bit arrays up to 1 MiB on
+# -DBFTOOLS_FILTER_HEAP=1048576 (lib/sets/filter.c): bit arrays up to 1 MiB on
 # the heap, where ASan's redzones catch a step past their end, instead of
 # in mappings.
 #
@@ -49,8 +49,10 @@ clang=${FUZZ_CC:-clang}
 all=$(cd "$here" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')
 harnesses=${*:-$all}
 jobs=${FUZZ_JOBS:-0}
+# every layer of lib/ (ARCHITECTURE.md): headers go by their bare names
+libinc=$(for d in "$top"/lib "$top"/lib/*/; do printf -- "-I%s " "${d%/}"; done)
 flags="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
--D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DBFTOOLS_IO_BUFFER=65536 -DBFTOOLS_FILTER_HEAP=1048576 -I$top/lib -pthread \
+-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DBFTOOLS_IO_BUFFER=65536 -DBFTOOLS_FILTER_HEAP=1048576 $libinc -pthread \
 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
 
 have_fuzzer() {
@@ -78,16 +80,16 @@ build_lib() {
 		rm -f "$work"/lib/*.o
 		printf '%s\n' "$clang $flags" >"$work/lib/flags"
 	fi
-	for src in "$top"/lib/*.c; do
+	for src in "$top"/lib/*/*.c; do
 		obj="$work/lib/$(basename "$src" .c).o"
-		[ -f "$obj" ] && [ -z "$(find "$src" "$top"/lib/*.h -newer "$obj" 2>/dev/null | head -n 1)" ] &&
+		[ -f "$obj" ] && [ -z "$(find "$src" "$top"/lib/*.h "$top"/lib/*/*.h -newer "$obj" 2>/dev/null | head -n 1)" ] &&
 			continue
 		rm -f "$obj"
 		# shellcheck disable=SC2086 # $flags is a list of words
 		$clang $flags -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
 	done
 	wait
-	for src in "$top"/lib/*.c; do
+	for src in "$top"/lib/*/*.c; do
 		[ -f "$work/lib/$(basename "$src" .c).o" ] || return 1
 	done
 }

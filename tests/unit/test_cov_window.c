@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_cov_window.c - the refusals of lib/window.c that the programs
+ * test_cov_window.c - the refusals of lib/sets/window.c that the programs
  * cannot reach, because cmd/ checks the same things first: window
  * parameters out of range, generations of a layout a window cannot hold,
  * merges of windows that differ in one setting each, and a key supplied

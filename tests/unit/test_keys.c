@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_keys.c - fields, words and case folding (lib/keys.c).
+ * test_keys.c - fields, words and case folding (lib/io/keys.c).
  *
  * Records are string literals; expected keys are compared byte for byte,
  * together with the index of the record each key came from.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_lines.c - the line reader (lib/lines.c) and the writer (lib/writer.c).
+ * test_lines.c - the line reader (lib/io/lines.c) and the writer (lib/io/writer.c).
  *
  * Input is built in unlinked temporary files, or in pipes fed by a forked
  * child when a test needs read(2) to return short, irregular chunks. Big

@@ -20,6 +20,7 @@
 #include "filter.h"
 #include "format.h"
 #include "merge.h"
+#include "merge_stream.h"
 #include "unit.h"
 
 /* ---- helpers ---------------------------------------------------------- */

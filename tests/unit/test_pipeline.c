@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_pipeline.c - the batch pipeline over N threads (lib/pipeline.c).
+ * test_pipeline.c - the batch pipeline over N threads (lib/io/pipeline.c).
  *
  * Each contract test runs with threads = 1, 2 (caller and reader), 3, 4
  * and 8 (workers besides; 8 is more than this machine's CPUs, so threads

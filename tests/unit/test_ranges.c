@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_ranges.c - reading a regular file in ranges cut at record ends
- * (lines_open_range, lib/lines.c; lib/ranges.c).
+ * (lines_open_range, lib/io/lines.c; lib/io/ranges.c).
  *
  * The reference is always one plain reader over the same file from the
  * same start. For ranges read one after another, the records of the

@@ -33,6 +33,7 @@
 #include "format.h"
 #include "hll.h"
 #include "sketch.h"
+#include "sketch_file.h"
 #include "unit.h"
 
 #define P16_STDERR (1.04 / 256.0)

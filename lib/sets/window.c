@@ -96,6 +96,7 @@
 
 #include "cascade.h"
 #include "filter.h"
+#include "layout.h"
 #include "merge.h"
 #include "sizing.h"
 #include "window.h"
@@ -171,6 +172,12 @@ static int needs_key(const struct filter_params *p)
 }
 
 /* The smallest filter there is, kept only for its hash and key. */
+int window_layout_allowed(enum filter_layout layout)
+{
+	/* saved in the bftools format, of bits: generations are ORed and aged out */
+	return layout_has(layout, LAYOUT_SAVED) && !layout_has(layout, LAYOUT_COUNTERS);
+}
+
 static struct filter *new_hasher(const struct filter_params *shape, const char **errstr)
 {
 	struct filter_params p = *shape;
@@ -191,7 +198,7 @@ static struct window *window_alloc(const struct window_params *wp,
 
 	if (window_params_check(wp, errstr) < 0)
 		return NULL;
-	if (shape->layout != FILTER_BLOCKED && shape->layout != FILTER_CLASSIC) {
+	if (!window_layout_allowed(shape->layout)) {
 		*errstr = "a window's generations are blocked or classic filters";
 		return NULL;
 	}
@@ -518,7 +525,7 @@ static int blocks_align(const struct window *w)
 {
 	const struct filter *newest = w->gen[w->ngen - 1]->stages[0];
 
-	if (!blocks_enabled || w->layout != FILTER_BLOCKED || w->gen[w->ngen - 1]->growth != 0)
+	if (!blocks_enabled || !layout_has(w->layout, LAYOUT_ONE_BLOCK) || w->gen[w->ngen - 1]->growth != 0)
 		return 0;
 	for (size_t g = 0; g < w->ngen; g++) {
 		const struct filter *f = w->gen[g]->stages[0];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dcso.c - read and write DCSO bloom filter files, and derive their probes.
+ * dcso.c - read and write DCSO bloom filter files.
  *
  * Written from DCSO's documentation and the behaviour of its reference
  * implementation (github.com/DCSO/bloom, the `bloom` command 0.2.4), and
@@ -31,17 +31,8 @@
  * plain file's bytes; a gzip file has gzip's CRC-32, which we verify by
  * inflating to the end, the data included.
  *
- * Probes of a key x, in uint64 arithmetic (products wrap modulo 2^64):
- *
- *   P = 2^64 - 59, the largest prime below 2^64;  g = 2^64 - 1469
- *   h = FNV-1-64(x) mod P
- *   for i in 0 .. k-1:   h = (h * g) mod P;   probe bit h mod m
- *
- * The reference's comment speaks of h * g mod P, a multiplicative sequence
- * modulo a prime, but its Go code multiplies in uint64, which wraps: the
- * product is reduced modulo 2^64 before modulo P. Files are what the code
- * makes, so that is what we compute (a bit set by `bloom insert` for "foo"
- * in a 47-bit filter with k = 4 is a known-answer unit test).
+ * The probes of a key are the DCSO layout's (layout_dcso.c): this file
+ * reads and writes the files and nothing else.
  *
  * Sizing of a new filter, as the reference's Initialize, in binary64:
  *
@@ -85,10 +76,6 @@ _Static_assert(DCSO_SNIFF_MAX <= READ_CHUNK, "what dcso_sniff reads ahead fits t
 #define GZIP_WINDOW (15 + 16)		/* 32 KiB window, gzip wrapper only */
 #define SKIP_CHUNK ((size_t)16 << 10)	/* the data after the bits is read in pieces of this */
 
-#define FNV1_OFFSET UINT64_C(0xcbf29ce484222325)
-#define FNV1_PRIME UINT64_C(0x100000001b3)
-#define SEQUENCE_MODULUS (UINT64_MAX - 58)	/* 2^64 - 59 */
-#define SEQUENCE_MULTIPLIER (UINT64_MAX - 1468)	/* 2^64 - 1469 */
 
 static const unsigned char version_word[8] = { DCSO_VERSION, 0, 0, 0, 0, 0, 0, 0 };
 
@@ -128,31 +115,6 @@ static void swap_words(uint64_t *words, uint64_t nwords)
 static uint64_t words_for(uint64_t bits)
 {
 	return bits / 64 + (bits % 64 != 0);
-}
-
-/* ---- probes ------------------------------------------------------------ */
-
-uint64_t dcso_fnv1_64(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	uint64_t h = FNV1_OFFSET;
-
-	for (size_t i = 0; i < len; i++) {
-		h *= FNV1_PRIME;
-		h ^= p[i];
-	}
-	return h;
-}
-
-void dcso_probes(const struct filter *f, const struct line *key, uint64_t *positions)
-{
-	uint64_t m = f->params.probe_bits;
-	uint64_t h = dcso_fnv1_64(key->data, key->len) % SEQUENCE_MODULUS;
-
-	for (uint32_t i = 0; i < f->params.k; i++) {
-		h = h * SEQUENCE_MULTIPLIER % SEQUENCE_MODULUS;	/* wraps first: see above */
-		positions[i] = h % m;
-	}
 }
 
 /* ---- telling a DCSO file from others ------------------------------------ */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sizing.c - how many bits and hashes a filter needs, and what a filter's
- * fill says about its contents.
+ * model.c - what a filter's geometry predicts: its false-positive rate at n
+ * keys, and n estimated back from its fill. sizing.c searches with these.
  *
  * classic layout, n keys, m bits, k independent uniform probes per key:
  *
@@ -50,10 +50,12 @@
  * mixture) e^(-L (1 - (1 - 1/512)^k)); solving each for n gives the
  * estimators in sizing.h. The classic one is Swamidass & Baldi's (2007).
  */
-#include "sizing.h"
+#include "model.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+#include "filter_types.h"
 
 static double classic_fpr(double n, double m, double k)
 {
@@ -149,149 +151,46 @@ static double blocked_fpr(double n, double m, uint32_t k)
 	return sum;
 }
 
-double sizing_fpr(enum filter_layout layout, uint64_t n, uint64_t m, uint32_t k)
+double model_classic_fpr(uint64_t n, uint64_t m, uint32_t k)
 {
-	if (n == 0)
-		return 0.0;
-	if (layout != FILTER_BLOCKED)	/* classic, counting, DCSO */
-		return classic_fpr((double)n, (double)m, (double)k);
-	return blocked_fpr((double)n, (double)m, k);
+	return n == 0 ? 0.0 : classic_fpr((double)n, (double)m, (double)k);
 }
 
-uint64_t sizing_round_bits(uint64_t m)
+double model_blocked_fpr(uint64_t n, uint64_t m, uint32_t k)
 {
-	if (m > UINT64_MAX - (FILTER_BLOCK_BITS - 1))
-		return 0;
-	return (m + FILTER_BLOCK_BITS - 1) / FILTER_BLOCK_BITS * FILTER_BLOCK_BITS;
+	return n == 0 ? 0.0 : blocked_fpr((double)n, (double)m, k);
 }
 
-/*
- * The fewest blocks for which k probes keep the rate at n within p, or 0 if
- * none up to FILTER_M_MAX does. The rate falls as blocks are added, so we
- * bracket the answer around the closed-form classic size (far from it the
- * Poisson sums get long) and bisect.
- */
-static uint64_t fewest_blocks(enum filter_layout layout, uint64_t n, double p, uint32_t k)
+/* n back from X positions set: infinite when all are, 0 when none is. */
+static int estimate_edges(uint64_t m, uint64_t set, double *n)
 {
-	const uint64_t max_blocks = FILTER_M_MAX / FILTER_BLOCK_BITS;
-	double guess = -(double)n * log(p) / (M_LN2 * M_LN2) / FILTER_BLOCK_BITS;
-	uint64_t hi = guess < 1 ? 1 : guess > (double)max_blocks ? max_blocks : (uint64_t)guess;
-	uint64_t lo;
-
-	while (hi > 1 && sizing_fpr(layout, n, hi * FILTER_BLOCK_BITS, k) <= p)
-		hi /= 2;
-	lo = hi;
-	while (sizing_fpr(layout, n, hi * FILTER_BLOCK_BITS, k) > p) {
-		if (hi == max_blocks)
-			return 0;
-		lo = hi;
-		hi = hi * 2 > max_blocks ? max_blocks : hi * 2;
+	if (set == 0) {
+		*n = 0.0;
+		return 1;
 	}
-	if (lo == hi)	/* even one block is enough */
-		return hi;
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (sizing_fpr(layout, n, mid * FILTER_BLOCK_BITS, k) > p)
-			lo = mid;
-		else
-			hi = mid;
+	if (set >= m) {
+		*n = INFINITY;
+		return 1;
 	}
-	return hi;
-}
-
-int sizing_choose(enum filter_layout layout, uint64_t n, double p,
-		  uint64_t *m, uint32_t *k, const char **errstr)
-{
-	/* the classic optimum; blocked's optimum lies a little above it */
-	double k_opt = -log(p) / log(2.0);
-	uint32_t k_lo = k_opt > 3 ? (uint32_t)k_opt - 2 : 1;
-	uint32_t k_hi = (uint32_t)k_opt + 4;
-	uint64_t best_blocks = 0;
-	double best_rate = 1.0;
-
-	if (k_hi > FILTER_K_MAX)
-		k_hi = FILTER_K_MAX;
-	if (k_lo > k_hi)
-		k_lo = k_hi;
-	for (uint32_t kk = k_lo; kk <= k_hi; kk++) {
-		uint64_t blocks = fewest_blocks(layout, n, p, kk);
-		double rate;
-
-		if (blocks == 0 || (best_blocks != 0 && blocks > best_blocks))
-			continue;
-		/* the fewest bits; among equals, the lowest rate */
-		rate = sizing_fpr(layout, n, blocks * FILTER_BLOCK_BITS, kk);
-		if (best_blocks == 0 || blocks < best_blocks || rate < best_rate) {
-			best_blocks = blocks;
-			best_rate = rate;
-			*k = kk;
-		}
-	}
-	if (best_blocks == 0) {
-		*errstr = "filter would exceed the 2^46-bit limit";
-		return -1;
-	}
-	*m = best_blocks * FILTER_BLOCK_BITS;
 	return 0;
 }
 
-int sizing_bits_for_k(enum filter_layout layout, uint64_t n, double p, uint32_t k,
-		      uint64_t *m, const char **errstr)
+double model_classic_estimate(uint64_t m, uint32_t k, uint64_t set)
 {
-	uint64_t blocks = fewest_blocks(layout, n, p, k);
+	double n;
 
-	if (blocks == 0) {
-		*errstr = "filter would exceed the 2^46-bit limit";
-		return -1;
-	}
-	*m = blocks * FILTER_BLOCK_BITS;
-	return 0;
+	if (estimate_edges(m, set, &n))
+		return n;
+	return log(1.0 - (double)set / (double)m) / ((double)k * log1p(-1.0 / (double)m));
 }
 
-uint32_t sizing_best_k(enum filter_layout layout, uint64_t n, uint64_t m)
+double model_blocked_estimate(uint64_t m, uint32_t k, uint64_t set)
 {
-	uint32_t best = 1;
-	double best_rate = 2.0;
+	double n;
 
-	for (uint32_t k = 1; k <= FILTER_K_MAX; k++) {
-		double rate = sizing_fpr(layout, n, m, k);
-
-		if (rate < best_rate) {
-			best_rate = rate;
-			best = k;
-		}
-	}
-	return best;
-}
-
-uint64_t sizing_capacity(enum filter_layout layout, uint64_t m, uint32_t k, double p)
-{
-	uint64_t lo = 0, hi = m;	/* beyond m keys no useful rate remains */
-
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (sizing_fpr(layout, mid, m, k) <= p)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-double sizing_estimate_count(enum filter_layout layout, uint64_t m, uint32_t k,
-			     uint64_t bits_set)
-{
-	double clear = 1.0 - (double)bits_set / (double)m;
-
-	if (bits_set == 0)
-		return 0.0;
-	if (bits_set >= m)
-		return INFINITY;
-	if (layout != FILTER_BLOCKED)
-		return log(clear) / ((double)k * log1p(-1.0 / (double)m));
-	return -((double)m / FILTER_BLOCK_BITS) * log(clear) /
+	if (estimate_edges(m, set, &n))
+		return n;
+	return -((double)m / FILTER_BLOCK_BITS) * log(1.0 - (double)set / (double)m) /
 	       -expm1((double)k * log1p(-1.0 / FILTER_BLOCK_BITS));
 }
 
@@ -331,24 +230,24 @@ static double block_clear_moments(double load, double k, double *var)
 	return mean;
 }
 
-double sizing_estimate_sd(enum filter_layout layout, uint64_t m, uint32_t k, double n)
+double model_classic_estimate_sd(uint64_t m, uint32_t k, double n)
 {
 	double md = (double)m, kd = (double)k;
+	double q = exp(kd * n * log1p(-1.0 / md)), q2 = exp(kd * n * log1p(-2.0 / md));
+	double var = md * q + md * (md - 1.0) * q2 - md * md * q * q;
 
 	if (n <= 0.0)
 		return 0.0;
-	if (layout != FILTER_BLOCKED) {
-		double q = exp(kd * n * log1p(-1.0 / md)), q2 = exp(kd * n * log1p(-2.0 / md));
-		double var = md * q + md * (md - 1.0) * q2 - md * md * q * q;
+	return sqrt(var > 0.0 ? var : 0.0) / (md * q * kd * -log1p(-1.0 / md));
+}
 
-		return sqrt(var > 0.0 ? var : 0.0) / (md * q * kd * -log1p(-1.0 / md));
-	}
-	{
-		double blocks = md / FILTER_BLOCK_BITS, var_block, mean_block;
-		double r = pow(1.0 - 1.0 / FILTER_BLOCK_BITS, kd);
+double model_blocked_estimate_sd(uint64_t m, uint32_t k, double n)
+{
+	double kd = (double)k, blocks = (double)m / FILTER_BLOCK_BITS, var_block, mean_block;
+	double r = pow(1.0 - 1.0 / FILTER_BLOCK_BITS, kd);
 
-		mean_block = block_clear_moments(n / blocks, kd, &var_block);
-		return sqrt(blocks * (var_block > 0.0 ? var_block : 0.0)) /
-		       (mean_block * (1.0 - r));
-	}
+	if (n <= 0.0)
+		return 0.0;
+	mean_block = block_clear_moments(n / blocks, kd, &var_block);
+	return sqrt(blocks * (var_block > 0.0 ? var_block : 0.0)) / (mean_block * (1.0 - r));
 }

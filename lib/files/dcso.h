@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "cascade.h"
+#include "layout_dcso.h"	/* the probe rule, dcso_fnv1_64 */
 #include "filter.h"
 #include "line.h"
 
@@ -97,15 +98,6 @@ int dcso_save(const struct cascade *c, int fd, int gzip, const char **errstr);
 
 /* dcso_save to path atomically (see atomic.h). Returns 0, or -1 with *errstr. */
 int dcso_save_path(const struct cascade *c, const char *path, int gzip, const char **errstr);
-
-/* 64-bit FNV-1 (multiply, then xor) of len bytes: the DCSO key hash. */
-uint64_t dcso_fnv1_64(const void *data, size_t len);
-
-/*
- * The k bit positions (each < params.probe_bits) key probes in a
- * FILTER_DCSO filter f; filter.c calls this for that layout.
- */
-void dcso_probes(const struct filter *f, const struct line *key, uint64_t *positions);
 
 #ifdef __cplusplus
 }

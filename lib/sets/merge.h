@@ -17,8 +17,11 @@
 #ifndef BFTOOLS_MERGE_H
 #define BFTOOLS_MERGE_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "cascade.h"
-#include "format.h"
+#include "filter.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,17 +46,23 @@ int merge_into(struct cascade *into, const struct cascade *other, enum merge_op 
 	       const char **errstr);
 
 /*
- * The same, with other read from r (from format_open; shape is the shape
- * format_open returned, still the caller's to free) 1 MiB at a time, so
- * memory stays at into plus one buffer (plus the stages other adds).
- * Consumes r: closed with format_close on success, format_abandon on
- * failure. A failure found before any bits are read (incompatible, AND of
- * growing filters, insertion overflow) leaves into unchanged; one found
- * while reading (a truncated or corrupt file, whose CRC is only known at
- * the end) leaves into partly merged, to be discarded, never saved.
+ * The steps merge_into takes, for a merge that reads the other filter from
+ * a file (merge_stream.h), so both check, combine and finish alike.
+ *   merge_check: everything that can be refused, before any bit changes.
+ *   merge_carried_stage: an empty stage for index j of into, shaped like
+ *     model, with model's insertions.
+ *   merge_words: n words of another filter of f's shape into dst.
+ *   merge_finish: carried stages appended, insertions summed (cannot fail).
  */
-int merge_stream(struct cascade *into, struct format_reader *r, const struct cascade *shape,
-		 enum merge_op op, const char **errstr);
+int merge_check(const struct cascade *into, const struct cascade *other, enum merge_op op,
+		const char **errstr);
+struct filter *merge_carried_stage(const struct cascade *into, const struct filter *model,
+				   size_t j, const char **errstr);
+void merge_words(const struct filter *f, uint64_t *dst, const uint64_t *src, size_t n,
+		 enum merge_op op);
+void merge_finish(struct cascade *into, const struct cascade *other, enum merge_op op,
+		  struct filter **carried, size_t ncarried);
+void merge_free_stages(struct filter **stages, size_t n);
 
 #ifdef __cplusplus
 }

@@ -95,6 +95,9 @@ struct window {
 /* Check a parameter set; 0, or -1 naming what is wrong. */
 int window_params_check(const struct window_params *wp, const char **errstr);
 
+/* Whether a window's generations may have this layout (blocked or classic). */
+int window_layout_allowed(enum filter_layout layout);
+
 /*
  * A new, empty window. shape gives layout (blocked or classic), hash,
  * flags, key and fingerprint; capacity, rate, m and k are the window's.

@@ -159,10 +159,12 @@
 #include "format.h"
 #include "gzin.h"
 #include "gzindex.h"
+#include "layout.h"
 #include "pgzip.h"
 #include "pipeline.h"
 #include "siphash.h"
 #include "sketch.h"
+#include "sketch_file.h"
 #include "window.h"
 #include "writer.h"
 
@@ -260,7 +262,7 @@ static void encode_stage_header(const struct filter *f, unsigned char *s)
 	bytes_put_double(s + 24, p->target_p);
 	bytes_put_le(s + 32, f->insertions, 8);
 	bytes_put_le(s + 40, filter_array_bytes(p), 8);
-	if (p->layout == FILTER_COUNTING)
+	if (layout_has(p->layout, LAYOUT_COUNTERS))
 		bytes_put_le(s + 48, f->removals, 8);
 }
 
@@ -342,7 +344,7 @@ static int decode_window_block(const unsigned char *h, struct file_info *fi, con
 	wp->target_p = bytes_get_double(h + 32);
 	if (window_params_check(wp, errstr) < 0)
 		return bad(errstr, "bad header: window out of range");
-	if (fi->window_layout != FILTER_BLOCKED && fi->window_layout != FILTER_CLASSIC)
+	if (!window_layout_allowed(fi->window_layout))
 		return bad(errstr, "bad header: window layout not blocked or classic");
 	if (wp->kind == WINDOW_TIME && fi->clock >= WINDOW_TIME_MAX)
 		return bad(errstr, "bad header: window clock out of range");
@@ -405,12 +407,12 @@ static int decode_stage_fields(const unsigned char *s, struct file_info *fi, siz
 	struct filter_params *p = &fi->stage[i];
 	uint64_t k = bytes_get_le(s + 4, 4), m = bytes_get_le(s + 8, 8);
 	/* a counting stage keeps its removals in 8 of the reserved bytes */
-	int counting = s[0] == FILTER_COUNTING;
+	int counting = layout_has((enum filter_layout)s[0], LAYOUT_SAVED | LAYOUT_COUNTERS);
 	size_t reserved_from = counting ? 56 : 48;
 	/* a windowed file's stage keeps its generation number in the last 8 */
 	size_t reserved_to = fi->windowed ? 56 : STAGE_HEADER_LEN;
 
-	if (s[0] != FILTER_BLOCKED && s[0] != FILTER_CLASSIC && !counting)
+	if (!layout_has((enum filter_layout)s[0], LAYOUT_SAVED))
 		return bad(errstr, "bad header: unknown layout");
 	if (fi->windowed && s[0] != fi->window_layout)
 		return bad(errstr, "bad header: stage layout is not the window's");
@@ -544,7 +546,7 @@ static int check_cascade(const struct cascade *c, const char **errstr)
 	for (size_t i = 0; i < c->nstages; i++) {
 		const struct filter_params *p = &c->stages[i]->params;
 
-		if (p->layout == FILTER_DCSO)
+		if (layout_has(p->layout, LAYOUT_FOREIGN))
 			return bad(errstr, "a DCSO bloom filter cannot be saved as a bftools filter");
 		if (filter_params_check(p, errstr) < 0)
 			return -1;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout.h"
 #include "sizing.h"
 
 #define PIECE 4096
@@ -180,7 +181,7 @@ void cascade_refresh_count(struct cascade *c)
 	 * A DCSO file records its N exactly, adds keep it (the keys that set
 	 * a new bit) and its tools count by it: kept (merge.c sets a join's).
 	 */
-	if (newest->params.layout == FILTER_DCSO)
+	if (layout_has(newest->params.layout, LAYOUT_FOREIGN))
 		return;
 	estimate = filter_estimate_count(newest);
 
@@ -246,7 +247,7 @@ int cascade_test(const struct cascade *c, const struct line *keys, size_t n,
 
 const struct filter *cascade_hasher(const struct cascade *c)
 {
-	if (cascade_needs_key(c) || cascade_params(c)->layout == FILTER_DCSO)
+	if (cascade_needs_key(c) || layout_has(cascade_params(c)->layout, LAYOUT_KEYLESS))
 		return NULL;
 	return c->stages[0];
 }
@@ -397,12 +398,12 @@ int cascade_add_hashed(struct cascade *c, const struct line *keys, const uint64_
 int cascade_can_add_shared(const struct cascade *c)
 {
 	return c->growth == 0 && c->nstages == 1 && !cascade_needs_key(c) &&
-	       cascade_params(c)->layout != FILTER_COUNTING;
+	       layout_of(cascade_params(c)->layout)->add_shared != NULL;
 }
 
 void cascade_add_shared(struct cascade *c, const struct line *keys, const uint64_t *h, size_t n)
 {
-	(void)filter_add_shared(c->stages[0], keys, h, n);	/* not counting: cannot fail */
+	(void)filter_add_shared(c->stages[0], keys, h, n);	/* cascade_can_add_shared: cannot fail */
 }
 
 void cascade_count_added(struct cascade *c, uint64_t n)
@@ -415,7 +416,7 @@ int cascade_remove(struct cascade *c, const struct line *keys, size_t n, size_t 
 {
 	size_t missing;
 
-	if (cascade_params(c)->layout != FILTER_COUNTING) {
+	if (layout_of(cascade_params(c)->layout)->remove == NULL) {
 		*errstr = "only a counting filter can remove keys";
 		return -1;
 	}
@@ -493,7 +494,7 @@ int cascade_compatible(const struct cascade *a, const struct cascade *b, const c
 	for (size_t i = 0; i < common; i++)
 		if (!filter_compatible(a->stages[i], b->stages[i], what))
 			return 0;
-	if (cascade_params(a)->layout != FILTER_DCSO)
+	if (!layout_has(cascade_params(a)->layout, LAYOUT_FOREIGN))
 		return 1;
 	/* the reference's join refuses other dimensions, though the bits would combine */
 	if (a->capacity != b->capacity)

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "filter.h"
+#include "filter_types.h"
 
 #ifdef __cplusplus
 extern "C" {

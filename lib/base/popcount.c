@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * popcount.c - bits set in an array of words. Without -mpopcnt the
+ * builtin is a libgcc routine, so on x86-64 a copy of the loop compiled
+ * for the popcnt instruction is chosen at run time when the CPU has it.
+ */
+#include "popcount.h"
+
+#define POPCOUNT_LOOP(name, attr)                                                 \
+	attr static uint64_t name(const uint64_t *w, uint64_t n)                 \
+	{                                                                         \
+		uint64_t total = 0;                                               \
+		for (uint64_t i = 0; i < n; i++)                                  \
+			total += (uint64_t)__builtin_popcountll(w[i]);            \
+		return total;                                                     \
+	}
+
+POPCOUNT_LOOP(popcount_portable, )
+#if defined(__x86_64__) && defined(__GNUC__)
+POPCOUNT_LOOP(popcount_hardware, __attribute__((target("popcnt"))))
+
+uint64_t popcount_words(const uint64_t *w, uint64_t n)
+{
+	static int has_popcnt = -1;
+
+	if (has_popcnt < 0) {
+		__builtin_cpu_init();
+		has_popcnt = __builtin_cpu_supports("popcnt") != 0;
+	}
+	return has_popcnt ? popcount_hardware(w, n) : popcount_portable(w, n);
+}
+#else
+uint64_t popcount_words(const uint64_t *w, uint64_t n)
+{
+	return popcount_portable(w, n);
+}
+#endif

@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * layout_blocked.c - the blocked layout (Putze, Sanders & Singler 2007): all
+ * k probes of a key fall inside one 512-bit block (one cache line), so a
+ * lookup costs one memory miss instead of k. It needs a little more memory
+ * for the same rate (model.c says how much), and it is the default.
+ *
+ *   block = floor(h1 * B / 2^64), B = m / 512 blocks ("fastrange":
+ *   a multiply instead of a division, uniform for any B)
+ *   for i in 0..k-1: probe bit (h2 * C[i]) >> 55 of the block
+ *   C[i] = the i-th output of splitmix64 seeded with 0, lowest
+ *   bit set (table below). Each probe is a multiplicative hash of
+ *   all 64 bits of h2. A linear sequence such as the top bits of
+ *   x + i*y would be cheaper, but its top 9 bits depend almost
+ *   only on the top bits of x and y: keys sharing a block would
+ *   share whole probe patterns, and the measured false-positive
+ *   rate at p = 1e-4 came out near 5e-4. The k multiplies are
+ *   independent of each other, so they pipeline.
+ *
+ * A key is its block's first word plus either its bits as a mask over the
+ * block's 8 words (to add: 8 word operations on one cache line) or, for a
+ * batch that is only tested, its SipHash halves, from which the bits are
+ * derived as they are tested: the test stops at the first bit clear, so an
+ * absent key costs one or two probes on average, not k. Tests run eight
+ * probes at a time where the CPU has AVX-512 (blocked_simd.c).
+ *
+ * A big blocked filter can have the pages its next keys land in backed,
+ * and their blocks loaded into cache, by the thread that hashed them
+ * (layout.ready, filter_ready_hashed).
+ *
+ * Because a key touches one block only, keys of different blocks never
+ * meet: regions of blocks can be owned by different threads, in order
+ * within each (LAYOUT_ONE_BLOCK).
+ */
+#include "layout.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "blocked_simd.h"
+#include "model.h"
+#include "popcount.h"
+
+#define BLOCK_WORDS (FILTER_BLOCK_BITS / 64)
+
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 u128;
+static inline uint64_t mul_high(uint64_t a, uint64_t b)
+{
+	return (uint64_t)(((u128)a * b) >> 64);
+}
+#else
+static inline uint64_t mul_high(uint64_t a, uint64_t b)
+{
+	uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+	uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+	uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
+
+	return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+#endif
+
+/*
+ * A batch's keys: block first words, and the masks when they are to be
+ * added (see the file comment).
+ */
+struct blocked_batch {
+	uint64_t base[LAYOUT_BATCH];
+	_Alignas(64) uint64_t block[LAYOUT_BATCH][BLOCK_WORDS];
+};
+
+/* Odd multipliers for the in-block probes (see the file comment). */
+static const uint64_t probe_multiplier[FILTER_K_MAX] = {
+	UINT64_C(0xe220a8397b1dcdaf), UINT64_C(0x6e789e6aa1b965f5), UINT64_C(0x06c45d188009454f),
+	UINT64_C(0xf88bb8a8724c81ed), UINT64_C(0x1b39896a51a8749b), UINT64_C(0x53cb9f0c747ea2eb),
+	UINT64_C(0x2c829abe1f4532e1), UINT64_C(0xc584133ac916ab3d), UINT64_C(0x3ee5789041c98ac3),
+	UINT64_C(0xf3b8488c368cb0a7), UINT64_C(0x657eecdd3cb13d09), UINT64_C(0xc2d326e0055bdef7),
+	UINT64_C(0x8621a03fe0bbdb7b), UINT64_C(0x8e1f7555983aa92f), UINT64_C(0xb54e0f1600cc4d19),
+	UINT64_C(0x84bb3f97971d80ab), UINT64_C(0x7d29825c75521255), UINT64_C(0xc3cf17102b7f7f87),
+	UINT64_C(0x3466e9a083914f65), UINT64_C(0xd81a8d2b5a4485ad), UINT64_C(0xdb01602b100b9ed7),
+	UINT64_C(0xa9038a921825f10d), UINT64_C(0xedf5f1d90dca2f6b), UINT64_C(0x54496ad67bd2634d),
+	UINT64_C(0xdd7c01d4f5407269), UINT64_C(0x935e82f1db4c4f7b), UINT64_C(0x69b82ebc92233301),
+	UINT64_C(0x40d29eb57de1d511), UINT64_C(0xa2f09dabb45c6317), UINT64_C(0xee521d7a0f4d3873),
+	UINT64_C(0xf16952ee72f3454f), UINT64_C(0x377d35dea8e40225), UINT64_C(0x0c7de8064963bab1),
+	UINT64_C(0x05582d37111ac529), UINT64_C(0xd254741f599dc6f7), UINT64_C(0x69630f7593d108c3),
+	UINT64_C(0x417ef96181daa383), UINT64_C(0x3c3c41a3b43343a1), UINT64_C(0x6e19905dcbe531df),
+	UINT64_C(0x4fa9fa7324851729), UINT64_C(0x84eb4454a792922b), UINT64_C(0x134f7096918175cf),
+	UINT64_C(0x07dc930b302278a9), UINT64_C(0x12c015a97019e937), UINT64_C(0xcc06c31652ebf439),
+	UINT64_C(0xecee65630a691e37), UINT64_C(0x3e84ecb1763e79ad), UINT64_C(0x690ed476743aae49),
+	UINT64_C(0x774615d7b1a1f2e1), UINT64_C(0x22b353f04f4f52db), UINT64_C(0xe3ddd86ba71a5eb1),
+	UINT64_C(0xdf268adeb6513357), UINT64_C(0x2098eb73d4367d77), UINT64_C(0x03d6845323ce3c71),
+	UINT64_C(0xc952c5620043c715), UINT64_C(0x9b196bca844f1705), UINT64_C(0x30260345dd9e0ec1),
+	UINT64_C(0xcf448a5882bb9699), UINT64_C(0xf4a578dccbc87657), UINT64_C(0xbfdeaed9a17b3c8f),
+	UINT64_C(0xed79402d1d5c5d7b), UINT64_C(0x55f070ab1cbbf171), UINT64_C(0x3e00a34929a88f1d),
+	UINT64_C(0xe255b237b8bb18fb),
+};
+
+static inline uint64_t blocked_base(const struct filter *f, const uint64_t h[2])
+{
+	return mul_high(h[0], f->params.m / FILTER_BLOCK_BITS) * 8;
+}
+
+static inline uint64_t blocked_bit(const uint64_t h[2], uint32_t i)
+{
+	return (h[1] * probe_multiplier[i]) >> 55;
+}
+
+static void blocked_probes(const struct filter *f, const uint64_t h[2],
+			   uint64_t block[FILTER_BLOCK_BITS / 64])
+{
+	memset(block, 0, FILTER_BLOCK_BITS / 8);
+	for (uint32_t i = 0; i < f->params.k; i++) {
+		uint64_t bit = blocked_bit(h, i);
+
+		block[bit >> 6] |= UINT64_C(1) << (bit & 63);
+	}
+}
+
+/* Are all of the key's bits set in its block? Stops at the first that is not. */
+static int blocked_all_set(const struct filter *f, const uint64_t *w, const uint64_t h[2])
+{
+	for (uint32_t i = 0; i < f->params.k; i++) {
+		uint64_t bit = blocked_bit(h, i);
+
+		if (!(w[bit >> 6] & UINT64_C(1) << (bit & 63)))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Set bits in a word of a blocked filter. One thread adds, but another may
+ * be loading the same words ahead of it (filter_ready_hashed), so both
+ * sides use relaxed atomic accesses: a plain store beside an atomic load
+ * is a data race, undefined behaviour in C11. Relaxed loads and stores
+ * order nothing and compile to the plain moves on x86-64 and arm64; the
+ * read-modify-write need not be atomic, as only the adding thread writes.
+ */
+static inline void word_set_bits(uint64_t *w, uint64_t bits)
+{
+	__atomic_store_n(w, __atomic_load_n(w, __ATOMIC_RELAXED) | bits, __ATOMIC_RELAXED);
+}
+
+/* Set the key's bits in its block w; were they all set already? */
+static int blocked_test_and_set(const struct filter *f, uint64_t *w, const uint64_t h[2])
+{
+	uint64_t missing = 0;
+
+	for (uint32_t i = 0; i < f->params.k; i++) {
+		uint64_t bit = blocked_bit(h, i), mask = UINT64_C(1) << (bit & 63);
+
+		missing |= mask & ~w[bit >> 6];
+		word_set_bits(&w[bit >> 6], mask);
+	}
+	return missing == 0;
+}
+
+/* The bases of n keys, prefetched for writing; their masks too when masks. */
+static void blocked_prepare(const struct filter *f, const uint64_t *h, size_t n, int masks,
+			    struct blocked_batch *b)
+{
+	for (size_t i = 0; i < n; i++) {
+		b->base[i] = blocked_base(f, h + 2 * i);
+		__builtin_prefetch(&f->words[b->base[i]], 1, 0);
+		if (masks)
+			blocked_probes(f, h + 2 * i, b->block[i]);
+	}
+}
+
+/* Are all of key i's bits set, by its mask? */
+static int mask_all_set(const struct filter *f, const struct blocked_batch *b, size_t i)
+{
+	const uint64_t *w = f->words + b->base[i];
+	uint64_t missing = 0;
+
+	for (unsigned j = 0; j < BLOCK_WORDS; j++)
+		missing |= b->block[i][j] & ~w[j];
+	return missing == 0;
+}
+
+static void mask_set(struct filter *f, const struct blocked_batch *b, size_t i)
+{
+	uint64_t *w = f->words + b->base[i];
+
+	for (unsigned j = 0; j < BLOCK_WORDS; j++)
+		word_set_bits(&w[j], b->block[i][j]);
+}
+
+static void blocked_add(struct filter *f, const struct line *keys, const uint64_t *h, size_t n)
+{
+	struct blocked_batch b;
+
+	(void)keys;
+	blocked_prepare(f, h, n, 1, &b);
+	for (size_t i = 0; i < n; i++)
+		mask_set(f, &b, i);
+}
+
+void layout_blocked_test_bases(const struct filter *f, const uint64_t *base, const uint64_t *h,
+			       size_t n, unsigned char *present)
+{
+	if (blocked_test_many(f->words, base, h, n, f->params.k, probe_multiplier, present) == 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		present[i] = (unsigned char)blocked_all_set(f, f->words + base[i], h + 2 * i);
+}
+
+static void blocked_test(const struct filter *f, const struct line *keys, const uint64_t *h,
+			 size_t n, unsigned char *present)
+{
+	struct blocked_batch b;
+
+	(void)keys;
+	blocked_prepare(f, h, n, 0, &b);
+	layout_blocked_test_bases(f, b.base, h, n, present);
+}
+
+/*
+ * All tested at once (eight probes at a time where the CPU can), then only
+ * the absent set, probe by probe, and asked again as they are, so a repeat
+ * later in the batch meets its first copy: a key found present stays
+ * present, as adds only set bits. For a filter of gigabytes, where the
+ * adding thread waits on every line, this saved a fifth of its time, and on
+ * a window's generations a fifth against building every key's mask (whose
+ * vector-cleared words stall the loads that read them back). The lines are
+ * the caller's to have in cache. Returns how many keys were fresh.
+ */
+static size_t test_then_set(struct filter *f, const uint64_t *base, const uint64_t *h, size_t n,
+			    unsigned char *present)
+{
+	size_t fresh = 0;
+
+	if (blocked_test_many(f->words, base, h, n, f->params.k, probe_multiplier, present) < 0)
+		memset(present, 0, n);
+	for (size_t i = 0; i < n; i++) {
+		if (present[i])
+			continue;
+		present[i] = (unsigned char)blocked_test_and_set(f, f->words + base[i], h + 2 * i);
+		fresh += !present[i];
+	}
+	return fresh;
+}
+
+size_t layout_blocked_test_and_add_bases(struct filter *f, const uint64_t *base,
+					 const uint64_t *h, size_t n, unsigned char *present)
+{
+	return test_then_set(f, base, h, n, present);
+}
+
+/*
+ * Test-and-add: for a filter far bigger than the caches, test then set
+ * (measured faster, where the CPU tests eight probes at a time); for one in
+ * them, building the masks is quicker.
+ */
+static size_t blocked_test_and_add(struct filter *f, const struct line *keys, const uint64_t *h,
+				   size_t n, unsigned char *present)
+{
+	int simd = f->params.m / 8 >= FILTER_READY_MIN && blocked_simd_usable();
+	struct blocked_batch b;
+	size_t fresh = 0;
+
+	(void)keys;
+	blocked_prepare(f, h, n, !simd, &b);
+	if (simd)
+		return test_then_set(f, b.base, h, n, present);
+	/* in order, so a repeat later in the batch sees the earlier key */
+	for (size_t i = 0; i < n; i++) {
+		int seen = mask_all_set(f, &b, i);
+
+		present[i] = (unsigned char)seen;
+		fresh += (size_t)!seen;
+		if (!seen)
+			mask_set(f, &b, i);
+	}
+	return fresh;
+}
+
+static void blocked_add_shared(struct filter *f, const struct line *keys, const uint64_t *h,
+			       size_t n)
+{
+	struct blocked_batch b;
+
+	(void)keys;
+	blocked_prepare(f, h, n, 1, &b);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *w = f->words + b.base[i];
+
+		for (unsigned j = 0; j < BLOCK_WORDS; j++)
+			if (b.block[i][j] != 0)
+				layout_word_or_shared(&w[j], b.block[i][j]);
+	}
+}
+
+static void blocked_positions(const struct filter *f, const struct line *key, const uint64_t h[2],
+			      uint64_t *positions)
+{
+	(void)key;
+	for (uint32_t i = 0; i < f->params.k; i++)
+		positions[i] = blocked_base(f, h) * 64 + blocked_bit(h, i);
+}
+
+/* Set once a kernel refuses MADV_POPULATE_WRITE (before 5.14): stop asking. */
+static int populate_refused;
+
+/* Have the 2 MiB spans the blocks at these words lie in backed, each span once. */
+static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+	uint64_t bytes = f->params.m / 8;
+
+	if (f->backed == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t span = base[i] * 8 / FILTER_BACK_SPAN;
+		uint64_t *word = &f->backed[span / 64], bit = UINT64_C(1) << (span % 64);
+		uint64_t start = span * FILTER_BACK_SPAN;
+		uint64_t len = bytes - start < FILTER_BACK_SPAN ? bytes - start : FILTER_BACK_SPAN;
+
+		if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit)
+			continue;
+		/* both threads may ask for the same span at once: the kernel serves it once */
+		if (madvise((char *)f->words + start, (size_t)len, MADV_POPULATE_WRITE) != 0 &&
+		    errno == EINVAL) {
+			__atomic_store_n(&populate_refused, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		/* ENOMEM and the like: the add will fault it in itself, as without this */
+		__atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
+	}
+#else
+	(void)f, (void)base, (void)n;
+#endif
+}
+
+/*
+ * Load the cache line of each block at these words: prefetch them all,
+ * then read one word of each, so the misses overlap. Only loads: what this
+ * thread takes in is the line (into its caches and the shared L3) and the
+ * address translation walk, both of which the adding thread would
+ * otherwise wait for. Prefetches alone proved not enough (they do not hide
+ * a miss whose translation misses the TLB); real loads are kept by
+ * reading into a volatile. The loads are relaxed atomics because another
+ * thread may be adding to these words; the values read are thrown away.
+ */
+static void load_blocks(const struct filter *f, const uint64_t *base, size_t n)
+{
+	volatile uint64_t sink;
+	uint64_t acc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		__builtin_prefetch(&f->words[base[i]], 0, 3);
+	for (size_t i = 0; i < n; i++)
+		acc ^= __atomic_load_n(&f->words[base[i]], __ATOMIC_RELAXED);
+	sink = acc;
+	(void)sink;
+}
+
+/* Backed first: a load of a page never written would map the zero page, to be faulted again by the add. */
+static void blocked_ready(const struct filter *f, const uint64_t *h, size_t n)
+{
+	if (f->words == NULL || f->params.m / 8 < FILTER_READY_MIN)
+		return;
+	for (size_t done = 0; done < n; done += LAYOUT_BATCH) {
+		size_t len = n - done < LAYOUT_BATCH ? n - done : LAYOUT_BATCH;
+		uint64_t base[LAYOUT_BATCH];
+
+		for (size_t i = 0; i < len; i++)
+			base[i] = blocked_base(f, h + 2 * (done + i));
+		back_spans(f, base, len);
+		load_blocks(f, base, len);
+	}
+}
+
+void layout_blocked_bases(const struct filter *f, const uint64_t *h, size_t n, uint64_t *base)
+{
+	for (size_t i = 0; i < n; i++)
+		base[i] = blocked_base(f, h + 2 * i);
+}
+
+/*
+ * A key never added is a false positive when all k of its probes hit set
+ * bits of its block: (c/512)^k for a block with c bits set, averaged over
+ * the blocks.
+ */
+static double blocked_current_fpr(const struct filter *f)
+{
+	uint64_t blocks = f->params.m / FILTER_BLOCK_BITS;
+	double hit[FILTER_BLOCK_BITS + 1], sum = 0.0;
+
+	for (unsigned c = 0; c <= FILTER_BLOCK_BITS; c++)
+		hit[c] = pow((double)c / FILTER_BLOCK_BITS, f->params.k);
+	for (uint64_t b = 0; b < blocks; b++)
+		sum += hit[popcount_words(f->words + b * BLOCK_WORDS, BLOCK_WORDS)];
+	return sum / (double)blocks;
+}
+
+static uint64_t blocked_probed(const struct filter_params *p)
+{
+	return p->m;
+}
+
+const struct layout_ops layout_blocked = {
+	.id = FILTER_BLOCKED,
+	.name = "blocked",
+	.unit = "bits",
+	.position_bits = 1,
+	.traits = LAYOUT_ONE_BLOCK | LAYOUT_SAVED,
+	.check = layout_check_whole_m,
+	.probed = blocked_probed,
+	.add = blocked_add,
+	.test = blocked_test,
+	.test_and_add = blocked_test_and_add,
+	.add_shared = blocked_add_shared,
+	.remove = NULL,
+	.positions = blocked_positions,
+	.ready = blocked_ready,
+	.set = popcount_words,
+	.word_set = layout_word_bits,
+	.saturated = NULL,
+	.current_fpr = blocked_current_fpr,
+	.fpr = model_blocked_fpr,
+	.estimate = model_blocked_estimate,
+	.estimate_sd = model_blocked_estimate_sd,
+	.unite = layout_or_words,
+	.intersect = layout_and_words,
+};
