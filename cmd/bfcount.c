@@ -180,7 +180,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 static void check_filter_mode(struct options *opt)
 {
 	if (opt->key_options)
-		cli_usage_error("-k, -t, -i and -z apply to streams, not to filters (-f)");
+		cli_usage_error("the key options (-k, -t, -i, -z, --header, --csv, --json) apply to streams, not to filters (-f)");
 	cli_keys_optional();	/* counts come from the bits: fingerprints suffice */
 	cli_dcso_readable();	/* and DCSO filters have bits too */
 	for (int i = 0; i < opt->ninputs; i++)

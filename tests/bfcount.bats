@@ -173,15 +173,15 @@ make_ab() {
 	run --separate-stderr bfcount --union a.bf
 	expect_usage_error bfcount "--union, --intersection and --jaccard need two or more filters"
 	run --separate-stderr bfcount -k 2 --union a.bf b.bf
-	expect_usage_error bfcount "-k, -t, -i and -z apply to streams, not to filters (-f)"
+	expect_usage_error bfcount "the key options (-k, -t, -i, -z, --header, --csv, --json) apply to streams, not to filters (-f)"
 }
 
-@test "bfcount: -k, -t, -i and -z with -f are a usage error (they shape stream keys)" {
+@test "bfcount: -k, -t, -i, -z, --header, --csv and --json with -f are a usage error (they shape stream keys)" {
 	make_ab
-	for opt in "-k 2" "-t ," "-i" "-z" "--field=2" "--ignore-case"; do
+	for opt in "-k 2" "-t ," "-i" "-z" "--field=2" "--ignore-case" "--header" "--csv" "--json"; do
 		# shellcheck disable=SC2086
 		run --separate-stderr bfcount $opt -f a.bf
-		expect_usage_error bfcount "-k, -t, -i and -z apply to streams, not to filters (-f)"
+		expect_usage_error bfcount "the key options (-k, -t, -i, -z, --header, --csv, --json) apply to streams, not to filters (-f)"
 	done
 }
 
