@@ -233,10 +233,19 @@ static size_t unescape_one(const unsigned char **p, const unsigned char *end, un
 static int key_equals(const unsigned char *p, const unsigned char *end, const char *key,
 		      size_t len)
 {
-	size_t at = 0;
+	size_t at = 0, raw = (size_t)(end - p);
 
-	if (memchr(p, '\\', (size_t)(end - p)) == NULL)
-		return (size_t)(end - p) == len && memcmp(p, key, len) == 0;
+	/*
+	 * Unescaping only shrinks (every escape is longer than what it
+	 * stands for): a shorter name never matches, one as long only byte
+	 * for byte and without escapes, a longer one only with escapes.
+	 */
+	if (raw < len)
+		return 0;
+	if (raw == len)
+		return memcmp(p, key, len) == 0 && memchr(p, '\\', raw) == NULL;
+	if (memchr(p, '\\', raw) == NULL)
+		return 0;
 	while (p < end) {
 		unsigned char c[4];
 		size_t n = unescape_one(&p, end, c);
