@@ -178,6 +178,8 @@ static int literal(struct parser *j, const char *word, size_t len)
 	return 0;
 }
 
+static size_t utf8_encode(long c, unsigned char out[4]);
+
 /*
  * One character of a string's contents at *p (before end), unescaped
  * into out as UTF-8: its length (1 to 4). The string has been checked.
@@ -207,6 +209,12 @@ static size_t unescape_one(const unsigned char **p, const unsigned char *end, un
 	} else if (c >= 0xd800 && c <= 0xdfff) {
 		c = 0xfffd;	/* a lone surrogate: the replacement character, as jq */
 	}
+	return utf8_encode(c, out);
+}
+
+/* Code point c (below 0x110000) as UTF-8 into out: its length. */
+static size_t utf8_encode(long c, unsigned char out[4])
+{
 	if (c < 0x80) {
 		out[0] = (unsigned char)c;
 		return 1;
