@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_fields.h"
 #include "cli_window.h"
 #include "cascade.h"
 #include "dcso.h"
@@ -44,7 +45,7 @@
 #define DEFAULT_RATE 0.001
 
 static const char usage[] =
-	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k N] [-t C] [-i] [-z] [-v] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
 	"\n"
 	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
@@ -61,7 +62,8 @@ static const char usage[] =
 	"      --hash=HASH       siphash13 (default) or siphash24\n"
 	"      --format=FORMAT   bftools (default), or dcso or dcso-gzip: the DCSO\n"
 	"                        bloom format, plain or gzipped (with -n, -p only)\n"
-	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
@@ -77,6 +79,7 @@ static const char usage[] =
 	"      --checkpoint=INTERVAL  with -f, also save FILTER every INTERVAL (30s,\n"
 	"                        10m, 1h, or a line count such as 1e6)\n"
 	CLI_NO_WAIT_HELP
+	CLI_FORMAT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -124,6 +127,7 @@ static const struct option long_options[] = {
 	{ "version", no_argument, NULL, 'V' },
 	CLI_NO_WAIT_OPTION,
 	CLI_DECOMPRESS_OPTION,
+	CLI_FORMAT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -144,6 +148,7 @@ struct options {
 	struct cli_checkpoint checkpoint;	/* --checkpoint's interval */
 	struct key_spec spec;
 	struct cli_window win;		/* kind 0: no --window */
+	int header;	/* --header */
 	char delim;
 	int verbose;
 	char **inputs;
@@ -211,6 +216,9 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_HASH: opt->shape.hash = cli_hash(arg); note_shape(opt, "--hash"); break;
 	case OPT_FORMAT: opt->format = parse_format(arg); break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
+	case CLI_OPT_CSV: opt->spec.csv = 1; break;
+	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); break;
+	case CLI_OPT_HEADER: opt->header = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'i': opt->spec.fold_case = 1; break;
 	case 'z': opt->delim = '\0'; break;
@@ -296,6 +304,9 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	cli_fields_check(&opt->spec, opt->header);
+	if (opt->header)
+		cli_header_inputs(&opt->spec, NULL);
 	check_conflicts(opt);
 	check_window_conflicts(opt);
 }
@@ -626,6 +637,7 @@ static int add_batch(void *ctx, unsigned slot, const struct line *records, size_
 	const char *why;
 
 	(void)records;
+	(void)cli_bad_lines(&k->set);
 	if (b->shared)
 		cascade_count_added(b->filter, k->set.count);
 	else if (add_keys(b, k, &why) < 0)
@@ -824,6 +836,7 @@ static void report(const struct build *b, int verbose)
 
 	if (verbose) {
 		report_lines(b);
+		cli_bad_lines_report();
 		cli_warn("%s (capacity %llu)", describe_count(cascade_estimate_count(c), text),
 			 (unsigned long long)c->capacity);
 		report_fill(c);
@@ -864,8 +877,12 @@ int main(int argc, char **argv)
 	if (opt.filter && strcmp(opt.filter, "-") != 0)
 		cli_stop_on_signals();
 	b.filter = acquire_filter(&opt, &window);
-	if (window != NULL)
-		return build_window(&opt, window, dest);
+	if (window != NULL) {
+		int rc = build_window(&opt, window, dest);
+
+		cli_fields_release(&opt.spec);
+		return rc;
+	}
 	cli_window_check_use(&opt.win, NULL);
 	if (opt.remove)
 		check_removable(b.filter, opt.filter);
@@ -880,6 +897,7 @@ int main(int argc, char **argv)
 	save_filter(b.filter, dest, opt.format);
 	cli_unlock();
 	cascade_free(b.filter);
+	cli_fields_release(&opt.spec);
 	if (cli_stop_signal())
 		return 128 + cli_stop_signal();	/* cut short, all of it saved */
 	if (b.absent == 0)

@@ -26,6 +26,7 @@
 
 #include "cascade.h"
 #include "cli.h"
+#include "cli_fields.h"
 #include "cli_window.h"
 #include "hll.h"
 #include "keys.h"
@@ -38,14 +39,15 @@
 #define INTERSECT_MAX 12
 
 static const char usage[] =
-	"Usage: bfcount [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
+	"Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [FILE...]\n"
 	"   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]\n"
 	"   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER...\n"
-	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k N] [-t C] [-i] [-z] [-v] [FILE...]\n"
+	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [FILE...]\n"
 	"Print the estimated number of distinct keys in the input, or in filters,\n"
 	"or in HyperLogLog sketches saved by -o.\n"
 	"\n"
-	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
@@ -66,6 +68,7 @@ static const char usage[] =
 	"                        (default: bfcount's own, public key)\n"
 	"      --like=SKETCH     a new sketch with SKETCH's key and precision\n"
 	"  -v, --verbose         also report the standard error on stderr\n"
+	CLI_FORMAT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
@@ -92,12 +95,14 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_DECOMPRESS_OPTION,
+	CLI_FORMAT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
 struct options {
 	struct key_spec spec;
+	int header;	/* --header */
 	char delim;
 	int verbose, key_options;
 	enum set_op op;
@@ -152,6 +157,9 @@ static void parse_option(struct options *opt, int c, const char *arg)
 {
 	switch (c) {
 	case 'k': cli_field_option(&opt->spec, arg); opt->key_options = 1; break;
+	case CLI_OPT_CSV: opt->spec.csv = 1; opt->key_options = 1; break;
+	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); opt->key_options = 1; break;
+	case CLI_OPT_HEADER: opt->header = 1; opt->key_options = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); opt->key_options = 1; break;
 	case 'i': opt->spec.fold_case = 1; opt->key_options = 1; break;
 	case 'z': opt->delim = '\0'; opt->key_options = 1; break;
@@ -175,7 +183,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 static void check_filter_mode(struct options *opt)
 {
 	if (opt->key_options)
-		cli_usage_error("-k, -t, -i, -z and --no-decompress apply to streams, not to filters (-f)");
+		cli_usage_error("the key options (-k, -t, -i, -z, --header, --csv, --json) and --no-decompress apply to streams, not to filters (-f)");
 	cli_keys_optional();	/* counts come from the bits: fingerprints suffice */
 	cli_dcso_readable();	/* and DCSO filters have bits too */
 	for (int i = 0; i < opt->ninputs; i++)
@@ -252,6 +260,9 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	cli_fields_check(&opt->spec, opt->header);
+	if (opt->header)
+		cli_header_inputs(&opt->spec, NULL);
 	if (opt->nfilters > 0 && opt->sk.first)
 		cli_usage_error("%s works on streams and sketches, not with filters (-f)", opt->sk.first);
 	if (opt->op != COUNT_EACH && opt->sk.first)
@@ -392,11 +403,12 @@ static void count_keys(void *ctx, unsigned slot, size_t from, size_t to)
 	}
 }
 
-/* Calling thread: nothing is left to do in order; the counts are all in the partials. */
+/* Calling thread: lines that are not JSON (--json); the counts are all in the partials. */
 static int batch_counted(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
-	(void)ctx;
-	(void)slot;
+	const struct counter *c = ctx;
+
+	(void)cli_bad_lines(&c->keys[slot]);
 	(void)records;
 	(void)n;
 	return 0;
@@ -425,6 +437,7 @@ static void put_estimate(const struct options *opt, const struct sketch *s, cons
 		cli_write_error(errno);
 	if (!opt->verbose)
 		return;
+	cli_bad_lines_report();
 	if (sketch_is_exact(s))
 		cli_warn("exact count (below the HyperLogLog threshold)");
 	else
@@ -774,5 +787,6 @@ int main(int argc, char **argv)
 	cli_stdout_finish(&out);
 	free(opt.filters);
 	free(opt.sk.paths);
+	cli_fields_release(&opt.spec);
 	return status < 0 ? EXIT_TROUBLE : 0;
 }

@@ -23,13 +23,14 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_fields.h"
 #include "cascade.h"
 #include "filter.h"
 #include "cli_window.h"
 #include "keys.h"
 
 static const char usage[] =
-	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k N] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
+	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
 	"Print the lines of FILEs (or standard input) whose key may be in a filter.\n"
 	"\n"
 	"  -f, --filter=FILTER   a filter file made by bfbuild (repeatable; - is stdin)\n"
@@ -52,12 +53,14 @@ static const char usage[] =
 	"  -Z, --null            end file names with NUL, not ':' or newline\n"
 	"      --label=LABEL     the name of standard input in the output\n"
 	"  -r, --recursive       search the files under directories (no FILE: .)\n"
-	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	CLI_DECOMPRESS_HELP
 	"      --line-buffered   flush output after every line\n"
 	"      --now=T           a windowed filter answers as of time T (default: now)\n"
+	CLI_FORMAT_HELP
 	CLI_COMMON_HELP
 	"      --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -93,6 +96,7 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_DECOMPRESS_OPTION,
+	CLI_FORMAT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -111,6 +115,7 @@ struct options {
 	const char *label;	/* the name of standard input */
 	struct key_spec spec;
 	struct cli_window win;	/* --now only */
+	int header;	/* --header */
 	char delim;
 	char **inputs;
 	int ninputs;
@@ -136,6 +141,9 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_LABEL: opt->label = arg; break;
 	case 'r': opt->recursive = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
+	case CLI_OPT_CSV: opt->spec.csv = 1; break;
+	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); break;
+	case CLI_OPT_HEADER: opt->header = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'z': opt->delim = '\0'; break;
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
@@ -170,6 +178,8 @@ static int several_files(const struct options *opt)
 	       S_ISDIR(st.st_mode);
 }
 
+static void write_header(void *ctx, struct line header);
+
 static void parse_options(struct options *opt, int argc, char **argv)
 {
 	size_t stdin_filters = 0;
@@ -189,6 +199,9 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	cli_fields_check(&opt->spec, opt->header);
+	if (opt->header)
+		cli_header_inputs(&opt->spec, write_header);
 	if (opt->with_filename < 0)
 		opt->with_filename = several_files(opt);
 	if (opt->nfilters == 0)
@@ -382,6 +395,22 @@ static int take_line(struct grep *g, const struct grep_slot *s, const struct key
 	return g->input.selected >= opt->max_count ? CLI_SKIP_INPUT : 0;
 }
 
+/*
+ * --header: each input's header goes out before its lines, prefixed as they
+ * are, when lines go out (not with -c, -l, -L, -q or -o). It is line 1.
+ */
+static void write_header(void *ctx, struct line header)
+{
+	struct grep *g = ctx;
+	const struct options *opt = g->opt;
+
+	g->input.lines = 1;
+	if (opt->quiet || opt->count || opt->list != LIST_NONE || opt->only_matching)
+		return;
+	put_prefix(g, 1);
+	put_record(g, header, opt->delim);
+}
+
 /* Calling thread, in input order: mark the records, answer for the selected. */
 static int select_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -392,6 +421,7 @@ static int select_batch(void *ctx, unsigned slot, const struct line *records, si
 	size_t k = 0;
 	int rc = 0;
 
+	(void)cli_bad_lines(ks);	/* no key: never selected, as a line without the field */
 	if (g->input.selected >= opt->max_count)	/* -m 0 */
 		return CLI_SKIP_INPUT;
 	memset(cli_flags(&g->selected, &g->selected_cap, n), 0, n);
@@ -570,5 +600,6 @@ int main(int argc, char **argv)
 	else
 		status = g.matches > 0 ? 0 : EXIT_NONE;
 	release(&g, &opt);
+	cli_fields_release(&opt.spec);
 	return status;
 }

@@ -27,6 +27,7 @@
 
 #include "cascade.h"
 #include "cli.h"
+#include "cli_fields.h"
 #include "cli_window.h"
 #include "filter.h"
 #include "keys.h"
@@ -39,14 +40,15 @@
 #define GROWING_FIRST_CAPACITY 100000
 
 static const char usage[] =
-	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
 	"\n"
 	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
 	"  -p, --rate=P          chance of dropping a first-seen line (default 1e-6)\n"
 	"  -f, --state=STATE     load the seen keys from STATE, save them back at the end\n"
 	"  -d, --repeated        print only lines whose key was seen before\n"
-	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
@@ -64,6 +66,7 @@ static const char usage[] =
 	"      --checkpoint=INTERVAL  with -f, also save STATE every INTERVAL (30s,\n"
 	"                        10m, 1h, or a line count such as 1e6)\n"
 	CLI_NO_WAIT_HELP
+	CLI_FORMAT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
@@ -97,6 +100,7 @@ static const struct option long_options[] = {
 	{ "version", no_argument, NULL, 'V' },
 	CLI_NO_WAIT_OPTION,
 	CLI_DECOMPRESS_OPTION,
+	CLI_FORMAT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -110,6 +114,7 @@ struct options {
 	struct cli_checkpoint checkpoint;
 	struct key_spec spec;
 	struct cli_window win;	/* kind 0: no --window */
+	int header;	/* --header */
 	char delim;
 	char **inputs;
 	int ninputs;
@@ -123,6 +128,9 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'f': opt->state = arg; break;
 	case 'd': opt->repeated = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
+	case CLI_OPT_CSV: opt->spec.csv = 1; break;
+	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); break;
+	case CLI_OPT_HEADER: opt->header = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); break;
 	case 'i': opt->spec.fold_case = 1; break;
 	case 'z': opt->delim = '\0'; break;
@@ -145,6 +153,8 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	}
 }
 
+static void write_header(void *ctx, struct line header);
+
 static void parse_options(struct options *opt, int argc, char **argv)
 {
 	int c;
@@ -160,6 +170,9 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
+	cli_fields_check(&opt->spec, opt->header);
+	if (opt->header)
+		cli_header_inputs(&opt->spec, write_header);
 	cli_window_finish(&opt->win, opt->capacity, opt->rate, opt->spec.separator);
 	if (opt->key_given && cli_key_file)
 		cli_usage_error("--key and --key-file cannot be used together");
@@ -405,6 +418,23 @@ static void checkpoint(void *ctx)
 		cli_checkpoint_due(&u->checkpoint, u->seen, u->window, u->opt->state, &u->out, u->lines);
 }
 
+/* --header: each input's header is written through, before its lines. */
+static void write_header(void *ctx, struct line header)
+{
+	struct uniq *u = ctx;
+
+	if (writer_record(&u->out, header, u->opt->delim) < 0)
+		cli_write_error(errno);
+}
+
+/* --json --bad-line=skip: lines that are not JSON pass on unfiltered, as lines without a time. */
+static void mark_bad_lines(struct uniq *u, const struct keyset *ks)
+{
+	u->keyless += cli_bad_lines(ks);
+	for (size_t b = 0; b < ks->nbad; b++)
+		u->state[ks->bad[b]] = BAD_TIME;
+}
+
 /* Calling thread, in input order: a repeat must meet the first copy. */
 static int emit_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -412,6 +442,7 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 	int wanted = u->opt->repeated ? SEEN_BEFORE : FIRST_SEEN;
 
 	classify(u, &u->keys[slot], records, n);
+	mark_bad_lines(u, &u->keys[slot].set);
 	u->lines += n;
 	for (size_t r = 0; r < n; r++) {
 		u->repeats += u->state[r] == SEEN_BEFORE;
@@ -451,6 +482,7 @@ static void report(const struct uniq *u)
 		 (unsigned long long)(u->lines - u->repeats - u->keyless - u->bad_times),
 		 (unsigned long long)u->repeats, (unsigned long long)u->keyless,
 		 (unsigned long long)u->written);
+	cli_bad_lines_report();
 	if (u->window != NULL) {
 		report_window(u);
 		return;
@@ -556,6 +588,7 @@ int main(int argc, char **argv)
 		cli_keys_free(&u.keys[i]);
 	free(u.present);
 	free(u.state);
+	cli_fields_release(&opt.spec);
 	if (cli_stop_signal())
 		return 128 + cli_stop_signal();	/* cut short, all of it saved */
 	return input_status < 0 ? EXIT_TROUBLE : 0;

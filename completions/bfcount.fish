@@ -41,7 +41,7 @@ end
 
 # Whether a key or sketch option is on the line: a stream is being counted.
 function __bfcount_stream_mode
-    __fish_contains_opt -s k field -s t separator -s i ignore-case -s z null-data no-decompress \
+    __fish_contains_opt -s k field -s t separator header csv json bad-line -s i ignore-case -s z null-data no-decompress \
         -s o output -s s sketch add precision key like
 end
 
@@ -55,8 +55,12 @@ function __bfcount_set_op
     __fish_contains_opt union intersection jaccard
 end
 
-complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s k -l field -x -d 'Key on the Nth field of each line'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s k -l field -x -d 'Key on fields of each line (N, N,M, N-M, N-)'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s t -l separator -x -d 'Fields are separated by C'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l header -d 'The first line of each input is a header, not a key'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l csv -d 'The input is CSV (RFC 4180): quoted fields, keys are values'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l json -d 'Each line is JSON: -k takes jq paths'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s i -l ignore-case -d 'Fold ASCII case of keys'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l no-decompress -d 'Read gzip and zstd inputs as they are, not decompressed'

@@ -36,8 +36,12 @@ complete -c bfgrep -s s -l no-messages -d 'Say nothing about FILEs that cannot b
 complete -c bfgrep -s Z -l null -d "End file names with NUL, not ':' or newline"
 complete -c bfgrep -l label -x -d 'The name of standard input in the output'
 complete -c bfgrep -s r -l recursive -d 'Search the files under directories (no FILE: .)'
-complete -c bfgrep -s k -l field -x -d 'Key on the Nth field of each line'
+complete -c bfgrep -s k -l field -x -d 'Key on fields of each line (N, N,M, N-M, N-)'
 complete -c bfgrep -s t -l separator -x -d 'Fields are separated by C'
+complete -c bfgrep -l header -d 'The first line of each input is a header, not a key'
+complete -c bfgrep -l csv -d 'The input is CSV (RFC 4180): quoted fields, keys are values'
+complete -c bfgrep -l json -d 'Each line is JSON: -k takes jq paths'
+complete -c bfgrep -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
 complete -c bfgrep -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfgrep -l no-decompress -d 'Read gzip and zstd inputs as they are, not decompressed'
 complete -c bfgrep -l line-buffered -d 'Flush output after every line'

@@ -10,7 +10,7 @@
 # .../bash-completion/completions/bfuniq, or source it from ~/.bashrc.
 
 _bfuniq_options='-n --capacity -p --rate -f --state -d --repeated -k --field
--t --separator -i --ignore-case -z --null-data --no-decompress -v --verbose --layout --key
+-t --separator --header --csv --json --bad-line -i --ignore-case -z --null-data --no-decompress -v --verbose --layout --key
 --line-buffered --window --generations --refresh --time-field --bad-time --now
 --no-wait --checkpoint --key-file -j --threads --max-memory --progress --no-progress -h --help -V --version'
 
@@ -42,6 +42,7 @@ _bfuniq_files() {
 # Returns 1 if $1 takes no value.
 _bfuniq_value() {
 	case $1 in
+	--bad-line) _bfuniq_add compgen -W 'error skip' -- "$2" ;;
 	--layout) _bfuniq_add compgen -W 'blocked classic' -- "$2" ;;
 	--bad-time) _bfuniq_add compgen -W 'error skip' -- "$2" ;;
 	-f | --state) _bfuniq_states "$2" ;;

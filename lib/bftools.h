@@ -20,6 +20,7 @@
  *   sketch.h    HyperLogLog sketches keyed like filters, merged;
  *               sketch_file.h saves and loads them
  *   lines.h, keys.h, writer.h   fast record input, key extraction, checked output
+ *   fieldlist.h, json.h   -k field lists and names; NDJSON paths and key text
  *   numparse.h  counts and rates as users type them
  *   atomic.h    replace a file all at once or not at all
  *   lock.h      serialise the processes that update one file
@@ -55,6 +56,8 @@
 #include "merge_stream.h"
 #include "lines.h"
 #include "keys.h"
+#include "fieldlist.h"
+#include "json.h"
 #include "writer.h"
 #include "hll.h"
 #include "sketch.h"

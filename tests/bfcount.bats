@@ -15,7 +15,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS1="Usage: bfcount [-k N] [-t C] [-i] [-z] [-v] [FILE...]"
+SYNOPSIS1="Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [FILE...]"
 SYNOPSIS2="   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]"
 SYNOPSIS3="   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER..."
 
@@ -118,7 +118,7 @@ make_ab() {
 	run --separate-stderr bfcount -k 0 </dev/null
 	expect_usage_error bfcount "invalid field number '0': must be at least 1"
 	run --separate-stderr bfcount --field=x </dev/null
-	expect_usage_error bfcount "invalid field number 'x': not a number"
+	expect_usage_error bfcount "-k 'x': not a field number or range (field names need --header)"
 	run --separate-stderr bfcount -t ab </dev/null
 	expect_usage_error bfcount "invalid separator 'ab': expected one character"
 }
@@ -173,15 +173,15 @@ make_ab() {
 	run --separate-stderr bfcount --union a.bf
 	expect_usage_error bfcount "--union, --intersection and --jaccard need two or more filters"
 	run --separate-stderr bfcount -k 2 --union a.bf b.bf
-	expect_usage_error bfcount "-k, -t, -i, -z and --no-decompress apply to streams, not to filters (-f)"
+	expect_usage_error bfcount "the key options (-k, -t, -i, -z, --header, --csv, --json) and --no-decompress apply to streams, not to filters (-f)"
 }
 
-@test "bfcount: -k, -t, -i, -z and --no-decompress with -f are a usage error (they shape stream keys)" {
+@test "bfcount: -k, -t, -i, -z, --header, --csv, --json and --no-decompress with -f are a usage error (they shape stream keys)" {
 	make_ab
-	for opt in "-k 2" "-t ," "-i" "-z" "--field=2" "--ignore-case" "--no-decompress"; do
+	for opt in "-k 2" "-t ," "-i" "-z" "--field=2" "--ignore-case" "--header" "--csv" "--json" "--no-decompress"; do
 		# shellcheck disable=SC2086
 		run --separate-stderr bfcount $opt -f a.bf
-		expect_usage_error bfcount "-k, -t, -i, -z and --no-decompress apply to streams, not to filters (-f)"
+		expect_usage_error bfcount "the key options (-k, -t, -i, -z, --header, --csv, --json) and --no-decompress apply to streams, not to filters (-f)"
 	done
 }
 

@@ -12,7 +12,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k N] [-t C] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]"
+SYNOPSIS="Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]"
 
 # names.bf holds alice, bob and carol.
 make_names() {
@@ -108,8 +108,8 @@ make_names() {
 	expect_usage_error bfgrep "option '--count' doesn't allow an argument"
 	run --separate-stderr bfgrep --cou=3
 	expect_usage_error bfgrep "option '--count' doesn't allow an argument"
-	run --separate-stderr bfgrep --json=3
-	expect_usage_error bfgrep "unrecognized option '--json=3'"
+	run --separate-stderr bfgrep --yaml=3
+	expect_usage_error bfgrep "unrecognized option '--yaml=3'"
 }
 
 @test "bfgrep: -f missing its argument is a usage error" {
@@ -122,7 +122,7 @@ make_names() {
 	run --separate-stderr bfgrep -f names.bf -k 0 in.txt
 	expect_usage_error bfgrep "invalid field number '0': must be at least 1"
 	run --separate-stderr bfgrep -f names.bf --field=x in.txt
-	expect_usage_error bfgrep "invalid field number 'x': not a number"
+	expect_usage_error bfgrep "-k 'x': not a field number or range (field names need --header)"
 	run --separate-stderr bfgrep -f names.bf -k 1.5 in.txt
 	expect_usage_error bfgrep "invalid field number '1.5': not a whole number"
 }

@@ -16,7 +16,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k N] [-t C] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]"
+SYNOPSIS="Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]"
 
 # helpers.bash checks for bfbuild and bfgrep; these tests need bfuniq too.
 setup() {
@@ -183,7 +183,7 @@ expect_awk_first_seen() {
 	run --separate-stderr bfuniq -k 0 in.txt
 	expect_usage_error bfuniq "invalid field number '0': must be at least 1"
 	run --separate-stderr bfuniq --field=x in.txt
-	expect_usage_error bfuniq "invalid field number 'x': not a number"
+	expect_usage_error bfuniq "-k 'x': not a field number or range (field names need --header)"
 	run --separate-stderr bfuniq --field 1.5 in.txt
 	expect_usage_error bfuniq "invalid field number '1.5': not a whole number"
 }

@@ -62,6 +62,9 @@ check)
 	have_cmd pkg-config || want pkg-config
 	# the reference DCSO bloom CLI, to prove both directions of interop
 	have_cmd bloom || want golang-github-dcso-bloom-cli
+	# --json and --csv are checked against jq and Miller (tests/formats.bats)
+	have_cmd jq || want jq
+	have_cmd mlr || want miller
 	;;
 valgrind) have_cmd valgrind || want valgrind ;;
 scaleout)

@@ -8,6 +8,7 @@
  * damage is reported in the stream's words after the lines before it.
  */
 #include "internal.h"
+#include "../cli_fields.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +24,7 @@
 #include "walk.h"
 
 /* Room for a stream's message ("corrupt gzip input: invalid block type"). */
-#define WHY_MAX 160
+#define WHY_MAX 200
 
 /*
  * The reader side of cli_each_batch: the inputs in turn, each
@@ -51,6 +52,8 @@ struct input_slot {
 	int begins, ends;	/* the input's first slot; its last */
 	int last;		/* the input is the last one */
 	int idle;		/* no batch: the input was quiet (cli_inputs_when_idle) */
+	struct line header;	/* --header: the input's, in its first slot */
+	int has_header;
 };
 
 struct inputs {
@@ -195,6 +198,8 @@ static int inputs_open_next(struct inputs *in)
 		return -1;
 	in->stream = instream_open(in->fd, cli_decompress);
 	in->reader = in->stream != NULL ? lines_open_stream(in->stream, in->delim) : NULL;
+	if (in->reader != NULL && cli_csv_separator() >= 0)
+		lines_csv(in->reader, (char)cli_csv_separator());
 	if (in->reader != NULL) {
 		in->current++;
 		in->fresh = 1;
@@ -217,6 +222,20 @@ static long read_batch(struct inputs *in, struct input_slot *s)
 	if (idle_fn != NULL)
 		return lines_next_owned_within(in->reader, &s->batch, idle_ms);
 	return lines_next_owned(in->reader, &s->batch);
+}
+
+/* --header: take it from s, the input's first batch; -1: the input ends here (s says why). */
+static int header_taken(struct inputs *in, struct input_slot *s, size_t *units)
+{
+	s->first_line++;
+	s->has_header = 1;
+	if (cli_header_take(&s->batch, &s->header, s->why, sizeof s->why) == 0)
+		return 0;
+	inputs_close_current(in);
+	s->ends = 1;
+	s->batch.n = 0;
+	*units = 0;
+	return -1;
 }
 
 /* The next batch of the open input into s, or its end (read error, skipped, end of input). */
@@ -242,6 +261,8 @@ static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *un
 		s->name = cli_display_name(s->path);	/* the slot's copy: it lasts */
 		s->first_line = in->lines + 1;
 		in->lines += (uint64_t)n;
+		if (s->begins && cli_header_on() && header_taken(in, s, units) < 0)
+			return 1;
 		if (in->stage->prepare(in->ctx, (unsigned)(s - in->slots), s->batch.records,
 				       s->batch.n, units) < 0)
 			return error_slot(s, ENOMEM, in->name, 0, units);
@@ -270,6 +291,7 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 
 	s->err = 0;
 	s->why[0] = '\0';
+	s->has_header = 0;
 	s->begins = s->ends = 0;
 	s->idle = 0;
 	s->input = 0;
@@ -337,6 +359,11 @@ static int inputs_consume(void *ctx, unsigned slot)
 		if (!cli_inputs_quiet)
 			cli_warn("%s: %s", s->name, s->why[0] ? s->why : strerror(s->err));
 		in->status = -1;
+	} else if (s->why[0] != '\0') {	/* a header's fault: the input ends here */
+		cli_warn("%s: %s", s->name, s->why);
+		in->status = -1;
+	} else if (s->has_header) {
+		cli_header_pass(in->ctx, s->header);
 	}
 	rc = consume_batch(in, slot);
 	/*

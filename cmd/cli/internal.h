@@ -15,6 +15,7 @@
  *   keys.c      the keys of a batch, hashed on the workers
  *   output.c    checked standard output
  *   window.c    the window options (cli_window.h)
+ *   fields.c    field lists, --header and --csv (cli_fields.h)
  */
 #ifndef BFTOOLS_CLI_INTERNAL_H
 #define BFTOOLS_CLI_INTERNAL_H
@@ -24,6 +25,9 @@
 #include "../cli.h"
 
 #define MEMORY_ENV "BFTOOLS_MAX_MEMORY"
+
+/* options.c: -k's text as given, for fields.c to read as JSON paths */
+extern const char *cli_field_text;
 
 /* options.c: --no-wait was given */
 extern int cli_no_wait;

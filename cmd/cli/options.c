@@ -205,7 +205,18 @@ enum filter_hash cli_hash(const char *arg)
 
 void cli_field_option(struct key_spec *spec, const char *arg)
 {
-	spec->field = (unsigned long)cli_count("field number", arg, 1, UINT32_MAX);
+	const char *why = NULL;
+
+	cli_field_text = arg;
+	fieldlist_free(spec->fields);
+	spec->fields = NULL;
+	/* one item that starts like a number is read (and refused) as one */
+	if (strpbrk(arg, ",-") == NULL && arg[0] >= '0' && arg[0] <= '9')
+		spec->field = (unsigned long)cli_count("field number", arg, 1, UINT32_MAX - 1);
+	else if ((spec->fields = fieldlist_parse(arg, &spec->field, &why)) == NULL && why)
+		cli_usage_error("invalid field list '%s': %s", arg, why);
+	if (spec->fields)
+		spec->field = 0;
 }
 
 void cli_separator_option(struct key_spec *spec, const char *arg)

@@ -5,6 +5,7 @@
  * the ordered reader (inputs.c).
  */
 #include "internal.h"
+#include "../cli_fields.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -214,7 +215,7 @@ int cli_each_input_ranged(char *const *paths, int npaths, char delim, const stru
 	int threads = pipeline_threads(), status = 0, stopped = 0, i = 0, use = PLAN_NONE;
 	uint64_t start = 0, end = 0;
 
-	if (threads < 2 || cli_inputs_recursive)
+	if (threads < 2 || cli_inputs_recursive || cli_fields_in_order())
 		return cli_each_input(paths, npaths, delim, ordered, events, ctx);
 	if (npaths == 0) {
 		paths = cli_standard_input;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../cli.h"
+#include "../cli_fields.h"
 #include "../cli_window.h"
 #include "format.h"
 #include "numparse.h"
@@ -245,6 +246,7 @@ static int adding_consume(void *ctx, unsigned slot, const struct line *records, 
 	const char *why;
 	size_t fresh;
 
+	(void)cli_bad_lines(&k->set);
 	if (a->cw->time.field && a->w->wp.kind == WINDOW_TIME) {
 		uint64_t *rt = cli_window_times(&a->record_times, &a->record_times_cap, n);
 		uint64_t *kt = cli_window_times(&a->key_times, &a->key_times_cap, k->set.count);

@@ -16,8 +16,17 @@
  * moves while key pointers into it exist. Arrays grow geometrically and are
  * kept between calls: in steady state a batch allocates nothing.
  *
+ * Field lists: the selected fields are copied into ks->folded, joined by
+ * one byte. The copy is never longer than its record (the fields are in
+ * record order, each once, and every joining byte stands for a separator
+ * or run of blanks at least one byte long), so the sizing above holds, and
+ * folding then works on the copy in place.
+ *
+ * CSV keys are copied the same way: unquoting only shrinks a field, and
+ * the separators between the fields are in the record too.
+ *
  * Deliberately absent: locale-aware case folding or word breaking (bytes
- * >= 0x80 are always word bytes and never folded), and field ranges.
+ * >= 0x80 are always word bytes and never folded).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -90,6 +99,192 @@ static int field_by_byte(struct line rec, unsigned long field, unsigned char sep
 	return 1;
 }
 
+/* Walks a record's fields left to right, as field_by_blanks/_by_byte count them. */
+struct field_walk {
+	const char *p, *end;
+	int separator;
+	int done;
+};
+
+static int next_field(struct field_walk *w, struct line *field)
+{
+	const char *stop;
+
+	if (w->separator >= 0) {
+		if (w->done)
+			return 0;
+		stop = find_byte(w->p, (unsigned char)w->separator, (size_t)(w->end - w->p));
+		field->data = w->p;
+		field->len = (size_t)((stop ? stop : w->end) - w->p);
+		w->done = stop == NULL;
+		w->p = stop ? stop + 1 : w->end;
+		return 1;
+	}
+	while (w->p < w->end && is_blank(*w->p))
+		w->p++;
+	if (w->p == w->end)
+		return 0;
+	field->data = w->p;
+	while (w->p < w->end && !is_blank(*w->p))
+		w->p++;
+	field->len = (size_t)(w->p - field->data);
+	return 1;
+}
+
+/*
+ * The fields of the list, joined into dst (room for record.len bytes).
+ * Returns 1, or 0 when the record lacks a field the list needs.
+ */
+static int list_key(const struct key_spec *spec, struct line record, char *dst,
+		    struct line *key)
+{
+	const struct fieldlist *f = spec->fields;
+	struct field_walk w = { record.data, record.data + record.len, spec->separator, 0 };
+	char joiner = spec->separator < 0 ? ' ' : (char)spec->separator;
+	struct line field;
+	uint64_t i = 0, taken = 0;
+	size_t r = 0, len = 0;
+
+	while (r < f->nranges && next_field(&w, &field)) {
+		i++;
+		if (i < f->ranges[r].first)
+			continue;
+		if (taken++ > 0)
+			dst[len++] = joiner;
+		if (field.len > 0)
+			memcpy(dst + len, field.data, field.len);
+		len += field.len;
+		if (i == f->ranges[r].last)
+			r++;
+	}
+	if (i < f->need || f->nranges == 0)
+		return 0;
+	key->data = dst;
+	key->len = len;
+	return 1;
+}
+
+/* A CSV record's fields, left to right, as values (unquoted). */
+struct csv_walk {
+	const char *p, *end;
+	unsigned char sep;
+	int done;
+};
+
+static struct csv_walk csv_walk_of(const struct key_spec *spec, struct line record)
+{
+	struct csv_walk w = { record.data, record.data + record.len,
+			      (unsigned char)spec->separator, 0 };
+
+	if (w.end > w.p && w.end[-1] == '\r')
+		w.end--;
+	return w;
+}
+
+/* Appends [from, to) to dst at *len. */
+static void append(char *dst, size_t *len, const char *from, const char *to)
+{
+	if (to > from) {
+		memcpy(dst + *len, from, (size_t)(to - from));
+		*len += (size_t)(to - from);
+	}
+}
+
+/* The next field's value written at dst (its length in *len): 1, or 0 past the last. */
+static int csv_next(struct csv_walk *w, char *dst, size_t *len)
+{
+	const char *stop;
+
+	*len = 0;
+	if (w->done)
+		return 0;
+	if (w->p < w->end && *w->p == '"') {
+		for (w->p++;;) {
+			const char *q = find_byte(w->p, '"', (size_t)(w->end - w->p));
+
+			append(dst, len, w->p, q ? q : w->end);
+			w->p = q ? q + 1 : w->end;
+			if (q == NULL || w->p == w->end || *w->p != '"')
+				break;
+			dst[(*len)++] = '"';	/* a doubled quote is one */
+			w->p++;
+		}
+	}
+	stop = find_byte(w->p, w->sep, (size_t)(w->end - w->p));
+	append(dst, len, w->p, stop ? stop : w->end);
+	w->done = stop == NULL;
+	w->p = stop ? stop + 1 : w->end;
+	return 1;
+}
+
+/* Whether field i (from 1) is in spec's key; *last: no later field is. */
+static int selected(const struct key_spec *spec, uint64_t i, size_t *r, int *last)
+{
+	const struct fieldlist *f = spec->fields;
+
+	*last = 0;
+	if (f == NULL) {
+		*last = spec->field != 0 && i >= spec->field;
+		return spec->field == 0 || i == spec->field;
+	}
+	while (*r < f->nranges && f->ranges[*r].last < i)
+		++*r;
+	*last = *r == f->nranges || (*r + 1 == f->nranges && f->ranges[*r].last == i);
+	return *r < f->nranges && i >= f->ranges[*r].first;
+}
+
+/* A CSV record's key into dst (room for record.len bytes): 1, or 0 without it. */
+static int csv_key(const struct key_spec *spec, struct line record, char *dst,
+		   struct line *key)
+{
+	struct csv_walk w = csv_walk_of(spec, record);
+	uint64_t i = 0, taken = 0;
+	uint64_t need = spec->fields ? spec->fields->need : spec->field ? spec->field : 1;
+	size_t len = 0, r = 0, n;
+	int last = 0;
+
+	if (spec->fields && spec->fields->nranges == 0)
+		return 0;
+	while (!last && csv_next(&w, dst + len + (taken > 0), &n)) {
+		if (!selected(spec, ++i, &r, &last))
+			continue;
+		if (taken++ > 0)
+			dst[len++] = (char)spec->separator;
+		len += n;
+	}
+	if (i < need)
+		return 0;
+	key->data = dst;
+	key->len = len;
+	return 1;
+}
+
+size_t keys_split(const struct key_spec *spec, struct line record, struct line *fields,
+		  size_t max, char *copy)
+{
+	struct field_walk w = { record.data, record.data + record.len, spec->separator, 0 };
+	struct line field;
+	size_t n = 0;
+
+	if (spec->csv) {
+		struct csv_walk cw = csv_walk_of(spec, record);
+		size_t used = 0, len;
+
+		for (; csv_next(&cw, copy + used, &len); n++) {
+			if (n < max)
+				fields[n] = (struct line){ copy + used, len };
+			used += len;
+		}
+		return n;
+	}
+	while (next_field(&w, &field)) {
+		if (n < max)
+			fields[n] = field;
+		n++;
+	}
+	return n;
+}
+
 /* keys_field's body, static so the batch loops below can inline it. */
 static inline int field_key(const struct key_spec *spec, struct line record,
 			    struct line *key)
@@ -105,6 +300,64 @@ static inline int field_key(const struct key_spec *spec, struct line record,
 
 int keys_field(const struct key_spec *spec, struct line record, struct line *key)
 {
+	return field_key(spec, record, key);
+}
+
+/* A JSON record's key into dst: 1, 0 without one, -1 when not JSON (*why). */
+static int json_key(const struct key_spec *spec, struct line record, char *dst,
+		    struct line *key, const char **why)
+{
+	const struct json_paths *paths = spec->json;
+	struct line values[JSON_PATHS_MAX];
+	char joiner = spec->separator < 0 ? '\t' : (char)spec->separator;
+	size_t len = 0;
+	int rc = json_find(record, paths, values, why);
+
+	if (rc <= 0)
+		return rc;
+	for (size_t i = 0; i < paths->n; i++) {
+		if (values[i].data == NULL)
+			return 0;
+		if (i > 0)
+			dst[len++] = joiner;
+		len += json_key_text(values[i], dst + len);
+	}
+	key->data = dst;
+	key->len = len;
+	return 1;
+}
+
+/* Notes record i as not JSON; -1 when out of memory. */
+static int note_bad(struct keyset *ks, size_t i, const char *why)
+{
+	if (ks->nbad == ks->bad_cap) {
+		size_t cap = ks->bad_cap ? 2 * ks->bad_cap : 16;
+		size_t *bigger = realloc(ks->bad, cap * sizeof *bigger);
+
+		if (bigger == NULL)
+			return -1;
+		ks->bad = bigger;
+		ks->bad_cap = cap;
+	}
+	if (ks->nbad == 0)
+		ks->bad_why = why;
+	ks->bad[ks->nbad++] = i;
+	return 0;
+}
+
+/*
+ * A record's key, a field list's copied to copy (which then holds it):
+ * 1, 0 without one, -1 when the record is not JSON (*why).
+ */
+static inline int record_key(const struct key_spec *spec, struct line record, char *copy,
+			     struct line *key, const char **why)
+{
+	if (spec->json)
+		return json_key(spec, record, copy, key, why);
+	if (spec->csv)
+		return csv_key(spec, record, copy, key);
+	if (spec->fields)
+		return list_key(spec, record, copy, key);
 	return field_key(spec, record, key);
 }
 
@@ -136,19 +389,28 @@ static int reserve_keys(struct keyset *ks, size_t want)
 	return 0;
 }
 
-/* Sizes ks->folded for every byte of every record, before any key uses it. */
-static int reserve_folded(struct keyset *ks, const struct line *records, size_t n)
+/*
+ * Sizes ks->folded for every byte of every record, times copies, before
+ * any key uses it (JSON keys may hold a value once per path, and a byte
+ * between them: copies is the number of paths, each taking len + 1).
+ */
+static int reserve_folded(struct keyset *ks, const struct line *records, size_t n,
+			  size_t copies)
 {
 	size_t total = 0;
 	char *folded;
 
 	for (size_t i = 0; i < n; i++) {
-		if (records[i].len > SIZE_MAX - total) {
+		size_t len = copies > 1 ? records[i].len + 1 : records[i].len;
+
+		if (len > (SIZE_MAX - total) / copies) {
 			errno = ENOMEM;
 			return -1;
 		}
-		total += records[i].len;
+		total += len * copies;
 	}
+	if (total == 0)
+		total = 1;	/* never a null buffer: keys point into it, even empty ones */
 	if (total <= ks->folded_cap)
 		return 0;
 	if (total < ks->folded_cap * 2 && ks->folded_cap <= SIZE_MAX / 2)
@@ -262,7 +524,7 @@ static void whole_records(struct keyset *ks, const struct line *records, size_t 
 }
 
 /* At most one key per record, so the n slots reserved by the caller do. */
-static void field_keys(struct keyset *ks, const struct key_spec *spec,
+static int field_keys(struct keyset *ks, const struct key_spec *spec,
 		       const struct line *records, size_t n)
 {
 	struct line *keys = ks->keys;
@@ -272,19 +534,24 @@ static void field_keys(struct keyset *ks, const struct key_spec *spec,
 
 	for (size_t i = 0; i < n; i++) {
 		struct line key;
+		const char *why;
+		int found = record_key(spec, records[i], folded, &key, &why);
 
-		if (!field_key(spec, records[i], &key))
+		if (found < 0 && note_bad(ks, i, why) < 0)
+			return -1;
+		if (found <= 0)
 			continue;
-		/* An empty key has nothing to fold (and folded may be NULL). */
-		if (spec->fold_case && key.len > 0) {
+		/* An empty key has nothing to fold. */
+		if (spec->fold_case && key.len > 0)
 			key = fold_into(folded, key);
+		if (key.data == folded)
 			folded += key.len;
-		}
 		keys[count].data = key.data;
 		keys[count].len = key.len;
 		from[count++] = i;
 	}
 	ks->count = count;
+	return 0;
 }
 
 static int word_keys(struct keyset *ks, const struct key_spec *spec,
@@ -294,13 +561,17 @@ static int word_keys(struct keyset *ks, const struct key_spec *spec,
 
 	for (size_t i = 0; i < n; i++) {
 		struct line key;
+		const char *why;
+		int found = record_key(spec, records[i], folded, &key, &why);
 
-		if (!field_key(spec, records[i], &key))
+		if (found < 0 && note_bad(ks, i, why) < 0)
+			return -1;
+		if (found <= 0)
 			continue;
-		if (spec->fold_case && key.len > 0) {
+		if (spec->fold_case && key.len > 0)
 			key = fold_into(folded, key);
+		if (key.data == folded)
 			folded += key.len;
-		}
 		if (add_words(ks, key, i) < 0)
 			return -1;
 	}
@@ -311,7 +582,9 @@ int keyset_build(struct keyset *ks, const struct key_spec *spec,
 		 const struct line *records, size_t n)
 {
 	ks->count = 0;
-	if (spec->fold_case && reserve_folded(ks, records, n) < 0)
+	ks->nbad = 0;
+	if ((spec->fold_case || spec->fields || spec->csv || spec->json) &&
+	    reserve_folded(ks, records, n, spec->json ? spec->json->n : 1) < 0)
 		return -1;
 	if (reserve_keys(ks, n) < 0)
 		return -1;
@@ -321,11 +594,14 @@ int keyset_build(struct keyset *ks, const struct key_spec *spec,
 		ks->count = 0;
 		return -1;
 	}
-	if (spec->field == 0 && !spec->fold_case)
+	if (spec->field == 0 && !spec->fields && !spec->csv && !spec->json && !spec->fold_case) {
 		whole_records(ks, records, n);
-	else
-		field_keys(ks, spec, records, n);
-	return 0;
+		return 0;
+	}
+	if (field_keys(ks, spec, records, n) == 0)
+		return 0;
+	ks->count = 0;
+	return -1;
 }
 
 void keyset_free(struct keyset *ks)
@@ -333,5 +609,6 @@ void keyset_free(struct keyset *ks)
 	free(ks->keys);
 	free(ks->record);
 	free(ks->folded);
+	free(ks->bad);
 	memset(ks, 0, sizeof *ks);
 }

@@ -8,12 +8,34 @@
  * the key is a key of its own, words being split at blanks and at the
  * punctuation that wraps addresses in logs: < > ( ) [ ] { } , ; : " ' =
  * Case folding (-i, recorded in filters) maps ASCII A-Z to a-z only.
+ *
+ * A field list (fieldlist.h: -k 1,3, -k 2-4, -k 3-, field names with a
+ * header) makes the key the selected fields in the order they stand in the
+ * record, each once, joined by one byte: the separator, or one space when
+ * fields are split at blanks. A record has a key only when it has every
+ * field the list names (for an open range N-, field N).
+ *
+ * JSON keys (json set: --json, NDJSON): json.h's paths; the key is the
+ * value's key text (json.h), several values joined by one byte (the
+ * separator, or a tab when fields would be split at blanks). A record
+ * without a path's value, or of whitespace only, has no key; a record
+ * that is not JSON has none either and is noted in the keyset as bad.
+ *
+ * CSV keys (csv set; records from a CSV reader, lines.h): fields are
+ * separated by the separator byte outside quotes, and a field's key is its
+ * value: a quoted field without its quotes and with each doubled quote
+ * made one (bytes after the closing quote are kept, as Python's csv
+ * does). A carriage return ending the record (CRLF files) is not data. A
+ * CSV key with no field given is the record's values joined as a list
+ * joins them, so "a",b and a,b key alike.
  */
 #ifndef BFTOOLS_KEYS_H
 #define BFTOOLS_KEYS_H
 
 #include <stddef.h>
 
+#include "fieldlist.h"
+#include "json.h"
 #include "line.h"
 
 #ifdef __cplusplus
@@ -22,13 +44,27 @@ extern "C" {
 
 struct key_spec {
 	unsigned long field;	/* 1-based field number; 0 = the whole record */
+	struct fieldlist *fields;	/* a field list, or NULL; when set, field is 0 */
 	int separator;		/* byte value, or -1 for runs of blanks */
+	int csv;		/* records are CSV (separator is then a byte) */
+	const struct json_paths *json;	/* records are JSON: key on these paths */
 	int words;		/* each word of the key is a key */
 	int fold_case;		/* ASCII case folding */
 };
 
-/* The key of one record. Returns 1, or 0 when the record has no such field. */
+/*
+ * The key of one record, for a spec without a field list. Returns 1, or 0
+ * when the record has no such field.
+ */
 int keys_field(const struct key_spec *spec, struct line record, struct line *key);
+
+/*
+ * Split record into fields as keys are split (for headers): fields[i] is
+ * field i + 1, up to max of them. CSV values are written to copy (room
+ * for record.len bytes; unused otherwise). Returns how many fields it has.
+ */
+size_t keys_split(const struct key_spec *spec, struct line record, struct line *fields,
+		  size_t max, char *copy);
 
 /* A batch of keys drawn from a batch of records. */
 struct keyset {
@@ -37,11 +73,15 @@ struct keyset {
 	size_t count, cap;
 	char *folded;		/* storage for case-folded copies */
 	size_t folded_cap;
+	size_t *bad;		/* JSON: the records that are not JSON */
+	size_t nbad, bad_cap;
+	const char *bad_why;	/* what is wrong with the first of them */
 };
 
 /*
  * Replace ks's contents with the keys of records[0..n). Records without the
- * field give no key; in words mode a record gives one key per word. Keys
+ * field give no key (nor do bad JSON records, listed in ks->bad); in
+ * words mode a record gives one key per word. Keys
  * point into the records, or into ks->folded when folding. Returns 0, or -1
  * when out of memory.
  */

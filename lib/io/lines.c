@@ -50,6 +50,17 @@
  * read(2): the bytes are decoded straight into the buffer, so records cost
  * no copy more than plain input, and the wait for input (poll) happens
  * only when the stream has to read its descriptor.
+ * A CSV reader (lines_csv) ends a record only at a delimiter outside
+ * quotes, RFC 4180's way: a field that begins with a quote runs to the
+ * quote that is not doubled, whatever delimiters and separators it holds.
+ * `scanned` then also carries the quote state at that point (csv_state),
+ * so a record of many lines is still scanned once. A line without a quote,
+ * begun outside quotes, costs one more memchr; only lines with quotes go
+ * byte by byte. Like Python's csv module, a quote inside an unquoted field
+ * is data, and bytes after a closing quote belong to the same field (keys.c
+ * reads them so too); a quote left open runs to the end of input, which is
+ * then one last record. CSV readers are never ranged: a range cannot know
+ * whether it begins inside quotes.
  *
  * Deliberately absent: shrinking the buffer after a huge record, seeking
  * a stream, and any decoding of the bytes here (instream.c does that).
@@ -112,12 +123,19 @@ struct lines_reader {
 	struct instream *stream;	/* lines_open_stream: the bytes come from it, not fd */
 	int eof;		/* read(2) returned 0: never read again */
 	unsigned char delim;
+	/* a CSV reader (lines_csv): */
+	int csv;
+	unsigned char csv_sep;
+	int csv_state;		/* the quote state at scanned (enum csv_state) */
 	/* a ranged reader (lines_open_range): */
 	int ranged;
 	int skipping;		/* still looking for the range's first record */
 	uint64_t pos;		/* the file offset of the next byte to read */
 	uint64_t stop;		/* records beginning at or after this are not ours */
 };
+
+/* Where a CSV scan stands: at a field's start, in an unquoted field, in quotes, just past a quote in them. */
+enum csv_state { CSV_FIELD_START, CSV_UNQUOTED, CSV_QUOTED, CSV_QUOTE_SEEN };
 
 /*
  * Process-wide: a descriptor that becomes readable when reading should
@@ -190,6 +208,9 @@ static void stop_at_last_delimiter(struct lines_reader *r)
 {
 	size_t end = r->end;
 
+	/* refill comes only when [start, end) holds no complete record */
+	if (r->csv)
+		end = r->start;
 	while (end > r->start && (unsigned char)r->buf[end - 1] != r->delim)
 		end--;
 	r->end = end;
@@ -273,12 +294,86 @@ void lines_set_range(struct lines_reader *r, uint64_t from, uint64_t to, int at_
 	r->stop = to;
 }
 
+void lines_csv(struct lines_reader *r, char separator)
+{
+	r->csv = 1;
+	r->csv_sep = (unsigned char)separator;
+	r->csv_state = CSV_FIELD_START;
+}
+
 void lines_close(struct lines_reader *r)
 {
 	if (!r)
 		return;
 	free(r->buf);
 	free(r);
+}
+
+/* One byte outside quotes or just past a closing one: the next state, or -1 at a record's end. */
+static int csv_step(const struct lines_reader *r, int state, unsigned char c)
+{
+	if (c == r->delim)
+		return -1;
+	if (c == r->csv_sep)
+		return CSV_FIELD_START;
+	if (c == '"' && state == CSV_FIELD_START)
+		return CSV_QUOTED;
+	return CSV_UNQUOTED;
+}
+
+/* Byte by byte from p: the delimiter that ends the record, or NULL (state at end kept). */
+static char *csv_scan(struct lines_reader *r, char *p, char *end)
+{
+	int state = r->csv_state;
+
+	for (; p < end; p++) {
+		unsigned char c;
+
+		/* inside an unquoted field only a separator or delimiter matters */
+		if (state == CSV_UNQUOTED)
+			while (p < end && (unsigned char)*p != r->delim && (unsigned char)*p != r->csv_sep)
+				p++;
+		if (p == end)
+			break;
+		c = (unsigned char)*p;
+		if (state == CSV_QUOTED) {
+			char *q = memchr(p, '"', (size_t)(end - p));
+
+			if (q == NULL)
+				break;
+			p = q;
+			state = CSV_QUOTE_SEEN;
+		} else if (state == CSV_QUOTE_SEEN && c == '"') {
+			state = CSV_QUOTED;	/* a doubled quote: still in quotes */
+		} else if ((state = csv_step(r, state, c)) < 0) {
+			r->csv_state = CSV_FIELD_START;
+			return p;
+		}
+	}
+	r->csv_state = state;
+	return NULL;
+}
+
+/* The delimiter in [scan, end) that ends the record, or NULL; CSV-aware. */
+static char *record_end(struct lines_reader *r, char *scan, char *end)
+{
+	char *d = memchr(scan, r->delim, (size_t)(end - scan));
+	char *stop = d ? d : end;
+
+	if (!r->csv)
+		return d;
+	/* the common line: begun outside quotes, and no quote in it */
+	if (r->csv_state != CSV_QUOTED && memchr(scan, '"', (size_t)(stop - scan)) == NULL) {
+		if (d) {
+			r->csv_state = CSV_FIELD_START;
+			return d;
+		}
+		if (stop > scan)
+			r->csv_state = (unsigned char)stop[-1] == r->csv_sep ? CSV_FIELD_START
+									  : CSV_UNQUOTED;
+		return NULL;
+	}
+	return csv_scan(r, scan, end);
 }
 
 /* Hands out complete records from the buffer; never reads or moves it. */
@@ -290,7 +385,7 @@ static size_t take_records(struct lines_reader *r, struct line *out, size_t max)
 	size_t count = 0;
 
 	while (count < max) {
-		char *d = memchr(scan, r->delim, (size_t)(end - scan));
+		char *d = record_end(r, scan, end);
 
 		if (!d) {
 			scan = end;
@@ -319,6 +414,7 @@ static long take_last(struct lines_reader *r, struct line *out)
 	r->consumed += out[0].len;
 	r->records++;
 	r->start = r->scanned = r->end;
+	r->csv_state = CSV_FIELD_START;
 	return 1;
 }
 

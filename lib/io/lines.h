@@ -36,6 +36,15 @@ struct lines_reader *lines_open_stream(struct instream *s, char delim);
 void lines_close(struct lines_reader *r);
 
 /*
+ * From now on r (from lines_open) reads CSV records (RFC 4180): a
+ * delimiter inside a quoted field, one that begins with '"', does not end
+ * the record, so a record may span lines; fields are separated by
+ * separator (not '"' nor the delimiter). Records are handed out as read,
+ * quotes and all. A quote left open runs to the end of input.
+ */
+void lines_csv(struct lines_reader *r, char separator);
+
+/*
  * A ranged reader: one range of the regular file fd at a time, read with
  * pread(2), so the descriptor's offset is neither used nor moved and
  * readers on several threads can share it. It holds no records until

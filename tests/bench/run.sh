@@ -11,7 +11,7 @@
 #   BENCH_RUNS   rounds per job (default 5)
 #   BENCH_DIR    work directory (default build/bench/): the compiled
 #                helpers, cached corpora and filters, outputs, results.md
-#   BENCH_JOBS   which jobs (default "uniq window grep build count top pipe files gzip")
+#   BENCH_JOBS   which jobs (default "uniq window grep build count top pipe files gzip formats")
 #   BENCH_FILTER_MIB  size of the dense filter of the files job (default
 #                1024 from 1e7 lines up, else 128, to keep quick runs quick)
 #
@@ -73,11 +73,11 @@ runs=${BENCH_RUNS:-5}
 case $runs in
 '' | *[!0-9]* | 0) die "BENCH_RUNS=$runs: want a whole number of rounds, 1 or more" ;;
 esac
-jobs=${BENCH_JOBS:-uniq window grep build count top pipe files gzip}
+jobs=${BENCH_JOBS:-uniq window grep build count top pipe files gzip formats}
 for job in $jobs; do
 	case $job in
-	uniq | window | grep | build | count | top | pipe | files | gzip) ;;
-	*) die "BENCH_JOBS: unknown job '$job' (uniq window grep build count top pipe files gzip)" ;;
+	uniq | window | grep | build | count | top | pipe | files | gzip | formats) ;;
+	*) die "BENCH_JOBS: unknown job '$job' (uniq window grep build count top pipe files gzip formats)" ;;
 	esac
 done
 dir=${BENCH_DIR:-$root/build/bench}
@@ -100,6 +100,7 @@ missing_packages() {
 	[ -x /usr/bin/time ] || printf ' time'
 	command -v gawk >/dev/null 2>&1 || printf ' gawk'
 	is_dcso_bloom || printf ' golang-github-dcso-bloom-cli'
+	command -v jq >/dev/null 2>&1 || printf ' jq'
 }
 
 # Install what is missing with apt-get (sudo when not root), one line to
@@ -126,8 +127,9 @@ install_missing() {
 }
 
 install_missing
-have_time=no have_gawk=no have_bloom=no
+have_time=no have_gawk=no have_bloom=no have_jq=no
 [ -x /usr/bin/time ] && have_time=yes
+command -v jq >/dev/null 2>&1 && have_jq=yes
 command -v gawk >/dev/null 2>&1 && have_gawk=yes
 is_dcso_bloom && have_bloom=yes
 
@@ -367,6 +369,37 @@ job_uniq() {
 # generations, each a filter for 1/7 of it at P/8) against one filter of
 # that capacity: a new key probes every live generation, where the plain
 # filter probes one.
+# The corpus as NDJSON ({"n":N,"url":LINE}) and as CSV (N,"LINE",x),
+# derived once per corpus and cached: the same keys, in the formats of
+# issue 25, against the way a user gets them there without --json/--csv.
+job_formats() {
+	json=corpus-$lines.json
+	csv=corpus-$lines.csv
+	if ! newer "$json" "$corpus"; then
+		awk '{ gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); printf "{\"n\":%d,\"url\":\"%s\"}\n", NR, $0 }' \
+			"$corpus" >"$json" || die "cannot write $dir/$json"
+	fi
+	if ! newer "$csv" "$corpus"; then
+		awk '{ gsub(/"/, "\"\""); printf "%d,\"%s\",x\n", NR, $0 }' "$corpus" >"$csv" ||
+			die "cannot write $dir/$csv"
+	fi
+	cat "$json" "$csv" >/dev/null
+	set -- formats.json "bfuniq --json -k .url" "bfuniq -n $lines -p 1e-4 --json -k .url $json >out/formats.json.txt" \
+		formats.plain "bfuniq (the urls as lines)" "bfuniq -n $lines -p 1e-4 $corpus >out/formats.plain.txt" \
+		formats.csv "bfuniq --csv -k 2" "bfuniq -n $lines -p 1e-4 --csv -k 2 $csv >out/formats.csv.txt" \
+		formats.comma "bfuniq -t , -k 2" "bfuniq -n $lines -p 1e-4 -t , -k 2 $csv >out/formats.comma.txt"
+	if [ "$have_jq" = yes ]; then
+		set -- "$@" formats.jq "jq -r .url | bfuniq" \
+			"jq -r .url $json | bfuniq -n $lines -p 1e-4 >out/formats.jq.txt"
+	fi
+	alternate "bfuniq --json, --csv vs jq, -t ," "$@"
+	if [ "$have_jq" = yes ]; then faster "de-duplicate NDJSON (--json)" formats.json formats.jq 3; else
+		skip_row "de-duplicate NDJSON (--json)" formats.json "jq -r .url | bfuniq" ">= 3x faster" "jq not installed"; fi
+	within "de-duplicate NDJSON (--json)" formats.json formats.plain 2
+	within "de-duplicate CSV (--csv)" formats.csv formats.comma 1.5
+	note "bfuniq --json -k .url wrote $(count_lines out/formats.json.txt) lines, bfuniq on the urls $(count_lines out/formats.plain.txt), --csv -k 2 $(count_lines out/formats.csv.txt)."
+}
+
 job_window() {
 	alternate "bfuniq --window vs -n" \
 		window.bfuniq "bfuniq --window $lines -p 1e-4" "bfuniq --window $lines -p 1e-4 $corpus >out/window.bfuniq.txt" \

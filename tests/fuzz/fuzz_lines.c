@@ -78,6 +78,7 @@ static void parse_options(const uint8_t *data, size_t size, struct options *o)
 {
 	uint8_t b[OPTION_BYTES] = { 0 };
 
+	memset(o, 0, sizeof *o);	/* key_spec members it does not set stay off */
 	memcpy(b, data, size < OPTION_BYTES ? size : OPTION_BYTES);
 	o->delim = b[0] & 1 ? '\0' : '\n';
 	o->spec.words = b[0] >> 1 & 1;

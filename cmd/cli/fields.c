@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_fields.c - field lists (-k 1,3, -k url) and --header, for the
+ * programs that take key options (see cli_fields.h).
+ *
+ * The header's fields are split as the records' are (keys_split), so a
+ * name means the field that -k with its number would key. State is set
+ * once, before the inputs are read; the names are resolved on the reader
+ * thread, which alone builds keys, so the list needs no lock.
+ *
+ * Not here: parsing the list (lib/fieldlist.c) or cutting keys out of
+ * records (lib/keys.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "../cli_fields.h"
+
+static struct key_spec *header_spec;	/* NULL: inputs have no header */
+static void (*header_pass)(void *ctx, struct line header);
+
+static int csv_separator = -1;	/* --csv: the separator */
+static int json_inputs;			/* --json */
+static int bad_line_given, bad_line_skip;	/* --bad-line, =skip */
+static uint64_t bad_lines;		/* lines that were not JSON, skipped */
+const char *cli_field_text;
+
+void cli_fields_option(int c, const char *arg)
+{
+	if (c == CLI_OPT_JSON) {
+		json_inputs = 1;
+		return;
+	}
+	bad_line_given = 1;
+	if (strcmp(arg, "skip") == 0)
+		bad_line_skip = 1;
+	else if (strcmp(arg, "error") == 0)
+		bad_line_skip = 0;
+	else
+		cli_usage_error("invalid --bad-line '%s': expected 'error' or 'skip'", arg);
+}
+
+/* --json: -k's text (or '.', the whole line) as paths. */
+static void json_paths(struct key_spec *spec, int header)
+{
+	const char *text = cli_field_text ? cli_field_text : ".", *why;
+
+	if (spec->csv || header)
+		cli_usage_error("--json cannot be used with --csv or --header");
+	fieldlist_free(spec->fields);
+	spec->fields = NULL;
+	spec->field = 0;
+	spec->json = json_paths_parse(text, &why);
+	if (spec->json == NULL)
+		cli_usage_error("invalid path '%s': %s", text, why);
+}
+
+uint64_t cli_bad_lines(const struct keyset *ks)
+{
+	const char *name;
+	uint64_t first;
+
+	if (ks->nbad == 0)
+		return 0;
+	if (!bad_line_skip) {
+		cli_batch_origin(&name, &first);
+		cli_fatal("%s:%llu: not JSON: %s", name ? name : "(standard input)",
+			  (unsigned long long)(first + ks->bad[0]), ks->bad_why);
+	}
+	bad_lines += ks->nbad;
+	return ks->nbad;
+}
+
+void cli_bad_lines_report(void)
+{
+	if (bad_lines > 0)
+		cli_warn("lines not JSON, passed on without a key (--bad-line=skip): %llu",
+			 (unsigned long long)bad_lines);
+}
+
+void cli_fields_check(struct key_spec *spec, int header)
+{
+	const struct fieldlist *f;
+
+	if (bad_line_given && !json_inputs)
+		cli_usage_error("--bad-line is about JSON lines: it needs --json");
+	if (json_inputs)
+		json_paths(spec, header);
+	f = spec->fields;
+
+	if (spec->csv) {
+		if (spec->separator < 0)
+			spec->separator = ',';
+		if (spec->separator == '"' || spec->separator == '\n' || spec->separator == '\r')
+			cli_usage_error("--csv: the separator cannot be a quote, newline or carriage return");
+		csv_separator = spec->separator;
+	}
+	if (f == NULL || !f->named || header)
+		return;
+	for (size_t i = 0; i < f->nitems; i++)
+		if (f->items[i].name_len > 0)
+			cli_usage_error("-k '%.*s': not a field number or range (field names need --header)",
+					(int)f->items[i].name_len, f->items[i].name);
+}
+
+void cli_fields_release(struct key_spec *spec)
+{
+	fieldlist_free(spec->fields);
+	json_paths_free((struct json_paths *)spec->json);
+	spec->fields = NULL;
+	spec->json = NULL;
+}
+
+void cli_header_inputs(struct key_spec *spec, void (*pass)(void *ctx, struct line header))
+{
+	header_spec = spec;
+	header_pass = pass;
+}
+
+int cli_header_on(void)
+{
+	return header_spec != NULL;
+}
+
+int cli_csv_separator(void)
+{
+	return csv_separator;
+}
+
+int cli_fields_in_order(void)
+{
+	return header_spec != NULL || csv_separator >= 0 || json_inputs;
+}
+
+/* The names of spec's list against header: 0, or -1 with why filled. */
+static int resolve_names(struct key_spec *spec, struct line header, char *why, size_t why_len)
+{
+	struct fieldlist *f = spec->fields;
+	char *copy = malloc(header.len + 1);	/* CSV names unquoted */
+	size_t n = copy ? keys_split(spec, header, NULL, 0, copy) : 0, missing = 0;
+	struct line *names = copy ? malloc((n ? n : 1) * sizeof *names) : NULL;
+	int rc = -1;
+
+	if (names == NULL) {
+		snprintf(why, why_len, "%s", strerror(ENOMEM));
+	} else {
+		keys_split(spec, header, names, n, copy);
+		rc = fieldlist_resolve(f, names, n, &missing);
+		if (rc < 0)
+			snprintf(why, why_len, "no field named '%.*s' in its header",
+				 (int)f->items[missing].name_len, f->items[missing].name);
+	}
+	free(names);
+	free(copy);
+	return rc;
+}
+
+int cli_header_take(struct lines_batch *b, struct line *header, char *why, size_t why_len)
+{
+	*header = b->records[0];
+	/* once per input: moving the batch's spans down costs little */
+	memmove(b->records, b->records + 1, (b->n - 1) * sizeof *b->records);
+	b->n--;
+	if (header_spec->fields == NULL || !header_spec->fields->named)
+		return 0;
+	return resolve_names(header_spec, *header, why, why_len);
+}
+
+void cli_header_pass(void *ctx, struct line header)
+{
+	if (header_pass)
+		header_pass(ctx, header);
+}

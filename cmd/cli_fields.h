@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_fields.h - field lists (-k 1,3, -k url) and --header, for the
+ * programs that take key options.
+ *
+ * With --header the first record of each input is its header: never a
+ * key, never counted as a line without one. cli.c's input loop takes it
+ * out of the input's first batch on the reader thread (cli_header_take),
+ * where field names in -k are resolved against it before that batch's
+ * keys are built, and hands it to the program on the calling thread, in
+ * input order, before the input's first lines (cli_header_pass). Inputs
+ * with a header are never read in ranges: only the reader at the start of
+ * a file knows which record is its first. Nor are CSV inputs: a range
+ * cannot know whether it begins inside a quoted field, and reading them
+ * in order is the simplest answer that is always right.
+ *
+ * Not here: parsing the list (lib/fieldlist.c) or cutting keys out of
+ * records (lib/keys.c); reading inputs (cli.c, which calls in here).
+ */
+#ifndef BFTOOLS_CLI_FIELDS_H
+#define BFTOOLS_CLI_FIELDS_H
+
+#include <getopt.h>
+#include <stddef.h>
+
+#include "keys.h"
+#include "line.h"
+#include "lines.h"
+
+/*
+ * --header and --csv: CLI_FORMAT_OPTIONS in the option table, with
+ * CLI_OPT_HEADER and CLI_OPT_CSV cases in the switch; CLI_FORMAT_HELP in
+ * --help.
+ */
+enum { CLI_OPT_HEADER = 1100, CLI_OPT_CSV, CLI_OPT_JSON, CLI_OPT_BAD_LINE };
+#define CLI_FORMAT_OPTIONS                                                   \
+	{ "header", no_argument, NULL, CLI_OPT_HEADER },                    \
+	{ "csv", no_argument, NULL, CLI_OPT_CSV },                          \
+	{ "json", no_argument, NULL, CLI_OPT_JSON },                        \
+	{ "bad-line", required_argument, NULL, CLI_OPT_BAD_LINE }
+#define CLI_FORMAT_HELP                                                      \
+	"      --header          the first line of each input is a header: not\n" \
+	"                        a key; -k may name its fields (-k host,path)\n" \
+	"      --csv             the input is CSV (RFC 4180; -t defaults to ','):\n" \
+	"                        quoted fields may hold separators and newlines,\n" \
+	"                        keys are the unquoted values\n"              \
+	"      --json            each line is JSON (NDJSON): -k takes paths as jq\n" \
+	"                        does (.user.id, .tags[0], .[\"odd key\"], .a,.b)\n" \
+	"      --bad-line=error|skip  a line that is not JSON: stop with an error\n" \
+	"                        (the default), or pass it on without a key\n"
+
+/*
+ * After the options: field names in -k need --header (header nonzero);
+ * --csv takes ',' as the separator unless -t gave one, and makes every
+ * input be read as CSV records (lines_csv).
+ */
+void cli_fields_check(struct key_spec *spec, int header);
+/* --json and --bad-line (CLI_OPT_JSON, CLI_OPT_BAD_LINE): handled here. */
+void cli_fields_option(int c, const char *arg);
+
+/*
+ * Calling thread, during consume: the records of ks that are not JSON. A
+ * usage of --bad-line=error (the default) is fatal here, naming the input
+ * and line of the first; with skip, they are counted and their number
+ * returned (ks->bad lists them).
+ */
+uint64_t cli_bad_lines(const struct keyset *ks);
+/* For -v: how many lines were not JSON, if any. */
+void cli_bad_lines_report(void);
+
+/* At the end: free what cli_field_option and cli_fields_check gave spec. */
+void cli_fields_release(struct key_spec *spec);
+
+/* The CSV separator when inputs are CSV, else -1. */
+int cli_csv_separator(void);
+/* Whether inputs must be read in order, never in ranges (--header, --csv). */
+int cli_fields_in_order(void);
+
+/*
+ * From now on every input starts with a header. Names in spec's field
+ * list are resolved against each input's own header. pass, when not NULL,
+ * is given each header (with the program's context), on the calling
+ * thread, before the input's lines.
+ */
+void cli_header_inputs(struct key_spec *spec, void (*pass)(void *ctx, struct line header));
+/* Whether cli_header_inputs was called. */
+int cli_header_on(void);
+
+/*
+ * Reader thread, an input's first batch (b->n > 0): take the header out
+ * of b into *header (its bytes stay in b) and resolve the -k names. 0, or
+ * -1 with a message in why (an input whose header lacks a named field).
+ */
+int cli_header_take(struct lines_batch *b, struct line *header, char *why, size_t why_len);
+/* Calling thread: hand a header taken to the program. */
+void cli_header_pass(void *ctx, struct line header);
+
+#endif
