@@ -68,7 +68,10 @@ static const char usage[] =
 	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	CLI_DECOMPRESS_HELP
-	"  -v, --verbose         report lines, keys, fill and rate on stderr\n"
+	"  -v, --verbose         report lines, keys, fill and rate on stderr\n";
+
+/* The rest of --help: one string would pass the 4095 bytes C99 promises. */
+static const char usage_more[] =
 	"      --window=W        a windowed filter forgetting keys after W keys or W of\n"
 	"                        time (90s, 10m, 24h, 7d); -n: keys expected per window\n"
 	"      --generations=G   the window's generations, 2..64 (default 8)\n"
@@ -229,7 +232,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case OPT_TIME_FIELD: cli_window_time_field(&opt->win, arg); break;
 	case OPT_BAD_TIME: cli_window_bad_time(&opt->win, arg); break;
 	case OPT_NOW: cli_window_now(&opt->win, arg); break;
-	case 'h': cli_help(usage);
+	case 'h': fputs(usage, stdout); cli_help(usage_more);
 	case 'V': cli_version();
 	default:
 		if (!cli_common_option(c, arg))
