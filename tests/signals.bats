@@ -92,6 +92,24 @@ stop_with() {
 	done
 }
 
+@test "bfuniq -f: a SIGHUP ignored when it starts (nohup) stays ignored; SIGTERM still saves" {
+	mkfifo in.fifo out.fifo
+	env --default-signal=TERM --ignore-signal=HUP bfuniq --key "$KEY" -f state.bf --line-buffered \
+		<in.fifo >out.fifo 3>&- &
+	pid=$!
+	exec 7>in.fifo 8<out.fifo
+	printf 'a\nb\n' >&7
+	# a line out: the handlers are in place, so SIGHUP now meets them
+	expect_eq "output before SIGHUP" $'a\nb' "$(read_lines 2)"
+	kill -s HUP "$pid"
+	# still reading: a line after SIGHUP is read and written
+	printf 'c\n' >&7
+	expect_eq "output after SIGHUP" "c" "$(read_lines 1)"
+	stop_with TERM
+	expect_eq "exit status" 143 "$status"
+	expect_eq "saved" "" "$(printf 'a\nb\nc\n' | bfuniq -f state.bf)"
+}
+
 @test "bfuniq -f: on one thread too, a signal ends a blocked read and the state is saved" {
 	export BFTOOLS_THREADS=1
 	start_uniq

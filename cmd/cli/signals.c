@@ -43,6 +43,19 @@ static void note_stop_signal(int sig)
 	errno = saved;
 }
 
+/*
+ * Whether sig was ignored when the program started: nohup ignores SIGHUP
+ * so that a job outlives its terminal, and a signal ignored so stays
+ * ignored here, as it does for the temporary files (atomic.c).
+ */
+static int ignored(int sig)
+{
+	struct sigaction old;
+
+	return sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+	       old.sa_handler == SIG_IGN;
+}
+
 void cli_stop_on_signals(void)
 {
 	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
@@ -58,7 +71,8 @@ void cli_stop_on_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
 	for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
-		(void)sigaction(signals[i], &sa, NULL);
+		if (!ignored(signals[i]))
+			(void)sigaction(signals[i], &sa, NULL);
 	lines_stop_when_readable(stop_pipe[0]);
 }
 
