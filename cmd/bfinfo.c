@@ -169,6 +169,7 @@ static int load_file(const char *path, struct disk_size *disk, struct loaded *l)
 	int fd, ret;
 
 	disk->known = 0;
+	disk->bytes = 0;
 	cli_progress_loading(cli_display_name(path));
 	if (strcmp(path, "-") == 0) {
 		ret = format_load_any(STDIN_FILENO, &l->filter, &l->window, &l->sketch, &why);

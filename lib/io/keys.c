@@ -534,7 +534,7 @@ static int field_keys(struct keyset *ks, const struct key_spec *spec,
 
 	for (size_t i = 0; i < n; i++) {
 		struct line key;
-		const char *why;
+		const char *why = NULL;	/* set where record_key says -1 */
 		int found = record_key(spec, records[i], folded, &key, &why);
 
 		if (found < 0 && note_bad(ks, i, why) < 0)
@@ -561,7 +561,7 @@ static int word_keys(struct keyset *ks, const struct key_spec *spec,
 
 	for (size_t i = 0; i < n; i++) {
 		struct line key;
-		const char *why;
+		const char *why = NULL;	/* set where record_key says -1 */
 		int found = record_key(spec, records[i], folded, &key, &why);
 
 		if (found < 0 && note_bad(ks, i, why) < 0)

@@ -118,6 +118,8 @@ static size_t chunk_work(const struct job *j, const size_t *idx, size_t n)
 		__builtin_prefetch(newest->words + bb[i], 1);
 	fresh = filter_blocks_test_and_set(newest, bb, hh, nf, more);
 	for (size_t i = 0; i < nf; i++)
+		/* pos[0 .. nf) was filled by the compacting loop above */
+		/* cppcheck-suppress uninitvar */
 		j->present[pos[i]] = more[i];
 	return fresh;
 }
