@@ -161,6 +161,7 @@
 #include "gzindex.h"
 #include "layout.h"
 #include "pgzip.h"
+#include "readpath.h"
 #include "pipeline.h"
 #include "siphash.h"
 #include "sketch.h"
@@ -1273,19 +1274,14 @@ struct cascade *format_load(int fd, const char **errstr)
 struct cascade *format_load_path(const char *path, const char **errstr)
 {
 	struct cascade *c;
-	int fd;
+	int fd = readpath_open(path);
 
-	if (strcmp(path, "-") == 0)
-		return format_load(STDIN_FILENO, errstr);
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
 		*errstr = strerror(errno);
 		return NULL;
 	}
 	c = format_load(fd, errstr);
-	close(fd);	/* read-only: nothing to lose */
+	readpath_close(fd);
 	return c;
 }
 
@@ -1389,13 +1385,8 @@ int format_load_any(int fd, struct cascade **c, struct window **w, struct sketch
 int format_load_any_path(const char *path, struct cascade **c, struct window **w,
 			 struct sketch **sk, const char **errstr)
 {
-	int fd, ret;
+	int fd = readpath_open(path), ret;
 
-	if (strcmp(path, "-") == 0)
-		return format_load_any(STDIN_FILENO, c, w, sk, errstr);
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
 		*c = NULL;
 		if (w != NULL)
@@ -1405,6 +1396,6 @@ int format_load_any_path(const char *path, struct cascade **c, struct window **w
 		return bad(errstr, strerror(errno));
 	}
 	ret = format_load_any(fd, c, w, sk, errstr);
-	close(fd);	/* read-only: nothing to lose */
+	readpath_close(fd);
 	return ret;
 }

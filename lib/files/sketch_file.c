@@ -69,6 +69,7 @@
 #include "gzin.h"
 #include "hll.h"
 #include "pgzip.h"
+#include "readpath.h"
 
 #define HEADER_LEN 64u
 #define MAGIC_LEN 8u
@@ -401,17 +402,8 @@ struct sketch *sketch_load_started(int fd, const unsigned char *start, size_t le
 	struct gzin g;
 	struct sketch *s;
 
-	if (len > GZIN_BUFFER) {
-		*errstr = "sketch_load_started: too many bytes read ahead";
+	if (gzin_open_started(&g, fd, GZIN_SKETCH, start, len, eof, errstr) < 0)
 		return NULL;
-	}
-	if (gzin_open(&g, fd, GZIN_SKETCH, errstr) < 0)
-		return NULL;
-	if (len > 0)
-		memcpy(g.buf, start, len);
-	g.zs.next_in = g.buf;
-	g.zs.avail_in = (uInt)len;
-	g.eof = eof;
 	s = load(&g, errstr);
 	gzin_close(&g);
 	return s;
@@ -425,18 +417,13 @@ struct sketch *sketch_load(int fd, const char **errstr)
 struct sketch *sketch_load_path(const char *path, const char **errstr)
 {
 	struct sketch *s;
-	int fd;
+	int fd = readpath_open(path);
 
-	if (strcmp(path, "-") == 0)
-		return sketch_load(STDIN_FILENO, errstr);
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
 		*errstr = strerror(errno);
 		return NULL;
 	}
 	s = sketch_load(fd, errstr);
-	close(fd);	/* read-only: nothing to lose */
+	readpath_close(fd);
 	return s;
 }

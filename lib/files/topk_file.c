@@ -48,6 +48,7 @@
 #include "bytes.h"
 #include "gzin.h"
 #include "pgzip.h"
+#include "readpath.h"
 
 #define HEADER_LEN 64u
 #define MAGIC_LEN 8u
@@ -282,17 +283,12 @@ static int sniff_fd(int fd)
 
 int topk_file_sniff_path(const char *path)
 {
-	int fd, ret;
+	int fd = readpath_open(path), ret;
 
-	if (strcmp(path, "-") == 0)
-		return sniff_fd(STDIN_FILENO);
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return 0;
 	ret = sniff_fd(fd);
-	close(fd);
+	readpath_close(fd);
 	return ret;
 }
 
@@ -412,17 +408,8 @@ struct topk *topk_file_load_started(int fd, const unsigned char *start, size_t l
 	struct gzin g;
 	struct topk *t;
 
-	if (len > GZIN_BUFFER) {
-		*errstr = "topk_file_load_started: too many bytes read ahead";
+	if (gzin_open_started(&g, fd, GZIN_SUMMARY, start, len, eof, errstr) < 0)
 		return NULL;
-	}
-	if (gzin_open(&g, fd, GZIN_SUMMARY, errstr) < 0)
-		return NULL;
-	if (len > 0)
-		memcpy(g.buf, start, len);
-	g.zs.next_in = g.buf;
-	g.zs.avail_in = (uInt)len;
-	g.eof = eof;
 	t = load(&g, errstr);
 	gzin_close(&g);
 	return t;
@@ -436,18 +423,13 @@ struct topk *topk_file_load(int fd, const char **errstr)
 struct topk *topk_file_load_path(const char *path, const char **errstr)
 {
 	struct topk *t;
-	int fd;
+	int fd = readpath_open(path);
 
-	if (strcmp(path, "-") == 0)
-		return topk_file_load(STDIN_FILENO, errstr);
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
 		*errstr = strerror(errno);
 		return NULL;
 	}
 	t = topk_file_load(fd, errstr);
-	close(fd);
+	readpath_close(fd);
 	return t;
 }

@@ -76,6 +76,21 @@ int gzin_open(struct gzin *g, int fd, enum gzin_kind kind, const char **errstr)
 	return 0;
 }
 
+int gzin_open_started(struct gzin *g, int fd, enum gzin_kind kind, const unsigned char *start,
+		      size_t len, int eof, const char **errstr)
+{
+	if (len > GZIN_BUFFER)
+		return bad(errstr, "too many bytes read ahead of the gzip stream");
+	if (gzin_open(g, fd, kind, errstr) < 0)
+		return -1;
+	if (len > 0)
+		memcpy(g->buf, start, len);
+	g->zs.next_in = g->buf;
+	g->zs.avail_in = (uInt)len;
+	g->eof = eof;
+	return 0;
+}
+
 void gzin_close(struct gzin *g)
 {
 	if (g->buf == NULL)

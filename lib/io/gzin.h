@@ -47,6 +47,14 @@ struct gzin {
 /* Get ready to read from fd. Returns 0, or -1 with *errstr (out of memory). */
 int gzin_open(struct gzin *g, int fd, enum gzin_kind kind, const char **errstr);
 
+/*
+ * gzin_open for a file whose first len bytes (at most GZIN_BUFFER) were
+ * read from fd already, into start, by a caller telling kinds of file
+ * apart; eof: nothing follows them. Returns 0, or -1 with *errstr.
+ */
+int gzin_open_started(struct gzin *g, int fd, enum gzin_kind kind, const unsigned char *start,
+		      size_t len, int eof, const char **errstr);
+
 /* Free the buffer and the stream; does not close fd. Safe after a failed gzin_open. */
 void gzin_close(struct gzin *g);
 

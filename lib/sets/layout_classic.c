@@ -11,10 +11,11 @@
 #include "popcount.h"
 #include "scattered.h"
 
-/* The probes of a batch, prefetched. */
-static void classic_prepare(const struct filter *f, const uint64_t *h, size_t n,
-			    struct scattered_batch *b)
+/* The probes of a batch, prefetched (scattered_prepare_fn). */
+static void classic_prepare(const struct filter *f, const struct line *keys, const uint64_t *h,
+			    size_t n, struct scattered_batch *b)
 {
+	(void)keys;
 	for (size_t i = 0; i < n; i++) {
 		scattered_classic_probes(f, h + 2 * i, &b->pr[i], 0);
 		scattered_prefetch(f, &b->pr[i]);
@@ -23,44 +24,25 @@ static void classic_prepare(const struct filter *f, const uint64_t *h, size_t n,
 
 static void classic_add(struct filter *f, const struct line *keys, const uint64_t *h, size_t n)
 {
-	struct scattered_batch b;
-
-	(void)keys;
-	classic_prepare(f, h, n, &b);
-	for (size_t i = 0; i < n; i++)
-		scattered_set(f, &b.pr[i]);
+	scattered_add(f, keys, h, n, classic_prepare);
 }
 
 static void classic_test(const struct filter *f, const struct line *keys, const uint64_t *h,
 			 size_t n, unsigned char *present)
 {
-	struct scattered_batch b;
-
-	(void)keys;
-	classic_prepare(f, h, n, &b);
-	for (size_t i = 0; i < n; i++)
-		present[i] = (unsigned char)scattered_all_set(f, &b.pr[i]);
+	scattered_test(f, keys, h, n, present, classic_prepare);
 }
 
 static size_t classic_test_and_add(struct filter *f, const struct line *keys, const uint64_t *h,
 				   size_t n, unsigned char *present)
 {
-	struct scattered_batch b;
-
-	(void)keys;
-	classic_prepare(f, h, n, &b);
-	return scattered_test_and_set(f, &b, n, present);
+	return scattered_test_and_add(f, keys, h, n, present, classic_prepare);
 }
 
 static void classic_add_shared(struct filter *f, const struct line *keys, const uint64_t *h,
 			       size_t n)
 {
-	struct scattered_batch b;
-
-	(void)keys;
-	classic_prepare(f, h, n, &b);
-	for (size_t i = 0; i < n; i++)
-		scattered_or_shared(f, &b.pr[i]);
+	scattered_add_shared(f, keys, h, n, classic_prepare);
 }
 
 static void classic_positions(const struct filter *f, const struct line *key, const uint64_t h[2],

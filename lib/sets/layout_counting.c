@@ -42,9 +42,11 @@
 /* The lowest bit of each 4-bit counter in a word. */
 #define NIBBLE_LOW UINT64_C(0x1111111111111111)
 
-static void counting_prepare(const struct filter *f, const uint64_t *h, size_t n,
-			     struct scattered_batch *b)
+/* The probes of a batch, prefetched (scattered_prepare_fn). */
+static void counting_prepare(const struct filter *f, const struct line *keys, const uint64_t *h,
+			     size_t n, struct scattered_batch *b)
 {
+	(void)keys;
 	for (size_t i = 0; i < n; i++) {
 		scattered_classic_probes(f, h + 2 * i, &b->pr[i], 1);
 		scattered_prefetch(f, &b->pr[i]);
@@ -94,8 +96,7 @@ static void counting_add(struct filter *f, const struct line *keys, const uint64
 {
 	struct scattered_batch b;
 
-	(void)keys;
-	counting_prepare(f, h, n, &b);
+	counting_prepare(f, keys, h, n, &b);
 	for (size_t i = 0; i < n; i++)
 		counters_increment(f, &b.pr[i], f->params.k);
 }
@@ -103,12 +104,7 @@ static void counting_add(struct filter *f, const struct line *keys, const uint64
 static void counting_test(const struct filter *f, const struct line *keys, const uint64_t *h,
 			  size_t n, unsigned char *present)
 {
-	struct scattered_batch b;
-
-	(void)keys;
-	counting_prepare(f, h, n, &b);
-	for (size_t i = 0; i < n; i++)
-		present[i] = (unsigned char)scattered_all_set(f, &b.pr[i]);
+	scattered_test(f, keys, h, n, present, counting_prepare);
 }
 
 /* Counting counts every key: one that tests present may be a false positive. */
@@ -118,8 +114,7 @@ static size_t counting_test_and_add(struct filter *f, const struct line *keys, c
 	struct scattered_batch b;
 	size_t fresh = 0;
 
-	(void)keys;
-	counting_prepare(f, h, n, &b);
+	counting_prepare(f, keys, h, n, &b);
 	for (size_t i = 0; i < n; i++) {
 		int seen = scattered_all_set(f, &b.pr[i]);
 
@@ -136,8 +131,7 @@ static size_t counting_remove(struct filter *f, const struct line *keys, const u
 	struct scattered_batch b;
 	size_t absent = 0;
 
-	(void)keys;
-	counting_prepare(f, h, n, &b);
+	counting_prepare(f, keys, h, n, &b);
 	for (size_t i = 0; i < n; i++)
 		absent += (size_t)!counters_decrement(f, &b.pr[i]);
 	return absent;

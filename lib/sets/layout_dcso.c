@@ -79,9 +79,11 @@ static void dcso_key_probes(const struct filter *f, const struct line *key,
 		scattered_place(pr, i, positions[i], 0);
 }
 
-static void dcso_prepare(const struct filter *f, const struct line *keys, size_t n,
-			 struct scattered_batch *b)
+/* The probes of a batch, from the key bytes, prefetched (scattered_prepare_fn). */
+static void dcso_prepare(const struct filter *f, const struct line *keys, const uint64_t *h,
+			 size_t n, struct scattered_batch *b)
 {
+	(void)h;
 	for (size_t i = 0; i < n; i++) {
 		dcso_key_probes(f, &keys[i], &b->pr[i]);
 		scattered_prefetch(f, &b->pr[i]);
@@ -90,43 +92,24 @@ static void dcso_prepare(const struct filter *f, const struct line *keys, size_t
 
 static void dcso_add(struct filter *f, const struct line *keys, const uint64_t *h, size_t n)
 {
-	struct scattered_batch b;
-
-	(void)h;
-	dcso_prepare(f, keys, n, &b);
-	for (size_t i = 0; i < n; i++)
-		scattered_set(f, &b.pr[i]);
+	scattered_add(f, keys, h, n, dcso_prepare);
 }
 
 static void dcso_test(const struct filter *f, const struct line *keys, const uint64_t *h,
 		      size_t n, unsigned char *present)
 {
-	struct scattered_batch b;
-
-	(void)h;
-	dcso_prepare(f, keys, n, &b);
-	for (size_t i = 0; i < n; i++)
-		present[i] = (unsigned char)scattered_all_set(f, &b.pr[i]);
+	scattered_test(f, keys, h, n, present, dcso_prepare);
 }
 
 static size_t dcso_test_and_add(struct filter *f, const struct line *keys, const uint64_t *h,
 				size_t n, unsigned char *present)
 {
-	struct scattered_batch b;
-
-	(void)h;
-	dcso_prepare(f, keys, n, &b);
-	return scattered_test_and_set(f, &b, n, present);
+	return scattered_test_and_add(f, keys, h, n, present, dcso_prepare);
 }
 
 static void dcso_add_shared(struct filter *f, const struct line *keys, const uint64_t *h, size_t n)
 {
-	struct scattered_batch b;
-
-	(void)h;
-	dcso_prepare(f, keys, n, &b);
-	for (size_t i = 0; i < n; i++)
-		scattered_or_shared(f, &b.pr[i]);
+	scattered_add_shared(f, keys, h, n, dcso_prepare);
 }
 
 static void dcso_positions(const struct filter *f, const struct line *key, const uint64_t h[2],

@@ -97,3 +97,42 @@ size_t scattered_test_and_set(struct filter *f, const struct scattered_batch *b,
 	}
 	return fresh;
 }
+
+void scattered_add(struct filter *f, const struct line *keys, const uint64_t *h, size_t n,
+		   scattered_prepare_fn prepare)
+{
+	struct scattered_batch b;
+
+	prepare(f, keys, h, n, &b);
+	for (size_t i = 0; i < n; i++)
+		scattered_set(f, &b.pr[i]);
+}
+
+void scattered_test(const struct filter *f, const struct line *keys, const uint64_t *h,
+		    size_t n, unsigned char *present, scattered_prepare_fn prepare)
+{
+	struct scattered_batch b;
+
+	prepare(f, keys, h, n, &b);
+	for (size_t i = 0; i < n; i++)
+		present[i] = (unsigned char)scattered_all_set(f, &b.pr[i]);
+}
+
+size_t scattered_test_and_add(struct filter *f, const struct line *keys, const uint64_t *h,
+			      size_t n, unsigned char *present, scattered_prepare_fn prepare)
+{
+	struct scattered_batch b;
+
+	prepare(f, keys, h, n, &b);
+	return scattered_test_and_set(f, &b, n, present);
+}
+
+void scattered_add_shared(struct filter *f, const struct line *keys, const uint64_t *h,
+			  size_t n, scattered_prepare_fn prepare)
+{
+	struct scattered_batch b;
+
+	prepare(f, keys, h, n, &b);
+	for (size_t i = 0; i < n; i++)
+		scattered_or_shared(f, &b.pr[i]);
+}

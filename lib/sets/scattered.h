@@ -68,6 +68,26 @@ double scattered_current_fpr(const struct filter *f);
 /* probed: all of m. */
 uint64_t scattered_probed_m(const struct filter_params *p);
 
+/*
+ * A layout's batch of probes: from the hashes h (NULL for a keyless
+ * layout) or the keys, prefetched.
+ */
+typedef void (*scattered_prepare_fn)(const struct filter *f, const struct line *keys,
+				     const uint64_t *h, size_t n, struct scattered_batch *b);
+
+/*
+ * The batch operations of a layout of bits (layout.h's add, test,
+ * test_and_add, add_shared), given how the layout prepares a batch.
+ */
+void scattered_add(struct filter *f, const struct line *keys, const uint64_t *h, size_t n,
+		   scattered_prepare_fn prepare);
+void scattered_test(const struct filter *f, const struct line *keys, const uint64_t *h,
+		    size_t n, unsigned char *present, scattered_prepare_fn prepare);
+size_t scattered_test_and_add(struct filter *f, const struct line *keys, const uint64_t *h,
+			      size_t n, unsigned char *present, scattered_prepare_fn prepare);
+void scattered_add_shared(struct filter *f, const struct line *keys, const uint64_t *h,
+			  size_t n, scattered_prepare_fn prepare);
+
 /* Bits: set probe's bit (classic and DCSO add, test-and-add). */
 void scattered_set(struct filter *f, const struct scattered_probes *pr);
 /* OR with atomics, for threads adding at once. */
