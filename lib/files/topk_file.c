@@ -189,25 +189,6 @@ static unsigned char *encode_payload(const struct topk *t, size_t *len, const ch
 	return out;
 }
 
-static int write_member(int fd, const unsigned char *head, const unsigned char *payload,
-			size_t len, const char **errstr)
-{
-	struct pgzip *z = pgzip_open(fd, 1, Z_DEFAULT_STRATEGY, 0, 0, errstr);
-	int ok;
-
-	if (z == NULL)
-		return -1;
-	ok = pgzip_write(z, head, HEADER_LEN, SAVE_LEVEL, errstr) == 0;
-	for (size_t at = 0; ok && at < len; at += PGZIP_PIECE_MAX) {
-		size_t piece = len - at < PGZIP_PIECE_MAX ? len - at : PGZIP_PIECE_MAX;
-
-		ok = pgzip_write(z, payload + at, piece, SAVE_LEVEL, errstr) == 0;
-	}
-	ok = ok && pgzip_finish(z, errstr) == 0;
-	pgzip_close(z);
-	return ok ? 0 : -1;
-}
-
 int topk_file_save(const struct topk *t, int fd, const char **errstr)
 {
 	unsigned char head[HEADER_LEN], *payload;
@@ -222,7 +203,7 @@ int topk_file_save(const struct topk *t, int fd, const char **errstr)
 	/* the reader's own checks, so that no file is written that would not load */
 	ret = decode_header(head, &check, errstr);
 	if (ret == 0)
-		ret = write_member(fd, head, payload, len, errstr);
+		ret = pgzip_save_member(fd, head, HEADER_LEN, payload, len, SAVE_LEVEL, errstr);
 	free(payload);
 	return ret;
 }
@@ -244,24 +225,7 @@ int topk_file_save_path(const struct topk *t, const char *path, const char **err
 
 int topk_file_detect(const unsigned char *start, size_t len)
 {
-	unsigned char head[MAGIC_LEN];
-	size_t got;
-	int more;
-
-	if (len == 0)
-		return -1;
-	if (start[0] != 0x1f)
-		return 0;
-	if (len < 2)
-		return -1;
-	if (start[1] != 0x8b)
-		return 0;
-	got = gzin_peek(start, len, head, sizeof head, &more);
-	if (memcmp(head, magic, got) != 0)
-		return 0;
-	if (got == sizeof head)
-		return 1;
-	return more ? -1 : 0;
+	return gzin_detect_magic(start, len, magic, MAGIC_LEN);
 }
 
 /* Compressed bytes enough to inflate the magic: a gzip header with no name is 10 bytes. */

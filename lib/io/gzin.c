@@ -286,3 +286,26 @@ size_t gzin_peek(const unsigned char *p, size_t len, unsigned char *out, size_t 
 	inflateEnd(&zs);
 	return want - zs.avail_out;
 }
+
+int gzin_detect_magic(const unsigned char *start, size_t len, const unsigned char *magic,
+		      size_t magic_len)
+{
+	unsigned char head[GZIN_MAGIC_MAX];
+	size_t got;
+	int more;
+
+	if (len == 0)
+		return -1;
+	if (start[0] != 0x1f)
+		return 0;
+	if (len < 2)
+		return -1;
+	if (start[1] != 0x8b || magic_len > sizeof head)
+		return 0;
+	got = gzin_peek(start, len, head, magic_len, &more);
+	if (memcmp(head, magic, got) != 0)
+		return 0;
+	if (got == magic_len)
+		return 1;
+	return more ? -1 : 0;
+}

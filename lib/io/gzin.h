@@ -99,4 +99,13 @@ int gzin_end(struct gzin *g, const char **errstr);
  */
 size_t gzin_peek(const unsigned char *p, size_t len, unsigned char *out, size_t want, int *more);
 
+/*
+ * Whether start[0..len) opens a gzip member whose content begins with
+ * magic (magic_len <= GZIN_MAGIC_MAX bytes): 1 yes, 0 no, -1 cannot tell
+ * yet (more bytes needed). For telling a kind of bftools file apart.
+ */
+#define GZIN_MAGIC_MAX 16
+int gzin_detect_magic(const unsigned char *start, size_t len, const unsigned char *magic,
+		      size_t magic_len);
+
 #endif

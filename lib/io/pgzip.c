@@ -465,3 +465,23 @@ void pgzip_close(struct pgzip *z)
 	free(z->index);
 	free(z);
 }
+
+int pgzip_save_member(int fd, const void *head, size_t head_len, const void *payload,
+		      size_t len, int level, const char **errstr)
+{
+	struct pgzip *z = pgzip_open(fd, 1, Z_DEFAULT_STRATEGY, 0, 0, errstr);
+	const unsigned char *p = payload;
+	int ok;
+
+	if (z == NULL)
+		return -1;
+	ok = pgzip_write(z, head, head_len, level, errstr) == 0;
+	for (size_t at = 0; ok && at < len; at += PGZIP_PIECE_MAX) {
+		size_t piece = len - at < PGZIP_PIECE_MAX ? len - at : PGZIP_PIECE_MAX;
+
+		ok = pgzip_write(z, p + at, piece, level, errstr) == 0;
+	}
+	ok = ok && pgzip_finish(z, errstr) == 0;
+	pgzip_close(z);
+	return ok ? 0 : -1;
+}

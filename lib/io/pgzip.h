@@ -60,6 +60,14 @@ struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, uint64_t
  */
 int pgzip_write(struct pgzip *z, const void *data, size_t len, int level, const char **errstr);
 
+/*
+ * A whole file of one gzip member, on this thread: head then payload (any
+ * length, in pieces), deflated at level, finished. For the small files of
+ * the family (sketches, summaries). Returns 0, or -1 with *errstr.
+ */
+int pgzip_save_member(int fd, const void *head, size_t head_len, const void *payload,
+		      size_t len, int level, const char **errstr);
+
 /* End the member: the last pieces, the final block, the trailer. 0, or -1 with *errstr. */
 int pgzip_finish(struct pgzip *z, const char **errstr);
 
