@@ -104,6 +104,7 @@ static const struct {
 	{ "numparse", suite_numparse },
 	{ "format", suite_format },
 	{ "filter", suite_filter },
+	{ "layout", suite_layout },
 	{ "blocked_simd", suite_blocked_simd },
 	{ "sizing", suite_sizing },
 	{ "lines", suite_lines },

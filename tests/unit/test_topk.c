@@ -18,6 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
+#include "pgzip.h"
 #include "topk.h"
 #include "topk_file.h"
 #include "unit.h"
@@ -423,6 +426,91 @@ static void test_damaged_files_are_refused(void)
 	topk_free(t);
 }
 
+/* Parameters and shapes out of range are refused, each saying what. */
+static void test_bad_parameters_are_refused(void)
+{
+	struct topk_params wide = { 8, TOPK_WIDTH_MAX + 1, 4 }, shallow = { 8, 32, 0 };
+	struct topk_params good = { 8, 32, 4 }, sized;
+	const char *why = NULL;
+
+	CHECK(topk_check_params(&wide, &why) < 0 && strcmp(why, "width out of range 1..3000000") == 0);
+	CHECK(topk_check_params(&shallow, &why) < 0 && strcmp(why, "depth out of range 1..16") == 0);
+	CHECK(topk_size(1e-3, 0.2, &sized, &why) < 0 &&
+	      strcmp(why, "confidence out of range 0.5..0.999999999") == 0);
+	CHECK(topk_new(&good, FILTER_FNV1, 0, topk_default_key, &why) == NULL &&
+	      strcmp(why, "unknown hash function") == 0);
+	CHECK(topk_new(&good, FILTER_SIPHASH_1_3, 0x80, topk_default_key, &why) == NULL &&
+	      strcmp(why, "unknown key flags") == 0);
+}
+
+/* The content of the one gzip member in gz[0..len) into out (cap bytes); its length, or 0. */
+static size_t inflated(const unsigned char *gz, size_t len, unsigned char *out, size_t cap)
+{
+	z_stream zs;
+	size_t got;
+
+	memset(&zs, 0, sizeof zs);
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+		return 0;
+	zs.next_in = (unsigned char *)gz;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out;
+	zs.avail_out = (uInt)cap;
+	got = inflate(&zs, Z_FINISH) == Z_STREAM_END ? cap - zs.avail_out : 0;
+	inflateEnd(&zs);
+	return got;
+}
+
+/* Each header field out of range, in a member whose CRCs are good: refused, saying which. */
+static void test_header_fields_are_refused_by_name(void)
+{
+	static const struct {
+		size_t at;
+		unsigned char value;
+		const char *why;
+	} cases[] = {
+		{ 8, 2, "unsupported summary format version 2" },
+		{ 12, 65, "bad header: header length is not 64" },
+		{ 16, 9, "bad header: unknown summary kind" },
+		{ 17, 9, "bad header: unknown hash function" },
+		{ 18, 0x80, "bad header: unknown key flags" },
+		{ 20, 1, "bad header: reserved field not zero" },
+		/* the key's bytes 8..15 stay: an external key must be a bare fingerprint */
+		{ 18, FILTER_KEY_EXTERNAL, "bad header: key field of an external key not a bare fingerprint" },
+		{ 51, 0xff, "bad header: capacity, width or depth out of range" },
+		{ 56, 9, "bad header: more keys than the capacity" },
+	};
+	static unsigned char content[1 << 16], patched[1 << 16];
+	struct topk *t = new_summary(8);
+	unsigned char *bytes;
+	size_t len, clen;
+	int fd;
+
+	CHECK(t != NULL);
+	fd = saved(t, &bytes, &len);
+	CHECK(fd >= 0);
+	close(fd);
+	clen = inflated(bytes, len, content, sizeof content);
+	free(bytes);
+	topk_free(t);
+	CHECK(clen >= 64);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *why = NULL, *ignored;
+		struct topk *back;
+
+		memcpy(patched, content, clen);
+		patched[cases[i].at] = cases[i].value;
+		fd = unit_temp_file("", 0);
+		CHECK(fd >= 0);
+		CHECK(pgzip_save_member(fd, patched, 64, patched + 64, clen - 64, 6, &ignored) == 0);
+		CHECK(lseek(fd, 0, SEEK_SET) == 0);
+		back = topk_file_load(fd, &why);
+		close(fd);
+		CHECKF(back == NULL && why != NULL && strcmp(why, cases[i].why) == 0,
+		       "byte %zu = %u: %s", cases[i].at, cases[i].value, why ? why : "(loaded)");
+	}
+}
+
 void suite_topk(void)
 {
 	unit_run("topk: zipf 0.8: every interval holds, every key above N/C kept",
@@ -445,4 +533,6 @@ void suite_topk(void)
 	unit_run("topk: sizing follows eps and confidence", test_sizing_follows_eps_and_confidence);
 	unit_run("topk: files round-trip byte for byte", test_files_round_trip_byte_for_byte);
 	unit_run("topk: truncated, trailing and damaged files are refused", test_damaged_files_are_refused);
+	unit_run("topk: each header field out of range is refused by name", test_header_fields_are_refused_by_name);
+	unit_run("topk: parameters, hashes and flags out of range are refused", test_bad_parameters_are_refused);
 }

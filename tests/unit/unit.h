@@ -72,6 +72,7 @@ void suite_pipeline(void);
 void suite_numparse(void);
 void suite_format(void);
 void suite_filter(void);
+void suite_layout(void);
 void suite_sizing(void);
 void suite_lines(void);
 void suite_instream(void);
