@@ -568,6 +568,9 @@ struct build {
 	pthread_mutex_t adding;		/* ranges without shared adds: one adder at a time */
 	unsigned char *present;		/* test-and-add's answers, unused */
 	size_t present_cap;
+	unsigned char *slot_present[CLI_SLOTS];	/* the same, of batches split by region */
+	size_t slot_present_cap[CLI_SLOTS];
+	unsigned char in_regions[CLI_SLOTS];	/* split by region (owners_split) */
 };
 
 /* Test-and-add counts the keys that set a new bit, as DCSO's N wants; add does not. */
@@ -580,12 +583,6 @@ static int add_keys(struct build *b, const struct cli_keys *k, const char **why)
 			return -1;
 		b->absent += absent;
 		return 0;
-	}
-	if (b->owners != NULL) {
-		size_t fresh;
-
-		return owners_test_and_add(b->owners, b->filter, k->set.keys, k->hashes, n,
-					   cli_flags(&b->present, &b->present_cap, n), &fresh, why);
 	}
 	if (!b->count_new)
 		return cascade_add_hashed(b->filter, k->set.keys, b->hasher ? k->hashes : NULL, n, why);
@@ -632,6 +629,32 @@ static void checkpoint(void *ctx)
 		cli_checkpoint_due(&b->checkpoint, b->filter, NULL, b->checkpoint_path, NULL, b->records);
 }
 
+/*
+ * Calling thread, in input order, after hashing: the ordered adds shared
+ * out by region (owners.h), unless the batch must go whole.
+ */
+static int split_keys(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct build *b = ctx;
+	const struct cli_keys *k = &b->keys[slot];
+	unsigned char *present = cli_flags(&b->slot_present[slot], &b->slot_present_cap[slot],
+					   k->set.count);
+
+	(void)records;
+	(void)n;
+	b->in_regions[slot] = (unsigned char)owners_split(b->owners, slot, b->filter, k->hashes,
+							  k->set.count, present);
+	return b->in_regions[slot];
+}
+
+/* Any thread: one region's keys of the batch, after the same region of every batch before. */
+static void region_keys(void *ctx, unsigned slot, unsigned region)
+{
+	struct build *b = ctx;
+
+	owners_region(b->owners, slot, region);
+}
+
 /* Calling thread: the ordered adds (growing, counting, removing), and the counts. */
 static int add_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -643,8 +666,11 @@ static int add_batch(void *ctx, unsigned slot, const struct line *records, size_
 	(void)cli_bad_lines(&k->set);
 	if (b->shared)
 		cascade_count_added(b->filter, k->set.count);
+	else if (b->in_regions[slot])
+		(void)owners_finish(b->owners, slot);
 	else if (add_keys(b, k, &why) < 0)
 		cli_fatal("%s", cli_explain(why));
+	b->in_regions[slot] = 0;
 	b->records += n;
 	b->keyed += k->set.count;
 	checkpoint(b);
@@ -701,25 +727,27 @@ static void build_progress(char *buf, size_t len)
 /*
  * The adds that stay in input order (a growing filter, whose stages fill
  * at a given key; a fixed one with checkpoints, whose snapshots fall
- * between batches) shared out by region of blocks from three threads on,
- * as bfuniq does: the same bits and counts as one thread. Counting,
- * classic and DCSO filters and --remove keep them on the ordered thread.
+ * between batches) shared out by region of blocks, as bfuniq does: the
+ * same bits and counts as one thread. Counting, classic and DCSO filters
+ * and --remove keep them on the ordered thread.
  */
 static struct owners *share_out(const struct build *b)
 {
 	int threads = pipeline_threads();
 	const char *why;
 
-	if (threads < 3 || b->shared || b->hasher == NULL || b->remove || b->count_new ||
+	if (threads < 2 || b->shared || b->hasher == NULL || b->remove || b->count_new ||
 	    !owners_usable(b->filter))
 		return NULL;
-	return owners_new((unsigned)threads, &why);
+	return owners_new((unsigned)threads, CLI_SLOTS, &why);
 }
 
 static void add_lines(struct build *b, const struct options *opt)
 {
-	static const struct cli_stage stage = { prepare_keys, hash_keys, add_batch };
-	static const struct cli_stage ranged = { prepare_keys, hash_keys, add_ranged };
+	struct cli_stage stage = { .prepare = prepare_keys, .work = hash_keys, .consume = add_batch };
+	static const struct cli_stage ranged = {
+		.prepare = prepare_keys, .work = hash_keys, .consume = add_ranged
+	};
 	int status;
 
 	building = b;
@@ -753,6 +781,16 @@ static void add_lines(struct build *b, const struct options *opt)
 					       NULL, b);
 	} else {
 		b->owners = share_out(b);
+		/*
+		 * Regions of a batch never run beside the consume before it:
+		 * that consume may write a checkpoint, or progress sample the
+		 * bits, and a filter cut short by a signal is never written.
+		 */
+		if (b->owners != NULL) {
+			stage.split = split_keys;
+			stage.part = region_keys;
+			stage.parts = (unsigned)pipeline_threads();
+		}
 		status = cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, b);
 		owners_free(b->owners);
 	}
@@ -766,6 +804,8 @@ static void add_lines(struct build *b, const struct options *opt)
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&b->keys[i]);
 	free(b->present);
+	for (unsigned i = 0; i < CLI_SLOTS; i++)
+		free(b->slot_present[i]);
 }
 
 /* A full filter has no estimate: every bit is set. */

@@ -451,7 +451,9 @@ static void put_estimate(const struct options *opt, const struct sketch *s, cons
 /* Count the input into c->sketch on every thread; cli_each_input_ranged's status. */
 static int count_input(struct counter *c)
 {
-	static const struct cli_stage stage = { prepare_keys, count_keys, batch_counted };
+	static const struct cli_stage stage = {
+		.prepare = prepare_keys, .work = count_keys, .consume = batch_counted
+	};
 	const char *why;
 	int status;
 

@@ -524,8 +524,12 @@ static int end_input(void *ctx, const char *path)
 
 static int select_lines(struct grep *g)
 {
-	static const struct cli_stage stage = { prepare_keys, test_keys, select_batch };
-	static const struct cli_stage ranged = { prepare_keys, test_keys, count_batch };
+	static const struct cli_stage stage = {
+		.prepare = prepare_keys, .work = test_keys, .consume = select_batch
+	};
+	static const struct cli_stage ranged = {
+		.prepare = prepare_keys, .work = test_keys, .consume = count_batch
+	};
 	static const struct cli_input_events events = { begin_input, end_input };
 	const struct options *opt = g->opt;
 	int status;

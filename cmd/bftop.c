@@ -484,7 +484,9 @@ static int read_input(struct counter *c, const struct cli_stage *stage)
  */
 static int read_windowed(struct counter *c)
 {
-	static const struct cli_stage stage = { prepare_keys, hash_keys, add_keys_windowed };
+	static const struct cli_stage stage = {
+		.prepare = prepare_keys, .work = hash_keys, .consume = add_keys_windowed
+	};
 	const struct cli_window *cw = &c->opt->win;
 	struct topk *merged;
 	const char *why;
@@ -548,8 +550,12 @@ static void report(const struct topk *t)
 
 int main(int argc, char **argv)
 {
-	static const struct cli_stage counting = { prepare_keys, hash_keys, add_keys };
-	static const struct cli_stage querying = { prepare_keys, hash_keys, query_keys };
+	static const struct cli_stage counting = {
+		.prepare = prepare_keys, .work = hash_keys, .consume = add_keys
+	};
+	static const struct cli_stage querying = {
+		.prepare = prepare_keys, .work = hash_keys, .consume = query_keys
+	};
 	struct options opt;
 	struct writer out;
 	struct counter c = { .first = 1 };

@@ -267,8 +267,11 @@ struct uniq {
 	const struct filter *hasher;	/* see cascade_hasher */
 	struct owners *owners;	/* a blocked seen-set's regions on threads, or NULL */
 	struct cli_keys keys[CLI_SLOTS];
-	unsigned char *present, *state;
-	size_t present_cap, state_cap;
+	unsigned char *present[CLI_SLOTS];	/* each batch's test-and-add answers */
+	size_t present_cap[CLI_SLOTS];
+	unsigned char in_regions[CLI_SLOTS];	/* split by region (owners_split) */
+	unsigned char *state;
+	size_t state_cap;
 	struct writer out;
 	uint64_t lines, written, repeats, keyless, fresh;
 	double expected_lost;
@@ -347,12 +350,38 @@ static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
 }
 
 /*
+ * Calling thread, in input order, after hashing: a blocked seen-set's
+ * test-and-add shared out by region (owners.h), unless the batch must go
+ * whole (then classify does it).
+ */
+static int split_keys(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct uniq *u = ctx;
+	const struct cli_keys *k = &u->keys[slot];
+	unsigned char *present = cli_flags(&u->present[slot], &u->present_cap[slot], k->set.count);
+
+	(void)records;
+	(void)n;
+	u->in_regions[slot] = (unsigned char)owners_split(u->owners, slot, u->seen, k->hashes,
+							  k->set.count, present);
+	return u->in_regions[slot];
+}
+
+/* Any thread: one region's keys of the batch, after the same region of every batch before. */
+static void region_keys(void *ctx, unsigned slot, unsigned region)
+{
+	struct uniq *u = ctx;
+
+	owners_region(u->owners, slot, region);
+}
+
+/*
  * The window's test-and-add, with each key's time from --time-field, the
  * wall clock or --now. Records whose time cannot be read are marked
  * BAD_TIME (--bad-time=skip) and their keys left out.
  */
 static size_t test_and_add_window(struct uniq *u, const struct cli_keys *k,
-				  const struct line *records, size_t n)
+				  const struct line *records, size_t n, unsigned char *present)
 {
 	const struct cli_window *cw = &u->opt->win;
 	const uint64_t *times = NULL;
@@ -369,33 +398,37 @@ static size_t test_and_add_window(struct uniq *u, const struct cli_keys *k,
 		times = kt;
 	}
 	if (window_test_and_add_hashed(u->window, k->set.keys, u->hasher ? k->hashes : NULL,
-				       k->set.count, times, cli_window_clock(cw), u->present,
+				       k->set.count, times, cli_window_clock(cw), present,
 				       &fresh, &why) < 0)
 		cli_fatal("%s", cli_explain(why));
 	return fresh;
 }
 
-/* Classify each record of the batch as NO_KEY, FIRST_SEEN, SEEN_BEFORE or BAD_TIME. */
-static void classify(struct uniq *u, const struct cli_keys *k, const struct line *records,
-		     size_t n)
+/*
+ * Classify each record of the batch in slot as NO_KEY, FIRST_SEEN,
+ * SEEN_BEFORE or BAD_TIME: its keys' test-and-add done by region
+ * (split_keys), or here.
+ */
+static void classify(struct uniq *u, unsigned slot, const struct line *records, size_t n)
 {
+	const struct cli_keys *k = &u->keys[slot];
 	const char *why;
 	size_t fresh;
 	const uint64_t *hashes = u->hasher ? k->hashes : NULL;
+	unsigned char *present = cli_flags(&u->present[slot], &u->present_cap[slot], k->set.count);
 
-	cli_flags(&u->present, &u->present_cap, k->set.count);
-	if (u->window != NULL)
-		fresh = test_and_add_window(u, k, records, n);
-	else if (u->owners != NULL) {
-		if (owners_test_and_add(u->owners, u->seen, k->set.keys, hashes, k->set.count,
-					u->present, &fresh, &why) < 0)
-			cli_fatal("%s", cli_explain(why));
+	if (u->in_regions[slot]) {
+		fresh = owners_finish(u->owners, slot);
+		u->in_regions[slot] = 0;
+	} else if (u->window != NULL) {
+		fresh = test_and_add_window(u, k, records, n, present);
 	} else if (cascade_test_and_add_hashed(u->seen, k->set.keys, hashes, k->set.count,
-					       u->present, &fresh, &why) < 0)
+					       present, &fresh, &why) < 0) {
 		cli_fatal("%s", cli_explain(why));
+	}
 	memset(cli_flags(&u->state, &u->state_cap, n), NO_KEY, n);
 	for (size_t i = 0; i < k->set.count; i++)
-		u->state[k->set.record[i]] = u->present[i] ? SEEN_BEFORE : FIRST_SEEN;
+		u->state[k->set.record[i]] = present[i] ? SEEN_BEFORE : FIRST_SEEN;
 	for (size_t r = 0; u->key_times != NULL && r < n; r++)
 		if (u->record_times[r] == WINDOW_TIME_NONE)
 			u->state[r] = BAD_TIME;
@@ -441,7 +474,7 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 	struct uniq *u = ctx;
 	int wanted = u->opt->repeated ? SEEN_BEFORE : FIRST_SEEN;
 
-	classify(u, &u->keys[slot], records, n);
+	classify(u, slot, records, n);
 	mark_bad_lines(u, &u->keys[slot].set);
 	u->lines += n;
 	for (size_t r = 0; r < n; r++) {
@@ -515,26 +548,39 @@ static void uniq_progress(char *buf, size_t len)
 }
 
 /*
- * From three threads, a blocked seen-set's test-and-add is shared out by
- * region (owners.h: the same lines and bits as one thread). At two, the
- * reader and hashing already run beside the ordered thread, and a third
- * thread's hand-overs cost more than they save. Classic, counting and
- * DCSO seen-sets, windows, and a key not supplied keep it on the ordered
- * thread; so does a run whose owners cannot be had.
+ * With two threads or more, a blocked seen-set's test-and-add is shared
+ * out by region (owners.h: the same lines and bits as one thread), as
+ * parts of the pipeline's ordered step (cli_stage.parts), one region a
+ * thread. Classic, counting and DCSO seen-sets, windows, and a key not
+ * supplied keep it on the ordered thread; so does a run whose owners
+ * cannot be had.
  */
 static struct owners *share_out(const struct uniq *u)
 {
 	int threads = pipeline_threads();
 	const char *why;
 
-	if (threads < 3 || u->seen == NULL || u->hasher == NULL || !owners_usable(u->seen))
+	if (threads < 2 || u->seen == NULL || u->hasher == NULL || !owners_usable(u->seen))
 		return NULL;
-	return owners_new((unsigned)threads, &why);
+	return owners_new((unsigned)threads, CLI_SLOTS, &why);
+}
+
+/*
+ * Whether a batch's regions may run beside the consume of the batch
+ * before: not when that consume may look at the filter's bits (progress
+ * samples the fill) or save it (checkpoints; a state saved when a signal
+ * cuts the run short must hold no key of a line not written).
+ */
+static int may_overlap(const struct options *opt)
+{
+	int progress = cli_progress_mode > 0 || (cli_progress_mode < 0 && isatty(STDERR_FILENO));
+
+	return !progress && !opt->checkpoint_given && opt->state == NULL;
 }
 
 int main(int argc, char **argv)
 {
-	static const struct cli_stage stage = { prepare_keys, hash_keys, emit_batch };
+	struct cli_stage stage = { .prepare = prepare_keys, .work = hash_keys, .consume = emit_batch };
 	struct options opt;
 	struct uniq u = { 0 };
 	int input_status;
@@ -567,6 +613,12 @@ int main(int argc, char **argv)
 	cli_progress_detail = uniq_progress;
 	u.hasher = u.window ? window_hasher(u.window) : cascade_hasher(u.seen);
 	u.owners = share_out(&u);
+	if (u.owners != NULL) {
+		stage.split = split_keys;
+		stage.part = region_keys;
+		stage.parts = (unsigned)pipeline_threads();
+		stage.overlap = may_overlap(&opt);
+	}
 	if (opt.checkpoint_given)
 		cli_checkpoint_when_idle(&u.checkpoint, checkpoint);
 	input_status = cli_each_batch(opt.inputs, opt.ninputs, opt.delim, &stage, &u);
@@ -586,7 +638,8 @@ int main(int argc, char **argv)
 	free(u.key_times);
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&u.keys[i]);
-	free(u.present);
+	for (unsigned i = 0; i < CLI_SLOTS; i++)
+		free(u.present[i]);
 	free(u.state);
 	cli_fields_release(&opt.spec);
 	if (cli_stop_signal())

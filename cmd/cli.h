@@ -318,6 +318,17 @@ struct cli_stage {
 		       size_t *units);
 	void (*work)(void *ctx, unsigned slot, size_t from, size_t to);
 	int (*consume)(void *ctx, unsigned slot, const struct line *records, size_t n);
+	/*
+	 * Optional: the ordered step cut in parts (lib/io/pipeline.h): split
+	 * on the calling thread, in input order, after work (1: in parts,
+	 * 0: consume does it whole); part `part` of the slot on any thread;
+	 * consume after all its parts. A batch without records (an input's
+	 * error, a quiet input's checkpoint) is never split.
+	 */
+	int (*split)(void *ctx, unsigned slot, const struct line *records, size_t n);
+	void (*part)(void *ctx, unsigned slot, unsigned part);
+	unsigned parts;		/* 0: no parts */
+	int overlap;		/* as pipeline_fns.overlap */
 };
 int cli_each_batch(char *const *paths, int npaths, char delim,
 			    const struct cli_stage *stage, void *ctx);

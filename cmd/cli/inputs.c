@@ -340,6 +340,31 @@ static int consume_batch(struct inputs *in, unsigned slot)
 	return rc;
 }
 
+/*
+ * A batch of records for the program, from an input not being skipped,
+ * goes to its split; anything else is done whole by consume. Only
+ * consume moves `skip`, so what split sees here is what consume_batch
+ * will see, as long as splits wait for the consume before: runs with
+ * events (whose consume may skip) never overlap.
+ */
+static int inputs_split(void *ctx, unsigned slot)
+{
+	struct inputs *in = ctx;
+	struct input_slot *s = &in->slots[slot];
+
+	if (s->fatal || s->idle || s->err != 0 || s->why[0] != '\0' || s->batch.n == 0 ||
+	    atomic_load(&in->skip) >= s->input)
+		return 0;
+	return in->stage->split(in->ctx, slot, s->batch.records, s->batch.n) != 0;
+}
+
+static void inputs_part(void *ctx, unsigned slot, unsigned part)
+{
+	struct inputs *in = ctx;
+
+	in->stage->part(in->ctx, slot, part);
+}
+
 static int inputs_consume(void *ctx, unsigned slot)
 {
 	struct inputs *in = ctx;
@@ -385,7 +410,7 @@ int cli_ordered_inputs(char *const *paths, int npaths, char delim, const struct 
 		       const struct cli_input_events *events, void *ctx, uint64_t *base,
 		       int more, int *stopped)
 {
-	static const struct pipeline_fns fns = { inputs_fill, inputs_work, inputs_consume };
+	struct pipeline_fns fns = { .fill = inputs_fill, .work = inputs_work, .consume = inputs_consume };
 	struct inputs in;
 
 	memset(&in, 0, sizeof in);
@@ -401,6 +426,12 @@ int cli_ordered_inputs(char *const *paths, int npaths, char delim, const struct 
 	in.stage = stage;
 	in.events = events;
 	in.ctx = ctx;
+	if (stage->parts > 0 && stage->split != NULL && stage->part != NULL) {
+		fns.split = inputs_split;
+		fns.part = inputs_part;
+		fns.parts = stage->parts;
+		fns.overlap = stage->overlap && events == NULL;
+	}
 	*stopped = pipeline_run(&fns, &in, pipeline_threads()) != 0;
 	inputs_close_current(&in);
 	walk_close(in.walk);

@@ -270,7 +270,9 @@ static int adding_consume(void *ctx, unsigned slot, const struct line *records, 
 int cli_window_add_lines(struct window *w, const struct cli_window *cw, const struct key_spec *spec,
 			 char *const *inputs, int ninputs, char delim, struct cli_window_counts *counts)
 {
-	static const struct cli_stage stage = { adding_prepare, adding_hash, adding_consume };
+	static const struct cli_stage stage = {
+		.prepare = adding_prepare, .work = adding_hash, .consume = adding_consume
+	};
 	struct window_adding a = { .w = w, .cw = cw, .spec = spec, .counts = counts };
 	int status;
 

@@ -31,6 +31,19 @@
  * and one condition variable, touched once per batch of thousands of
  * lines.
  *
+ * Ordered parts (pipeline_fns.parts): each part is a lane, worked batch
+ * after batch by whichever thread holds it. A lane's `next` is the batch
+ * (its fill number) whose part is due; it is done once the calling thread
+ * has split that batch (`split_upto`, which only the calling thread
+ * moves), and a thread takes a lane by setting its `busy` flag, does its
+ * parts that are due, in order, and lets it go; then it looks again,
+ * since a split may have come meanwhile (so no part is left with nobody
+ * to do it). A slot's `tag` says which batch it holds and how that was
+ * split, in one word, so a lane can tell a batch done whole (or gone, and
+ * the slot filled again) from one of its own to do. The last part of a
+ * batch wakes the waiting threads: the calling thread may be waiting for
+ * it to consume.
+ *
  * Early stop (bfgrep -q on `tail -f`): the reader may be blocked in read(2)
  * for ever, so it runs with cancellation disabled except inside fill, and
  * the calling thread cancels it there before joining. Workers never block
@@ -70,6 +83,17 @@ struct slot {
 	atomic_uint_least64_t next;	/* generation, first unit not yet claimed */
 	atomic_size_t done;		/* units finished */
 	uint64_t gen;			/* fills of this slot so far; under mu */
+	atomic_uint_least64_t tag;	/* batch number << 2 | SPLIT_* (parts only) */
+	atomic_uint parts_done;		/* of its batch's parts */
+};
+
+/* How a batch was split (the low bits of a slot's tag). */
+enum { SPLIT_NOT_YET, SPLIT_PARTS, SPLIT_WHOLE };
+
+/* One part's lane (see "Ordered parts" above), on a cache line of its own. */
+struct lane {
+	_Alignas(64) atomic_uint_least64_t next;	/* the batch whose part is due */
+	atomic_int busy;			/* a thread is doing its parts */
 };
 
 struct pipeline {
@@ -97,6 +121,12 @@ struct pipeline {
 	pthread_t reader, *workers;
 	int nworkers;
 	int joined;
+	/* ordered parts (fns->parts > 0) */
+	struct lane *lanes;			/* [fns->parts] */
+	atomic_uint_least64_t fills;		/* batches filled so far */
+	atomic_uint_least64_t split_upto;	/* batches split so far: the calling thread's */
+	uint64_t consumed;			/* batches consumed so far: the calling thread's */
+	atomic_uint threads_started;		/* for each thread's first lane */
 };
 
 /* A run in progress on this thread, innermost first (see "Halting" above). */
@@ -107,6 +137,9 @@ struct run_link {
 };
 
 static _Thread_local struct run_link *runs;
+
+/* The lane a thread looks at first: each its own, so each keeps to a region's pages. */
+static _Thread_local unsigned first_lane;
 
 static void link_run(struct run_link *l, void (*halt)(void *), void *run)
 {
@@ -192,6 +225,9 @@ static int reader_fill(struct pipeline *p)
 	s->gen = (s->gen + 1) & (UINT64_MAX >> INDEX_BITS);
 	atomic_store(&s->units, p->fill_units);
 	atomic_store(&s->done, 0);
+	atomic_store(&s->parts_done, 0);
+	atomic_store(&s->tag, atomic_load(&p->fills) << 2 | SPLIT_NOT_YET);
+	atomic_fetch_add(&p->fills, 1);
 	atomic_store(&s->next, gen_bits(s->gen));
 	p->head = (slot + 1) % p->nslots;
 	p->filled++;
@@ -199,12 +235,92 @@ static int reader_fill(struct pipeline *p)
 	return 1;
 }
 
-/* Take work off the oldest slots until none is left to claim; 0 when there was none. Locked. */
+static void wake_all(struct pipeline *p)
+{
+	pthread_mutex_lock(&p->mu);
+	pthread_cond_broadcast(&p->changed);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* Whether lane l has a part due that nobody is doing. */
+static int lane_ready(const struct pipeline *p, const struct lane *l)
+{
+	return !atomic_load(&l->busy) && atomic_load(&l->next) < atomic_load(&p->split_upto);
+}
+
+static int parts_ready(const struct pipeline *p)
+{
+	for (unsigned i = 0; i < p->fns->parts; i++)
+		if (lane_ready(p, &p->lanes[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * Lane i's due part of batch seq, in its slot unless that batch was done
+ * whole (or is gone: the slot holds a later batch); then the lane moves on.
+ */
+static void lane_step(struct pipeline *p, unsigned i, uint64_t seq)
+{
+	unsigned slot = (unsigned)(seq % p->nslots);
+	struct slot *s = &p->slots[slot];
+
+	if (atomic_load(&s->tag) == (seq << 2 | SPLIT_PARTS)) {
+		p->fns->part(p->ctx, slot, i);
+		if (atomic_fetch_add(&s->parts_done, 1) + 1 == p->fns->parts)
+			wake_all(p);	/* the calling thread may wait to consume it */
+	}
+	atomic_store(&p->lanes[i].next, seq + 1);
+}
+
+/* Take lane i if free and do its due parts, until none is due; 1 when any was done. */
+static int lane_work(struct pipeline *p, unsigned i)
+{
+	struct lane *l = &p->lanes[i];
+	int did = 0;
+
+	/* looked at again after letting go: a split may have come in between */
+	while (lane_ready(p, l) && !atomic_exchange(&l->busy, 1)) {
+		uint64_t seq;
+
+		while ((seq = atomic_load(&l->next)) < atomic_load(&p->split_upto)) {
+			lane_step(p, i, seq);
+			did = 1;
+		}
+		atomic_store(&l->busy, 0);
+	}
+	return did;
+}
+
+/* Do whatever parts are due, every lane once from `first` on; 1 when any was done. */
+static int help_parts(struct pipeline *p, unsigned first)
+{
+	int did = 0;
+
+	for (unsigned n = 0; n < p->fns->parts; n++)
+		did |= lane_work(p, (first + n) % p->fns->parts);
+	return did;
+}
+
+/*
+ * Take work off the oldest slots until none is left to claim, parts first
+ * (a consume waits on them); 0 when there was none. Locked; 1 also when
+ * it let go of the lock, since what the caller saw before may have
+ * changed meanwhile (the reader's room to fill, above all) and its
+ * wake-up gone by.
+ */
 static int help_locked(struct pipeline *p)
 {
 	uint64_t gen;
-	int slot = slot_with_work(p, &gen);
+	int slot;
 
+	if (p->fns->parts > 0 && parts_ready(p)) {
+		pthread_mutex_unlock(&p->mu);
+		(void)help_parts(p, first_lane % p->fns->parts);
+		pthread_mutex_lock(&p->mu);
+		return 1;
+	}
+	slot = slot_with_work(p, &gen);
 	if (slot < 0)
 		return 0;
 	pthread_mutex_unlock(&p->mu);
@@ -220,6 +336,7 @@ static void *reader_main(void *arg)
 	struct pipeline *p = arg;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &p->cancel_state);
+	first_lane = atomic_fetch_add(&p->threads_started, 1);
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
 		if (p->filled < p->nslots && !p->end) {
@@ -239,6 +356,7 @@ static void *worker_main(void *arg)
 {
 	struct pipeline *p = arg;
 
+	first_lane = atomic_fetch_add(&p->threads_started, 1);
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop)
 		if (!help_locked(p))
@@ -263,6 +381,66 @@ static int next_full_slot(struct pipeline *p, uint64_t *gen)
 	return slot;
 }
 
+/* Whether batch seq (filled, not consumed) has all its work done. */
+static int worked(const struct pipeline *p, uint64_t seq)
+{
+	const struct slot *s = &p->slots[seq % p->nslots];
+
+	return atomic_load(&s->done) >= atomic_load(&s->units);
+}
+
+/*
+ * Calling thread: split, in input order, the batches that may be split
+ * now: their work done, and the batch before consumed, or (overlap) split
+ * into parts itself. Wakes the other threads when it made parts.
+ */
+static void split_ready(struct pipeline *p)
+{
+	uint64_t seq;
+	int made = 0;
+
+	while ((seq = atomic_load(&p->split_upto)) < atomic_load(&p->fills) && worked(p, seq)) {
+		struct slot *s = &p->slots[seq % p->nslots];
+		int parts;
+
+		if (seq > p->consumed &&
+		    (!p->fns->overlap ||
+		     atomic_load(&p->slots[(seq - 1) % p->nslots].tag) != ((seq - 1) << 2 | SPLIT_PARTS)))
+			break;
+		parts = p->fns->split(p->ctx, (unsigned)(seq % p->nslots)) != 0;
+		atomic_store(&s->tag, seq << 2 | (parts ? SPLIT_PARTS : SPLIT_WHOLE));
+		atomic_store(&p->split_upto, seq + 1);
+		made |= parts;
+	}
+	if (made)
+		wake_all(p);
+}
+
+/*
+ * Calling thread: split slot's batch (the oldest) and see its parts done,
+ * doing parts and other work meanwhile; with overlap, split what follows
+ * so that its parts go on during the consume.
+ */
+static void finish_parts(struct pipeline *p, unsigned slot)
+{
+	struct slot *s = &p->slots[slot];
+
+	split_ready(p);
+	while ((atomic_load(&s->tag) & 3) == SPLIT_PARTS &&
+	       atomic_load(&s->parts_done) < p->fns->parts) {
+		if (help_parts(p, first_lane))
+			continue;
+		pthread_mutex_lock(&p->mu);
+		if (!help_locked(p) && atomic_load(&s->parts_done) < p->fns->parts && !parts_ready(p))
+			pthread_cond_wait(&p->changed, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+		split_ready(p);
+	}
+	split_ready(p);
+	if (parts_ready(p))
+		wake_all(p);	/* parts left that this thread will not do while it consumes */
+}
+
 /* Finish slot's work (others may hold chunks of it), then consume it. */
 static int finish_and_consume(struct pipeline *p, unsigned slot, uint64_t gen)
 {
@@ -272,11 +450,14 @@ static int finish_and_consume(struct pipeline *p, unsigned slot, uint64_t gen)
 		;
 	while (atomic_load(&s->done) < atomic_load(&s->units))
 		sched_yield();
+	if (p->fns->parts > 0)
+		finish_parts(p, slot);
 	return p->fns->consume(p->ctx, slot);
 }
 
 static void release_slot(struct pipeline *p, int stop)
 {
+	p->consumed++;
 	pthread_mutex_lock(&p->mu);
 	p->tail = (p->tail + 1) % p->nslots;
 	p->filled--;
@@ -331,6 +512,9 @@ static int run_inline(const struct pipeline_fns *fns, void *ctx)
 	while (!stop && fns->fill(ctx, 0, &units)) {
 		if (units > 0)
 			fns->work(ctx, 0, 0, units);
+		if (fns->parts > 0 && fns->split(ctx, 0))
+			for (unsigned part = 0; part < fns->parts; part++)
+				fns->part(ctx, 0, part);
 		stop = fns->consume(ctx, 0);
 	}
 	return stop;
@@ -370,7 +554,25 @@ static void pipeline_init(struct pipeline *p, const struct pipeline_fns *fns, vo
 		atomic_init(&p->slots[i].units, 0);
 		atomic_init(&p->slots[i].next, 0);
 		atomic_init(&p->slots[i].done, 0);
+		atomic_init(&p->slots[i].tag, 0);
+		atomic_init(&p->slots[i].parts_done, 0);
 	}
+	atomic_init(&p->fills, 0);
+	atomic_init(&p->split_upto, 0);
+	atomic_init(&p->threads_started, 1);	/* 0 is the calling thread's */
+	first_lane = 0;
+}
+
+/* The lanes of a run with parts, all at batch 0; NULL when out of memory. */
+static struct lane *lanes_new(unsigned parts)
+{
+	struct lane *lanes = aligned_alloc(_Alignof(struct lane), parts * sizeof *lanes);
+
+	for (unsigned i = 0; lanes != NULL && i < parts; i++) {
+		atomic_init(&lanes[i].next, 0);
+		atomic_init(&lanes[i].busy, 0);
+	}
+	return lanes;
 }
 
 int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads)
@@ -388,7 +590,10 @@ int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads)
 	if (workers == NULL)
 		nworkers = 0;
 	pipeline_init(&p, fns, ctx, threads);
-	nworkers = start_threads(&p, &p.reader, workers, nworkers);
+	if (fns->parts > 0 && (p.lanes = lanes_new(fns->parts)) == NULL)
+		nworkers = -1;	/* no lanes: all on this thread, as with no threads */
+	else
+		nworkers = start_threads(&p, &p.reader, workers, nworkers);
 	if (nworkers < 0) {
 		stop = run_inline(fns, ctx);
 	} else {
@@ -400,6 +605,7 @@ int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads)
 		unlink_run(&link);
 	}
 	free(workers);
+	free(p.lanes);
 	pthread_cond_destroy(&p.changed);
 	pthread_mutex_destroy(&p.mu);
 	return stop;

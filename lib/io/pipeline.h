@@ -52,13 +52,40 @@ struct pipeline_fns {
 	void (*work)(void *ctx, unsigned slot, size_t from, size_t to);
 	/* Calling thread, in input order, after all of slot's work: 0 to go on, else stop. */
 	int (*consume)(void *ctx, unsigned slot);
+	/*
+	 * Optional (parts 0: none): a batch's ordered step cut into `parts`
+	 * parts that keep their own order, such as the regions of a filter
+	 * that one key's bits never leave (owners.h). Part p of a batch runs
+	 * after part p of every earlier batch, on any thread; so the parts of
+	 * consecutive batches run beside one another, and no thread waits for
+	 * a batch's slowest part before starting the next batch's others.
+	 *   split  calling thread, in input order, after all of slot's work:
+	 *          1 when slot's ordered step is done in parts, 0 when consume
+	 *          does the whole of it (then no part of a later batch starts
+	 *          before that consume has returned)
+	 *   part   any thread: part `part` of slot, which split said 1 to
+	 * consume(slot) comes after all of slot's parts. With overlap 0, a
+	 * batch is split only after the batch before it is consumed (consume
+	 * then sees nothing of later batches: a checkpoint written there is
+	 * that of the input so far). With overlap 1 it may be split as soon
+	 * as its work is done and the batch before was split into parts, so
+	 * its parts run beside that batch's consume.
+	 */
+	int (*split)(void *ctx, unsigned slot);
+	void (*part)(void *ctx, unsigned slot, unsigned part);
+	unsigned parts;
+	int overlap;
 };
+
+/* The most parts a batch may be cut into (pipeline_fns.parts). */
+#define PIPELINE_PARTS_MAX 256
 
 /*
  * Run until fill reports the end or consume asks to stop. threads is 1 (all
- * on the calling thread: fill, work, consume in turn), 2 (a reader thread
- * beside it, which also works when the ring is full) or more (threads - 2
- * workers besides, that only work); a thread that cannot start is done
+ * on the calling thread: fill, work, split, parts, consume in turn), 2 (a
+ * reader thread beside it, which also works and does parts when the ring
+ * is full) or more (threads - 2 workers besides, that only work and do
+ * parts, parts first); a thread that cannot start is done
  * without (down to 1), never an error. Signals are blocked on every thread
  * but the calling one, so handlers run there. Returns 0, or the nonzero
  * value consume stopped with.

@@ -101,6 +101,7 @@ static const struct {
 	{ "siphash", suite_siphash },
 	{ "siphash_many", suite_siphash_many },
 	{ "pipeline", suite_pipeline },
+	{ "parts", suite_parts },
 	{ "numparse", suite_numparse },
 	{ "format", suite_format },
 	{ "filter", suite_filter },

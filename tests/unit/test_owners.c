@@ -93,7 +93,7 @@ static int agrees_with_one_thread(int growing, int count_new_only, unsigned regi
 	struct cascade *one = make_cascade(growing, count_new_only);
 	struct cascade *many = make_cascade(growing, count_new_only);
 	const char *why;
-	struct owners *o = owners_new(regions, &why);
+	struct owners *o = owners_new(regions, 1, &why);
 	uint64_t *h = malloc(2 * n * sizeof *h), seed = 99;
 	unsigned char *want = malloc(n), *got = malloc(n);
 	int ok = one && many && o && h && want && got && owners_usable(many) &&
@@ -188,7 +188,7 @@ static int run_until_refused(unsigned regions, const struct line *keys, const ui
 {
 	struct cascade *c = make_cascade(1, 1);
 	const char *why;
-	struct owners *o = regions > 0 ? owners_new(regions, &why) : NULL;
+	struct owners *o = regions > 0 ? owners_new(regions, 1, &why) : NULL;
 	unsigned char *present = malloc(5000);
 	int ok = c != NULL && present != NULL && (regions == 0 || o != NULL);
 
@@ -295,9 +295,9 @@ static void test_region_counts_outside_1_to_256_are_refused(void)
 {
 	const char *why = NULL;
 
-	CHECK(owners_new(0, &why) == NULL && why != NULL);
+	CHECK(owners_new(0, 1, &why) == NULL && why != NULL);
 	why = NULL;
-	CHECK(owners_new(257, &why) == NULL && why != NULL);
+	CHECK(owners_new(257, 1, &why) == NULL && why != NULL);
 }
 
 void suite_owners(void)

@@ -219,7 +219,9 @@ static int test_consume(void *ctx, unsigned slot)
 	return r->consumed++ == r->stop_at ? r->stop_value : 0;
 }
 
-static const struct pipeline_fns test_fns = { test_fill, test_work, test_consume };
+static const struct pipeline_fns test_fns = {
+	.fill = test_fill, .work = test_work, .consume = test_consume
+};
 
 #define CHECK_RUN(r)                                                                       \
 	CHECKF(!atomic_load(&(r)->broken), "%s (batch %llu)", (r)->why,                   \
@@ -343,7 +345,9 @@ static int tag_consume(void *ctx, unsigned slot)
 
 static void slot_is_the_one_filled(int threads)
 {
-	static const struct pipeline_fns fns = { tag_fill, tag_work, tag_consume };
+	static const struct pipeline_fns fns = {
+		.fill = tag_fill, .work = tag_work, .consume = tag_consume
+	};
 	struct tags t;
 
 	memset(&t, 0, sizeof t);
@@ -500,7 +504,9 @@ static int block_consume(void *ctx, unsigned slot)
  */
 static int run_blocked_pipeline(int threads, int halt)
 {
-	static const struct pipeline_fns fns = { block_fill, block_work, block_consume };
+	static const struct pipeline_fns fns = {
+		.fill = block_fill, .work = block_work, .consume = block_consume
+	};
 	struct blocker b;
 	int fds[2], got;
 

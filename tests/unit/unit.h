@@ -66,6 +66,7 @@ void unit_default_signal(int sig);
 const char *unit_testdata_dir(void);
 
 void suite_siphash(void);
+void suite_parts(void);
 void suite_siphash_many(void);
 void suite_blocked_simd(void);
 void suite_pipeline(void);
