@@ -600,6 +600,8 @@ static int prepare_keys(void *ctx, unsigned slot, const struct line *records, si
 	struct build *b = ctx;
 	struct cli_keys *k = &b->keys[slot];
 
+	/* shared adds set bits in the work step, which must then see real keys only */
+	k->cut_in_work = !b->shared;
 	if (cli_keys_prepare(k, b->spec, b->hasher, records, n) < 0)
 		return -1;
 	*units = k->set.count;
@@ -640,6 +642,7 @@ static int add_batch(void *ctx, unsigned slot, const struct line *records, size_
 	const char *why;
 
 	(void)records;
+	cli_keys_settle(&b->keys[slot]);
 	(void)cli_bad_lines(&k->set);
 	if (b->shared)
 		cascade_count_added(b->filter, k->set.count);
@@ -665,6 +668,7 @@ static int add_ranged(void *ctx, unsigned slot, const struct line *records, size
 	int rc = 0;
 
 	(void)records;
+	cli_keys_settle(&b->keys[slot]);
 	atomic_fetch_add_explicit(&b->ranged_records, n, memory_order_relaxed);
 	atomic_fetch_add_explicit(&b->ranged_keyed, k->set.count, memory_order_relaxed);
 	if (b->shared)
