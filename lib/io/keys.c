@@ -630,17 +630,17 @@ int keyset_deferrable(const struct key_spec *spec)
 	return !spec->words && (spec->json || spec->csv || spec->fields || spec->fold_case);
 }
 
-/* Room for n bad records: compaction, on the ordered thread, cannot fail. */
+/*
+ * Room for n bad records: compaction, on the ordered thread, cannot fail.
+ * Called after reserve_keys(n), whose n keys are larger than n indexes,
+ * so n * sizeof *bad cannot overflow.
+ */
 static int reserve_bad(struct keyset *ks, size_t n)
 {
 	size_t *bad;
 
 	if (n <= ks->bad_cap)
 		return 0;
-	if (n > SIZE_MAX / sizeof *bad) {
-		errno = ENOMEM;
-		return -1;
-	}
 	bad = realloc(ks->bad, n * sizeof *bad);
 	if (bad == NULL)
 		return -1;
