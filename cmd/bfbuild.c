@@ -597,6 +597,8 @@ static int prepare_keys(void *ctx, unsigned slot, const struct line *records, si
 	struct build *b = ctx;
 	struct cli_keys *k = &b->keys[slot];
 
+	/* shared adds set bits in the work step, which must then see real keys only */
+	k->cut_in_work = !b->shared;
 	if (cli_keys_prepare(k, b->spec, b->hasher, records, n) < 0)
 		return -1;
 	*units = k->set.count;
@@ -636,10 +638,11 @@ static void checkpoint(void *ctx)
 static int split_keys(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct build *b = ctx;
-	const struct cli_keys *k = &b->keys[slot];
-	unsigned char *present = cli_flags(&b->slot_present[slot], &b->slot_present_cap[slot],
-					   k->set.count);
+	struct cli_keys *k = &b->keys[slot];
+	unsigned char *present;
 
+	cli_keys_settle(k);
+	present = cli_flags(&b->slot_present[slot], &b->slot_present_cap[slot], k->set.count);
 	(void)records;
 	(void)n;
 	b->in_regions[slot] = (unsigned char)owners_split(b->owners, slot, b->filter, k->hashes,
@@ -663,6 +666,7 @@ static int add_batch(void *ctx, unsigned slot, const struct line *records, size_
 	const char *why;
 
 	(void)records;
+	cli_keys_settle(&b->keys[slot]);
 	(void)cli_bad_lines(&k->set);
 	if (b->shared)
 		cascade_count_added(b->filter, k->set.count);
@@ -691,6 +695,7 @@ static int add_ranged(void *ctx, unsigned slot, const struct line *records, size
 	int rc = 0;
 
 	(void)records;
+	cli_keys_settle(&b->keys[slot]);
 	atomic_fetch_add_explicit(&b->ranged_records, n, memory_order_relaxed);
 	atomic_fetch_add_explicit(&b->ranged_keyed, k->set.count, memory_order_relaxed);
 	if (b->shared)

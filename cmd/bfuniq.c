@@ -328,20 +328,21 @@ static void warn_over_capacity(struct uniq *u)
 		 sizing_fpr(p->layout, c->newest_keys, p->m, p->k), c->target_p);
 }
 
-/* Reader thread: the batch's keys, and room for their hashes. */
+/* Reader thread: the batch's keys (or room for them), and room for their hashes. */
 static int prepare_keys(void *ctx, unsigned slot, const struct line *records, size_t n,
 			size_t *units)
 {
 	struct uniq *u = ctx;
 	struct cli_keys *k = &u->keys[slot];
 
+	k->cut_in_work = 1;	/* work only hashes: costly keys are cut there too */
 	if (cli_keys_prepare(k, &u->opt->spec, u->hasher, records, n) < 0)
 		return -1;
 	*units = k->set.count;
 	return 0;
 }
 
-/* Either thread: hashing does not depend on what the filter holds. */
+/* Either thread: cutting keys and hashing do not depend on what the filter holds. */
 static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
 {
 	struct uniq *u = ctx;
@@ -357,9 +358,11 @@ static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
 static int split_keys(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct uniq *u = ctx;
-	const struct cli_keys *k = &u->keys[slot];
-	unsigned char *present = cli_flags(&u->present[slot], &u->present_cap[slot], k->set.count);
+	struct cli_keys *k = &u->keys[slot];
+	unsigned char *present;
 
+	cli_keys_settle(k);
+	present = cli_flags(&u->present[slot], &u->present_cap[slot], k->set.count);
 	(void)records;
 	(void)n;
 	u->in_regions[slot] = (unsigned char)owners_split(u->owners, slot, u->seen, k->hashes,
@@ -474,6 +477,7 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 	struct uniq *u = ctx;
 	int wanted = u->opt->repeated ? SEEN_BEFORE : FIRST_SEEN;
 
+	cli_keys_settle(&u->keys[slot]);	/* done already if split_keys ran */
 	classify(u, slot, records, n);
 	mark_bad_lines(u, &u->keys[slot].set);
 	u->lines += n;

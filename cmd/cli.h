@@ -401,17 +401,33 @@ struct cli_keys {
 	struct keyset set;
 	uint64_t *hashes;
 	size_t hashes_cap;
+	/*
+	 * Set by a program whose work step does nothing with a batch's keys
+	 * but hash them: costly keys (keyset_deferrable) are then cut in the
+	 * work step, on every thread, and the batch's units are its records
+	 * until cli_keys_settle.
+	 */
+	int cut_in_work;
 };
-/* Reader thread: build the keys of records; 0, or -1 when out of memory. */
+/*
+ * Reader thread: build the keys of records (with cut_in_work and a costly
+ * spec, only make room for them); 0, or -1 when out of memory.
+ */
 int cli_keys_prepare(struct cli_keys *k, const struct key_spec *spec,
 		     const struct filter *hasher, const struct line *records, size_t n);
 /*
- * Either thread: hash keys [from, to) with hasher (nothing when it is
- * NULL), and get their blocks in it ready for the adds to come (backed,
- * and in cache: filter_ready_hashed): for programs that add to hasher's
- * cascade.
+ * Either thread: cut units [from, to) when their keys are left to the
+ * work step, then hash them with hasher (nothing when it is NULL), and get
+ * their blocks in it ready for the adds to come (backed, and in cache:
+ * filter_ready_hashed): for programs that add to hasher's cascade.
  */
 void cli_keys_hash(struct cli_keys *k, const struct filter *hasher, size_t from, size_t to);
+/*
+ * Consume step, before anything reads k->set or k->hashes: keys cut in
+ * the work step, and their hashes, compacted to keyset_build's keys
+ * (keyset_compact). Nothing to do otherwise, or a second time.
+ */
+void cli_keys_settle(struct cli_keys *k);
 void cli_keys_free(struct cli_keys *k);
 
 /* stdout through a checked writer. */

@@ -29,6 +29,8 @@ setup_file() {
 	bfcount -o "$F/s.hll" --key "$KEY" "$F/keys.txt" >/dev/null
 	# 1.9 MB: with -j 2 and more, read in ranges by every thread (lib/io/ranges.c)
 	seq 1 250000 >"$F/big.txt"
+	awk '{ printf "{\"n\":%d}\n", $1 % 1000 } NR % 500 == 0 { print "not JSON" }' \
+		"$F/keys.txt" >"$F/keys.json"
 }
 
 setup() {
@@ -117,6 +119,13 @@ check_outcome() {
 	every_failure alloc out.bf bfmerge -o out.bf "$F/f.bf" "$F/g.bf"
 	every_failure alloc out.bf bfmerge --intersect -o out.bf "$F/f.bf" "$F/g.bf"
 	every_failure alloc - bfinfo "$F/f.bf" "$F/d.bf" "$F/s.hll"
+	check_failures
+}
+
+@test "failcall: keys cut on every thread (--json, --csv, -i), every allocation failing in turn" {
+	every_failure alloc - bfuniq --key "$KEY" --json --bad-line=skip -k .n "$F/keys.json"
+	every_failure alloc - bfuniq --key "$KEY" -i --window 500 "$F/keys.txt"
+	every_failure alloc out.bf bfbuild --key "$KEY" --csv -k 1 -o out.bf "$F/keys.txt"
 	check_failures
 }
 

@@ -53,7 +53,10 @@ static void json_paths(struct key_spec *spec, int header)
 	fieldlist_free(spec->fields);
 	spec->fields = NULL;
 	spec->field = 0;
+	errno = 0;	/* ENOMEM after: trouble, not a usage error */
 	spec->json = json_paths_parse(text, &why);
+	if (spec->json == NULL && errno == ENOMEM)
+		cli_fatal("%s", strerror(ENOMEM));
 	if (spec->json == NULL)
 		cli_usage_error("invalid path '%s': %s", text, why);
 }

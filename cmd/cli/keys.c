@@ -1,19 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * keys.c - the keys of a batch, cut from its records and hashed on the
- * pipeline's workers.
+ * pipeline's workers. Cheap keys are cut on the reader thread; costly ones
+ * (JSON, CSV, field lists, folding), for programs that allow it, in the
+ * work step beside the hashing, since one reader cutting them all was the
+ * ceiling of --json's speed.
  */
 #include "internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
+/*
+ * A list of field names is resolved again at each input's header, on the
+ * reader thread (cli_header_take), while the input before may still have
+ * batches being cut: its keys are cut on the reader, before that.
+ */
+static int cut_in_work(const struct cli_keys *k, const struct key_spec *spec)
+{
+	return k->cut_in_work && keyset_deferrable(spec) && !(spec->fields && spec->fields->named);
+}
+
 int cli_keys_prepare(struct cli_keys *k, const struct key_spec *spec,
 		     const struct filter *hasher, const struct line *records, size_t n)
 {
 	size_t count;
+	int rc = cut_in_work(k, spec) ? keyset_defer(&k->set, spec, records, n)
+				      : keyset_build(&k->set, spec, records, n);
 
-	if (keyset_build(&k->set, spec, records, n) < 0)
+	if (rc < 0)
 		return -1;
 	count = k->set.count;
 	if (hasher == NULL || count <= k->hashes_cap)
@@ -31,10 +46,26 @@ int cli_keys_prepare(struct cli_keys *k, const struct key_spec *spec,
 
 void cli_keys_hash(struct cli_keys *k, const struct filter *hasher, size_t from, size_t to)
 {
+	if (k->set.deferred)
+		keyset_cut(&k->set, from, to);
 	if (hasher == NULL)
 		return;
 	filter_hash(hasher, k->set.keys + from, to - from, k->hashes + 2 * from);
 	filter_ready_hashed(hasher, k->hashes + 2 * from, to - from);
+}
+
+void cli_keys_settle(struct cli_keys *k)
+{
+	int hashed = k->set.deferred && k->hashes != NULL;
+
+	keyset_compact(&k->set);
+	/* record[j] >= j: moving down in order never overwrites a pair still to move */
+	for (size_t j = 0; hashed && j < k->set.count; j++) {
+		size_t from = k->set.record[j];
+
+		k->hashes[2 * j] = k->hashes[2 * from];
+		k->hashes[2 * j + 1] = k->hashes[2 * from + 1];
+	}
 }
 
 void cli_keys_free(struct cli_keys *k)

@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,8 +214,14 @@ void cli_field_option(struct key_spec *spec, const char *arg)
 	/* one item that starts like a number is read (and refused) as one */
 	if (strpbrk(arg, ",-") == NULL && arg[0] >= '0' && arg[0] <= '9')
 		spec->field = (unsigned long)cli_count("field number", arg, 1, UINT32_MAX - 1);
-	else if ((spec->fields = fieldlist_parse(arg, &spec->field, &why)) == NULL && why)
-		cli_usage_error("invalid field list '%s': %s", arg, why);
+	else {
+		errno = 0;	/* ENOMEM after: trouble, not a usage error */
+		spec->fields = fieldlist_parse(arg, &spec->field, &why);
+		if (spec->fields == NULL && errno == ENOMEM)
+			cli_fatal("%s", strerror(ENOMEM));
+		if (spec->fields == NULL && why)
+			cli_usage_error("invalid field list '%s': %s", arg, why);
+	}
 	if (spec->fields)
 		spec->field = 0;
 }

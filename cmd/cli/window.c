@@ -225,6 +225,7 @@ static int adding_prepare(void *ctx, unsigned slot, const struct line *records, 
 {
 	struct window_adding *a = ctx;
 
+	a->keys[slot].cut_in_work = 1;	/* adding_hash only hashes */
 	if (cli_keys_prepare(&a->keys[slot], a->spec, a->hasher, records, n) < 0)
 		return -1;
 	*units = a->keys[slot].set.count;
@@ -246,6 +247,7 @@ static int adding_consume(void *ctx, unsigned slot, const struct line *records, 
 	const char *why;
 	size_t fresh;
 
+	cli_keys_settle(&a->keys[slot]);
 	(void)cli_bad_lines(&k->set);
 	if (a->cw->time.field && a->w->wp.kind == WINDOW_TIME) {
 		uint64_t *rt = cli_window_times(&a->record_times, &a->record_times_cap, n);

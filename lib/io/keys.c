@@ -583,6 +583,7 @@ int keyset_build(struct keyset *ks, const struct key_spec *spec,
 {
 	ks->count = 0;
 	ks->nbad = 0;
+	ks->deferred = 0;
 	if ((spec->fold_case || spec->fields || spec->csv || spec->json) &&
 	    reserve_folded(ks, records, n, spec->json ? spec->json->n : 1) < 0)
 		return -1;
@@ -611,4 +612,110 @@ void keyset_free(struct keyset *ks)
 	free(ks->folded);
 	free(ks->bad);
 	memset(ks, 0, sizeof *ks);
+}
+
+/*
+ * Deferred building. Between keyset_defer and keyset_cut, ks->record[i]
+ * holds where slot i's bytes start in ks->folded (each record has room
+ * for what keyset_build would give it there: len, or (len + 1) per JSON
+ * path); keyset_cut replaces it with what the slot holds: i for a key,
+ * or one of the marks below. A bad record's key is empty and its data
+ * is the reason, so that compaction needs nothing beside the slots.
+ */
+#define SLOT_NO_KEY SIZE_MAX
+#define SLOT_BAD (SIZE_MAX - 1)
+
+int keyset_deferrable(const struct key_spec *spec)
+{
+	return !spec->words && (spec->json || spec->csv || spec->fields || spec->fold_case);
+}
+
+/*
+ * Room for n bad records: compaction, on the ordered thread, cannot fail.
+ * Called after reserve_keys(n), whose n keys are larger than n indexes,
+ * so n * sizeof *bad cannot overflow.
+ */
+static int reserve_bad(struct keyset *ks, size_t n)
+{
+	size_t *bad;
+
+	if (n <= ks->bad_cap)
+		return 0;
+	bad = realloc(ks->bad, n * sizeof *bad);
+	if (bad == NULL)
+		return -1;
+	ks->bad = bad;
+	ks->bad_cap = n;
+	return 0;
+}
+
+int keyset_defer(struct keyset *ks, const struct key_spec *spec, const struct line *records,
+		 size_t n)
+{
+	size_t copies = spec->json ? spec->json->n : 1;
+	size_t at = 0;
+
+	ks->count = 0;
+	ks->nbad = 0;
+	ks->deferred = 0;
+	if (reserve_folded(ks, records, n, copies) < 0 || reserve_keys(ks, n) < 0 ||
+	    reserve_bad(ks, n) < 0)
+		return -1;
+	/* reserve_folded has checked that these sums fit */
+	for (size_t i = 0; i < n; i++) {
+		ks->record[i] = at;
+		at += (copies > 1 ? records[i].len + 1 : records[i].len) * copies;
+	}
+	ks->spec = spec;
+	ks->records = records;
+	ks->count = n;
+	ks->deferred = 1;
+	return 0;
+}
+
+void keyset_cut(struct keyset *ks, size_t from, size_t to)
+{
+	const struct key_spec *spec = ks->spec;
+
+	for (size_t i = from; i < to; i++) {
+		char *slot = ks->folded + ks->record[i];
+		struct line key = { .data = slot, .len = 0 };
+		const char *why = "";	/* set where record_key says -1 */
+		int found = record_key(spec, ks->records[i], slot, &key, &why);
+
+		if (found > 0 && spec->fold_case && key.len > 0)
+			key = fold_into(slot, key);
+		else if (found <= 0)
+			key = (struct line){ .data = found < 0 ? why : slot, .len = 0 };
+		ks->keys[i].data = key.data;
+		ks->keys[i].len = key.len;
+		ks->record[i] = found > 0 ? i : found < 0 ? SLOT_BAD : SLOT_NO_KEY;
+	}
+}
+
+void keyset_compact(struct keyset *ks)
+{
+	size_t n = ks->count;
+	size_t count = 0;
+
+	if (!ks->deferred)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t r = ks->record[i];
+
+		if (r == SLOT_BAD) {
+			if (ks->nbad == 0)
+				ks->bad_why = ks->keys[i].data;
+			ks->bad[ks->nbad++] = i;
+		}
+		if (r != i)
+			continue;
+		ks->keys[count].data = ks->keys[i].data;
+		ks->keys[count].len = ks->keys[i].len;
+		ks->record[count++] = i;
+	}
+	ks->count = count;
+	ks->deferred = 0;
+	ks->spec = NULL;
+	ks->records = NULL;
 }

@@ -76,6 +76,10 @@ struct keyset {
 	size_t *bad;		/* JSON: the records that are not JSON */
 	size_t nbad, bad_cap;
 	const char *bad_why;	/* what is wrong with the first of them */
+	/* keyset_defer's batch, until keyset_compact */
+	const struct key_spec *spec;
+	const struct line *records;
+	int deferred;
 };
 
 /*
@@ -88,6 +92,37 @@ struct keyset {
 int keyset_build(struct keyset *ks, const struct key_spec *spec,
 		 const struct line *records, size_t n);
 void keyset_free(struct keyset *ks);
+
+/*
+ * Keys built in pieces, on several threads, for specs whose keys cost
+ * more to cut than to copy (JSON, CSV, field lists, folding): the ordered
+ * reader only sizes the batch, workers cut disjoint ranges of records,
+ * and the ordered consumer compacts. The result is keyset_build's, key
+ * for key, bad record for bad record.
+ *
+ * keyset_deferrable: 1 when spec suits this (never in words mode, where
+ * a record gives any number of keys, nor for whole records as they are,
+ * which cost nothing to cut).
+ *
+ * keyset_defer: room for records[0..n) and one slot per record: ks->count
+ * is n, slot i being record i's. records and spec must stay valid until
+ * keyset_compact. 0, or -1 when out of memory.
+ *
+ * keyset_cut: any thread, slots [from, to) (disjoint ranges may be cut at
+ * once): ks->keys[i] becomes record i's key, or an empty key when it has
+ * none (the slot is dropped later; hashing it is harmless).
+ *
+ * keyset_compact: after every slot is cut: the keys of the records that
+ * have one, moved down in record order, with ks->record[j] the slot key j
+ * came from (so arrays kept beside the slots, such as hashes, compact by
+ * it), and the bad records listed as keyset_build lists them. Does nothing
+ * to a keyset not deferred, or compacted already.
+ */
+int keyset_deferrable(const struct key_spec *spec);
+int keyset_defer(struct keyset *ks, const struct key_spec *spec, const struct line *records,
+		 size_t n);
+void keyset_cut(struct keyset *ks, size_t from, size_t to);
+void keyset_compact(struct keyset *ks);
 
 #ifdef __cplusplus
 }

@@ -115,6 +115,7 @@ static const struct {
 	{ "fieldlist", suite_fieldlist },
 	{ "csv", suite_csv },
 	{ "json", suite_json },
+	{ "keys_cut", suite_keys_cut },
 	{ "cascade", suite_cascade },
 	{ "owners", suite_owners },
 	{ "hll", suite_hll },

@@ -53,6 +53,62 @@ static void n_documents_are_refused(void)
 		CHECKF(parses(n[i]) == -1, "n_ case %zu accepted: %s", i, n[i]);
 }
 
+/*
+ * The string scan looks at 16, then 8, then 1 byte at a time: each kind of
+ * byte, at every offset from the string's start past two 16-byte blocks,
+ * in strings that end at every distance from the end of the line. A stop
+ * byte must be seen wherever it falls, and plain bytes (0x20, 0x7f, 0x80,
+ * 0xff, bytes one off the stop bytes) never stop it: the value found is
+ * the whole string, quotes included.
+ */
+static int string_scans(size_t at, unsigned char byte, size_t tail, int *found_len)
+{
+	char text[80];
+	size_t len = 0;
+	const char *why = NULL;
+	struct json_paths *ps = json_paths_parse(".", &why);
+	struct line v[1] = { { NULL, 0 } };
+	int rc;
+
+	text[len++] = '"';
+	memset(text + len, 'a', 40);
+	text[len + at] = (char)byte;
+	if (byte == '\\')
+		text[len + at + 1] = 'n';	/* a valid escape */
+	len += 40;
+	text[len++] = '"';
+	memset(text + len, ' ', tail);
+	len += tail;
+	rc = ps ? json_find((struct line){ text, len }, ps, v, &why) : -2;
+	*found_len = rc == 1 ? (int)v[0].len : -1;
+	json_paths_free(ps);
+	return rc;
+}
+
+static void string_scan_finds_stop_bytes_at_every_offset(void)
+{
+	static const unsigned char plain[] = { ' ', 0x7f, 0x80, 0xff, '"' + 1, '\\' - 1, '!', '#' };
+	static const unsigned char control[] = { 0x00, 0x01, 0x0a, 0x1f };
+	static const size_t tails[] = { 0, 1, 7, 9, 17 };
+	int len;
+
+	for (size_t at = 0; at < 39; at++)
+		for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
+			size_t tail = tails[t];
+
+			for (size_t i = 0; i < sizeof plain; i++)
+				CHECKF(string_scans(at, plain[i], tail, &len) == 1 && len == 42,
+				       "byte 0x%02x at %zu refused or cut", plain[i], at);
+			for (size_t i = 0; i < sizeof control; i++)
+				CHECKF(string_scans(at, control[i], tail, &len) == -1,
+				       "control byte 0x%02x at %zu accepted", control[i], at);
+			CHECKF(string_scans(at, '\\', tail, &len) == 1 && len == 42,
+			       "an escape at %zu refused or cut", at);
+			/* a quote inside ends the string early: more after the value */
+			CHECKF(string_scans(at, '"', tail, &len) == -1, "a quote at %zu missed", at);
+		}
+}
+
 static void nesting_is_bounded_not_a_crash(void)
 {
 	static char deep[2 * (JSON_DEPTH_MAX + 10) + 1];
@@ -215,6 +271,8 @@ void suite_json(void)
 {
 	unit_run("json: y_ documents parse", y_documents_parse);
 	unit_run("json: n_ documents are refused", n_documents_are_refused);
+	unit_run("json: the string scan finds stop bytes at every offset, and only those",
+		 string_scan_finds_stop_bytes_at_every_offset);
 	unit_run("json: nesting past the bound is refused, not a crash", nesting_is_bounded_not_a_crash);
 	unit_run("json: blank lines hold no value and are not errors", blank_lines_hold_no_value);
 	unit_run("json: paths find values as jq does (.a.b, [N], [\"k\"], .\"k\")",

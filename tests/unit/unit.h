@@ -82,6 +82,7 @@ void suite_keys(void);
 void suite_fieldlist(void);
 void suite_csv(void);
 void suite_json(void);
+void suite_keys_cut(void);
 void suite_cascade(void);
 void suite_owners(void);
 void suite_hll(void);
