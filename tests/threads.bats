@@ -77,6 +77,40 @@ make_growing_stream() {
 	awk 'BEGIN { srand(11); for (i = 0; i < 400000; i++) printf "line%d\n", int(rand() * 250000) }' >grow.txt
 }
 
+# The same stream as NDJSON and as CSV with quoted fields (one in nine
+# records spanning two lines), some lines not JSON.
+make_formats() {
+	awk 'BEGIN {
+		srand(11)
+		for (i = 0; i < 200000; i++) {
+			k = int(rand() * 30000)
+			if (i % 997 == 5) print "not json " i
+			else printf "{\"n\":%d,\"u\":{\"id\":\"k%d\"},\"t\":[%d]}\n", i, k, k % 7
+		}
+	}' >stream.json
+	awk 'BEGIN {
+		srand(12)
+		print "n,name,x"
+		for (i = 0; i < 200000; i++) {
+			k = int(rand() * 30000)
+			if (k % 9 == 0) printf "%d,\"Smith, %d\nJr\",x\n", i, k
+			else printf "%d,\"Smith, %d\",x\n", i, k
+		}
+	}' >stream.csv
+}
+
+@test "threads: keys cut on the workers (--json, --csv, field lists, -i) give the -j 1 lines and files" {
+	make_formats
+	make_stream
+	run_both json bfuniq -n 1e5 --key "$KEY" --json -k .u.id,.t[0] --bad-line=skip -v stream.json
+	run_both csv bfuniq -n 1e5 --key "$KEY" --csv --header -k name stream.csv
+	run_both list bfuniq -n 1e5 --key "$KEY" -k 2,4 -i stream.txt
+	run_both jsonwin bfuniq --window 20000 --key "$KEY" --json -k .u.id --bad-line=skip stream.json
+	same_file_for_all csvbuild bfbuild -n 1e5 --key "$KEY" --csv --header -k name stream.csv
+	[ "$(wc -l <json.1.out)" -gt 20000 ]
+	grep -q 'not json' json.1.out
+}
+
 @test "threads: a growing bfuniq (new stages mid-stream) is identical on every thread count" {
 	make_growing_stream
 	run_both grow bfuniq --key "$KEY" -v grow.txt
