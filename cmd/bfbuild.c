@@ -599,6 +599,7 @@ static int prepare_keys(void *ctx, unsigned slot, const struct line *records, si
 
 	/* shared adds set bits in the work step, which must then see real keys only */
 	k->cut_in_work = !b->shared;
+	k->ready_later = b->owners != NULL;	/* the regions fetch their own lines */
 	if (cli_keys_prepare(k, b->spec, b->hasher, records, n) < 0)
 		return -1;
 	*units = k->set.count;

@@ -336,6 +336,7 @@ static int prepare_keys(void *ctx, unsigned slot, const struct line *records, si
 	struct cli_keys *k = &u->keys[slot];
 
 	k->cut_in_work = 1;	/* work only hashes: costly keys are cut there too */
+	k->ready_later = u->owners != NULL;	/* the regions fetch their own lines */
 	if (cli_keys_prepare(k, &u->opt->spec, u->hasher, records, n) < 0)
 		return -1;
 	*units = k->set.count;

@@ -408,6 +408,12 @@ struct cli_keys {
 	 * until cli_keys_settle.
 	 */
 	int cut_in_work;
+	/*
+	 * Set where the ordered step gets the filter's lines ready itself
+	 * (owners.h): hashing then leaves them alone, so a line is fetched
+	 * once, by the thread that probes it, not also by another core.
+	 */
+	int ready_later;
 };
 /*
  * Reader thread: build the keys of records (with cut_in_work and a costly

@@ -51,7 +51,8 @@ void cli_keys_hash(struct cli_keys *k, const struct filter *hasher, size_t from,
 	if (hasher == NULL)
 		return;
 	filter_hash(hasher, k->set.keys + from, to - from, k->hashes + 2 * from);
-	filter_ready_hashed(hasher, k->hashes + 2 * from, to - from);
+	if (!k->ready_later)
+		filter_ready_hashed(hasher, k->hashes + 2 * from, to - from);
 }
 
 void cli_keys_settle(struct cli_keys *k)

@@ -65,6 +65,31 @@ struct owners {
 	uint64_t pending;		/* keys split and not yet finished */
 };
 
+/*
+ * chunk_work with one stage: gather, get the lines ready and test-and-set.
+ * The lines are fetched here, by the thread that probes them, not ahead
+ * by the hashing threads: a line loaded on another core costs a second
+ * miss (the caller hashes with cli_keys.ready_later, say).
+ */
+static size_t newest_only(const struct piece *j, struct filter *newest, const size_t *idx,
+			  size_t n)
+{
+	uint64_t hh[2 * CHUNK], bb[CHUNK];
+	unsigned char more[CHUNK];
+	size_t fresh;
+
+	for (size_t i = 0; i < n; i++) {
+		hh[2 * i] = j->h[2 * idx[i]];
+		hh[2 * i + 1] = j->h[2 * idx[i] + 1];
+		bb[i] = j->base[idx[i]];
+	}
+	filter_ready_hashed(newest, hh, n);
+	fresh = filter_blocks_test_and_set(newest, bb, hh, n, more);
+	for (size_t i = 0; i < n; i++)
+		j->present[idx[i]] = more[i];
+	return fresh;
+}
+
 /* Test-and-set n keys of a region, given by index into the piece; how many were new. */
 static size_t chunk_work(const struct piece *j, const size_t *idx, size_t n)
 {
@@ -74,6 +99,8 @@ static size_t chunk_work(const struct piece *j, const size_t *idx, size_t n)
 	unsigned char pres[CHUNK], more[CHUNK];
 	size_t pos[CHUNK], nf = 0, fresh;
 
+	if (c->nstages == 1)
+		return newest_only(j, newest, idx, n);
 	for (size_t i = 0; i < n; i++) {
 		hh[2 * i] = j->h[2 * idx[i]];
 		hh[2 * i + 1] = j->h[2 * idx[i] + 1];
@@ -95,8 +122,7 @@ static size_t chunk_work(const struct piece *j, const size_t *idx, size_t n)
 		bb[nf] = j->base[idx[i]];
 		pos[nf++] = idx[i];
 	}
-	for (size_t i = 0; i < nf; i++)
-		__builtin_prefetch(newest->words + bb[i], 1);
+	filter_ready_hashed(newest, hh, nf);
 	fresh = filter_blocks_test_and_set(newest, bb, hh, nf, more);
 	for (size_t i = 0; i < nf; i++)
 		/* pos[0 .. nf) was filled by the compacting loop above */
