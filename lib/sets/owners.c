@@ -81,6 +81,8 @@ static size_t newest_only(const struct piece *j, struct filter *newest, const si
 	unsigned char more[CHUNK];
 	size_t fresh;
 
+	if (n == 0)
+		return 0;	/* and gcc -O1 then sees hh written before it is read */
 	for (size_t i = 0; i < n; i++) {
 		hh[2 * i] = j->h[2 * idx[i]];
 		hh[2 * i + 1] = j->h[2 * idx[i] + 1];
@@ -382,7 +384,7 @@ struct owners *owners_new(unsigned regions, unsigned slots, const char **errstr)
 		o->pieces = calloc(slots, sizeof *o->pieces);
 		o->cursor = calloc(regions, sizeof *o->cursor);
 	}
-	for (unsigned i = 0; o != NULL && o->pieces != NULL && i < slots; i++) {
+	for (unsigned i = 0; o != NULL && o->pieces != NULL && o->cursor != NULL && i < slots; i++) {
 		o->pieces[i].start = calloc(regions + 1, sizeof *o->pieces[i].start);
 		o->pieces[i].tally = calloc(regions, sizeof *o->pieces[i].tally);
 		if (o->pieces[i].start == NULL || o->pieces[i].tally == NULL)
