@@ -746,6 +746,39 @@ long lines_next_owned_within(struct lines_reader *r, struct lines_batch *b, unsi
 	return next_owned(r, b, &deadline);
 }
 
+/*
+ * lines_read_range: reads until the range's end without handing anything
+ * out, so start stays 0 and refill never moves the bytes; then one
+ * take, as next_owned does. range_refill, not refill: a stop request is
+ * for reads that may block, and a pread of a regular file does not.
+ */
+long lines_read_range(struct lines_reader *r, uint64_t from, uint64_t to, int at_record,
+		      struct lines_batch *b)
+{
+	lines_set_range(r, from, to, at_record);
+	b->n = 0;
+	while (!r->eof) {
+		if (r->end == r->cap && grow(r) < 0)
+			return -1;
+		if (range_refill(r, r->cap - r->end) < 0)
+			return -1;
+	}
+	if (take_all(r, b) < 0)
+		return -1;
+	if (r->start < r->end) {	/* the file's last record, without a delimiter */
+		if (batch_reserve(b) < 0)
+			return -1;
+		b->n += (size_t)take_last(r, b->records + b->n);
+	}
+	if (b->n > LONG_MAX) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	if (b->n > 0 && swap_buffers(r, b) < 0)
+		return -1;
+	return (long)b->n;
+}
+
 void lines_batch_free(struct lines_batch *b)
 {
 	free(b->records);

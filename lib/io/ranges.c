@@ -133,6 +133,36 @@ long ranges_next(struct ranges *rs, int t, struct lines_batch *b)
 	return 0;
 }
 
+uint64_t ranges_count(const struct ranges *rs)
+{
+	return rs->count;
+}
+
+uint64_t ranges_end_of(const struct ranges *rs, uint64_t i)
+{
+	uint64_t from = rs->start + i * rs->step;
+
+	return i >= rs->count ? rs->end : rs->end - from > rs->step ? from + rs->step : rs->end;
+}
+
+long ranges_read(struct ranges *rs, uint64_t i, int t, struct lines_batch *b)
+{
+	struct reader *r = &rs->readers[t];
+	long n;
+
+	b->n = 0;
+	if (i >= rs->count)
+		return 0;
+	if (r->lines == NULL && (r->lines = lines_open_range(rs->fd, rs->delim)) == NULL) {
+		errno = ENOMEM;
+		return fail(rs);
+	}
+	n = lines_read_range(r->lines, rs->start + i * rs->step, ranges_end_of(rs, i), i == 0, b);
+	if (n < 0)
+		return fail(rs);
+	return n;
+}
+
 int ranges_error(struct ranges *rs)
 {
 	return atomic_load(&rs->err);

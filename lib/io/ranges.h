@@ -58,6 +58,29 @@ struct ranges *ranges_open(int fd, uint64_t start, uint64_t end, char delim, int
  */
 long ranges_next(struct ranges *rs, int t, struct lines_batch *b);
 
+/*
+ * Ranges read by number instead of claimed, for a caller that takes the
+ * ranges' records in file order (each range one batch, whichever thread
+ * read it): the size of every range but the last, fixed so that batch i
+ * is the same records however many threads there are.
+ */
+#define RANGES_ORDERED_STEP RANGES_MIN
+
+/* How many ranges rs has: 0 .. ranges_count - 1. */
+uint64_t ranges_count(const struct ranges *rs);
+
+/* The file offset where range i ends (nominally: its last record may end later). */
+uint64_t ranges_end_of(const struct ranges *rs, uint64_t i);
+
+/*
+ * Every record that begins in range i into b at once (lines_read_range),
+ * with reader t's buffers: only one thread may use a given t at a time.
+ * Returns the count (0: none begins there), or -1 with errno, which
+ * ranges_error then returns too. Unlike ranges_next, an earlier failure
+ * does not stop it: the caller decides what to read.
+ */
+long ranges_read(struct ranges *rs, uint64_t i, int t, struct lines_batch *b);
+
 /* The errno of the first read that failed, or 0. */
 int ranges_error(struct ranges *rs);
 
