@@ -280,7 +280,7 @@ int cli_window_add_lines(struct window *w, const struct cli_window *cw, const st
 
 	memset(counts, 0, sizeof *counts);
 	a.hasher = window_hasher(w);
-	status = cli_each_batch(inputs, ninputs, delim, &stage, &a);
+	status = cli_each_batch_ranged(inputs, ninputs, delim, &stage, &a);
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&a.keys[i]);
 	free(a.record_times);
