@@ -388,7 +388,8 @@ int cli_each_input_ranged(char *const *paths, int npaths, char delim, const stru
  * to what a program does per batch. prepare and work of a batch then run
  * on any thread; consume (and a read error's message) in order on the
  * calling thread. Other inputs, and every input with -r, --header or
- * --csv, go through cli_each_batch.
+ * --csv, go through cli_each_batch (--json's go in ranges: a bad line's
+ * number is counted in consume order).
  */
 int cli_each_batch_ranged(char *const *paths, int npaths, char delim, const struct cli_stage *stage,
 			  void *ctx);

@@ -6,7 +6,8 @@
  * the ceiling, yet every key meets the filter exactly where it would
  * with one reader.
  *
- * The file is cut in fixed ranges (RANGES_ORDERED_STEP), numbered from
+ * The file is cut in fixed ranges (ranges_ordered_step: their size
+ * follows the records' length, never the thread count), numbered from
  * 0; batch i is exactly the records that begin in range i (ranges.h), so
  * the batches, and everything done with them, are the same whichever
  * thread reads them. The pipeline's reader thread only hands out range
@@ -141,8 +142,16 @@ int cli_read_in_order(const char *path, int fd, uint64_t start, uint64_t end, ch
 	struct inorder in;
 	int rc;
 
+	uint64_t step = ranges_ordered_step(fd, start, end, delim);
+
+	if (step == 0) {
+		if (!cli_inputs_quiet)
+			cli_warn("%s: %s", cli_display_name(path), strerror(errno));
+		*stopped = 0;
+		return -1;
+	}
 	memset(&in, 0, sizeof in);
-	in.rs = ranges_open(fd, start, end, delim, CLI_SLOTS, RANGES_ORDERED_STEP);
+	in.rs = ranges_open(fd, start, end, delim, CLI_SLOTS, step);
 	if (in.rs == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
 	in.stage = stage;

@@ -267,7 +267,7 @@ int cli_each_batch_ranged(char *const *paths, int npaths, char delim, const stru
 {
 	struct ranged_run run = { delim, stage, NULL, ctx, 0, 1 };
 
-	if (cli_inputs_recursive || cli_fields_in_order())
+	if (cli_inputs_recursive || cli_fields_one_stream())
 		return cli_each_batch(paths, npaths, delim, stage, ctx);
 	/*
 	 * With one thread too: the same batches for every thread count, and

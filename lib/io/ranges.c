@@ -15,6 +15,8 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "pipeline.h"
 #include "ranges.h"
@@ -131,6 +133,37 @@ long ranges_next(struct ranges *rs, int t, struct lines_batch *b)
 		r->active = 0;
 	}
 	return 0;
+}
+
+uint64_t ranges_ordered_step(int fd, uint64_t start, uint64_t end, char delim)
+{
+	char sample[RANGES_ORDERED_SAMPLE];
+	size_t want = end - start < sizeof sample ? (size_t)(end - start) : sizeof sample, got = 0;
+	uint64_t records = 0, step;
+
+	while (got < want) {
+		ssize_t n = pread(fd, sample + got, want - got, (off_t)(start + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return 0;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	for (const char *p = sample, *e = sample + got; p < e; p++) {
+		p = memchr(p, delim, (size_t)(e - p));
+		if (p == NULL)
+			break;
+		records++;
+	}
+	if (records == 0)	/* no record ends in the sample: long ones */
+		return RANGES_ORDERED_MAX;
+	step = (uint64_t)got / records * RANGES_ORDERED_RECORDS;
+	if (step < RANGES_ORDERED_MIN)
+		return RANGES_ORDERED_MIN;
+	return step > RANGES_ORDERED_MAX ? RANGES_ORDERED_MAX : step;
 }
 
 uint64_t ranges_count(const struct ranges *rs)

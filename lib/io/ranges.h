@@ -61,10 +61,26 @@ long ranges_next(struct ranges *rs, int t, struct lines_batch *b);
 /*
  * Ranges read by number instead of claimed, for a caller that takes the
  * ranges' records in file order (each range one batch, whichever thread
- * read it): the size of every range but the last, fixed so that batch i
- * is the same records however many threads there are.
+ * read it). Their size must not depend on the thread count, so that
+ * batch i is the same records however many threads there are; it follows
+ * the records' length instead, as a stream's batches do: about
+ * RANGES_ORDERED_RECORDS records of the length of those in the first
+ * RANGES_ORDERED_SAMPLE bytes, within [RANGES_ORDERED_MIN,
+ * RANGES_ORDERED_MAX]. So short lines do not make batches of too many
+ * records (their keys and hashes are a batch's memory), nor long ones
+ * batches too small to share.
  */
-#define RANGES_ORDERED_STEP RANGES_MIN
+#define RANGES_ORDERED_RECORDS 8192
+#define RANGES_ORDERED_SAMPLE ((size_t)64 << 10)
+#define RANGES_ORDERED_MIN ((uint64_t)64 << 10)
+#define RANGES_ORDERED_MAX ((uint64_t)1 << 20)
+
+/*
+ * The range size for bytes [start, end) of the regular file fd read in
+ * order, from its first bytes (pread: fd's offset is not moved). 0 with
+ * errno when they cannot be read.
+ */
+uint64_t ranges_ordered_step(int fd, uint64_t start, uint64_t end, char delim);
 
 /* How many ranges rs has: 0 .. ranges_count - 1. */
 uint64_t ranges_count(const struct ranges *rs);

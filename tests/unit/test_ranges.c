@@ -493,15 +493,47 @@ static void numbered_huge_line_is_range_zero(void)
 /* A descriptor that cannot be read: ranges_read is -1 with errno, noted for ranges_error. */
 static void numbered_read_error_is_reported(void)
 {
-	struct ranges *rs = ranges_open(-1, 0, 4u << 20, '\n', 1, RANGES_ORDERED_STEP);
+	struct ranges *rs = ranges_open(-1, 0, 4u << 20, '\n', 1, RANGES_MIN);
 	struct lines_batch b = { 0 };
 
-	CHECK(rs != NULL && ranges_count(rs) == (4u << 20) / RANGES_ORDERED_STEP);
+	CHECK(rs != NULL && ranges_count(rs) == (4u << 20) / RANGES_MIN);
+	errno = 0;
+	CHECK(ranges_ordered_step(-1, 0, 4u << 20, '\n') == 0 && errno == EBADF);
 	errno = 0;
 	CHECK(ranges_read(rs, 2, 0, &b) == -1 && errno == EBADF);
 	CHECK(ranges_error(rs) == EBADF);
 	lines_batch_free(&b);
 	ranges_close(rs);
+}
+
+/*
+ * The ordered range size follows the first 64 KiB's records: 8192 of
+ * their length, within [64 KiB, 1 MiB]; from start, not from 0.
+ */
+static void ordered_step_follows_record_length(void)
+{
+	size_t len = 256u << 10;
+	char *data = malloc(len);
+	int fd;
+
+	CHECK(data != NULL);
+	/* 100-byte records up to 128 KiB, then 10-byte ones */
+	for (size_t i = 0; i < len; i++)
+		data[i] = (i < (128u << 10) ? i % 100 == 99 : i % 10 == 9) ? '\n' : 'a';
+	fd = unit_temp_file(data, len);
+	CHECK(fd >= 0);
+	/* 65536 / 655 records (the 656th ends past the sample) = 100 bytes a record */
+	CHECK(ranges_ordered_step(fd, 0, len, '\n') == 100 * 8192);
+	/* from 128 KiB: 10-byte records, 80 KiB */
+	CHECK(ranges_ordered_step(fd, 128u << 10, len, '\n') == 10 * 8192);
+	/* no delimiter at all: the most */
+	CHECK(ranges_ordered_step(fd, 0, len, '\0') == RANGES_ORDERED_MAX);
+	/* 'a' as the delimiter, records of a byte or none: the least */
+	CHECK(ranges_ordered_step(fd, 0, len, 'a') == RANGES_ORDERED_MIN);
+	/* a short file is sampled whole: the last 100 bytes, 10 records of 10 bytes */
+	CHECK(ranges_ordered_step(fd, len - 100, len, '\n') == 10 * 8192);
+	free(data);
+	close(fd);
 }
 
 void suite_ranges(void)
@@ -523,4 +555,6 @@ void suite_ranges(void)
 		 numbered_ranges_are_the_same_batches_in_any_order);
 	unit_run("ranges: a 3 MiB line read by number is range 0's one record", numbered_huge_line_is_range_zero);
 	unit_run("ranges: a read by number that fails is -1 with errno", numbered_read_error_is_reported);
+	unit_run("ranges: the ordered range size is 8192 records of the first 64 KiB's length, in bounds",
+		 ordered_step_follows_record_length);
 }
