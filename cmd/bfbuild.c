@@ -639,15 +639,12 @@ static void checkpoint(void *ctx)
 static int split_keys(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct build *b = ctx;
-	struct cli_keys *k = &b->keys[slot];
-	unsigned char *present;
 
-	cli_keys_settle(k);
-	present = cli_flags(&b->slot_present[slot], &b->slot_present_cap[slot], k->set.count);
 	(void)records;
 	(void)n;
-	b->in_regions[slot] = (unsigned char)owners_split(b->owners, slot, b->filter, k->hashes,
-							  k->set.count, present);
+	b->in_regions[slot] = (unsigned char)cli_keys_split(&b->keys[slot], b->owners, slot, b->filter,
+							    &b->slot_present[slot],
+							    &b->slot_present_cap[slot]);
 	return b->in_regions[slot];
 }
 

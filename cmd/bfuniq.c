@@ -359,15 +359,12 @@ static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
 static int split_keys(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct uniq *u = ctx;
-	struct cli_keys *k = &u->keys[slot];
-	unsigned char *present;
 
-	cli_keys_settle(k);
-	present = cli_flags(&u->present[slot], &u->present_cap[slot], k->set.count);
 	(void)records;
 	(void)n;
-	u->in_regions[slot] = (unsigned char)owners_split(u->owners, slot, u->seen, k->hashes,
-							  k->set.count, present);
+	u->in_regions[slot] = (unsigned char)cli_keys_split(&u->keys[slot], u->owners, slot, u->seen,
+							    &u->present[slot],
+							    &u->present_cap[slot]);
 	return u->in_regions[slot];
 }
 

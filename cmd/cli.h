@@ -450,6 +450,16 @@ void cli_keys_hash(struct cli_keys *k, const struct filter *hasher, size_t from,
  * (keyset_compact). Nothing to do otherwise, or a second time.
  */
 void cli_keys_settle(struct cli_keys *k);
+
+/*
+ * A cli_stage's split for a blocked cascade shared out by region
+ * (owners.h): settle slot's keys, then owners_split them, the answers to
+ * go in *present (grown to fit, *cap its size). What owners_split said.
+ */
+struct owners;
+struct cascade;
+int cli_keys_split(struct cli_keys *k, struct owners *o, unsigned slot, struct cascade *c,
+		   unsigned char **present, size_t *cap);
 void cli_keys_free(struct cli_keys *k);
 
 /* stdout through a checked writer. */

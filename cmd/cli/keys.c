@@ -8,6 +8,8 @@
  */
 #include "internal.h"
 
+#include "owners.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -67,6 +69,14 @@ void cli_keys_settle(struct cli_keys *k)
 		k->hashes[2 * j] = k->hashes[2 * from];
 		k->hashes[2 * j + 1] = k->hashes[2 * from + 1];
 	}
+}
+
+int cli_keys_split(struct cli_keys *k, struct owners *o, unsigned slot, struct cascade *c,
+		   unsigned char **present, size_t *cap)
+{
+	cli_keys_settle(k);
+	return owners_split(o, slot, c, k->hashes, k->set.count,
+			    cli_flags(present, cap, k->set.count));
 }
 
 void cli_keys_free(struct cli_keys *k)

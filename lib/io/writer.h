@@ -32,7 +32,10 @@ struct writer {
  */
 int writer_write_all(int fd, const void *data, size_t len);
 
-/* Returns 0, or -1 when out of memory. */
+/* What writer_init widens a pipe to, where it can (Linux: the unprivileged most by default). */
+#define WRITER_PIPE_SIZE (1 << 20)
+
+/* Returns 0, or -1 when out of memory. A pipe fd is widened (WRITER_PIPE_SIZE), best effort. */
 int writer_init(struct writer *w, int fd, size_t cap);
 
 /* Append bytes. Returns 0, or -1 with errno set once writing failed. */

@@ -102,6 +102,7 @@ static const struct {
 	{ "siphash_many", suite_siphash_many },
 	{ "pipeline", suite_pipeline },
 	{ "parts", suite_parts },
+	{ "writer_pipe", suite_writer_pipe },
 	{ "numparse", suite_numparse },
 	{ "format", suite_format },
 	{ "filter", suite_filter },

@@ -67,6 +67,7 @@ const char *unit_testdata_dir(void);
 
 void suite_siphash(void);
 void suite_parts(void);
+void suite_writer_pipe(void);
 void suite_siphash_many(void);
 void suite_blocked_simd(void);
 void suite_pipeline(void);
