@@ -11,6 +11,10 @@
  *
  * A read error stops every reader at its next call: as with one reader,
  * an input that cannot be read is not read further.
+ *
+ * Read by number (ranges_read), nothing is claimed: the caller says which
+ * range, and the range's records come whole, in one batch, so that
+ * batch i is the same whichever thread reads it.
  */
 #include <errno.h>
 #include <stdatomic.h>

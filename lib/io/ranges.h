@@ -2,7 +2,9 @@
 /*
  * ranges.h - one regular file read by several threads at once, each
  * reading ranges of its own with pread(2), for work that does not need the
- * records in order (counting, setting bits, yes-or-no questions).
+ * records in order (counting, setting bits, yes-or-no questions); or
+ * read by number, each range whole into one batch, for a caller that puts
+ * the batches back in file order (ranges_read).
  *
  * The file's bytes [start, end) are divided into ranges of a nominal size
  * (ranges_step), claimed by the threads one at a time as they finish the
