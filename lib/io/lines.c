@@ -452,9 +452,9 @@ static ssize_t range_pread(struct lines_reader *r, size_t want)
  * The bytes at buf[end, end + got) were read at file offset at, while
  * skipping: drop those up to the first delimiter, and say whether the
  * range's first record (at or after it) begins before stop. Returns the
- * bytes kept (moved to end), or 0 with r->eof set when the range holds no
+ * bytes kept, or 0 with r->eof set when the range holds no
  * record, or SIZE_MAX when no delimiter came yet and the range may still
- * hold one.
+ * hold one. The bytes kept begin at buf + end, as read bytes do.
  */
 static size_t skip_begun_record(struct lines_reader *r, uint64_t at, size_t got)
 {
@@ -476,7 +476,13 @@ static size_t skip_begun_record(struct lines_reader *r, uint64_t at, size_t got)
 		r->eof = 1;
 		return 0;
 	}
-	memmove(p, p + drop, got - drop);
+	/*
+	 * Nothing is buffered while skipping (start = scanned = end): the
+	 * dropped bytes are passed over, not moved out, which would copy
+	 * most of a range read whole (lines_read_range).
+	 */
+	r->end += drop;
+	r->start = r->scanned = r->end;
 	return got - drop;
 }
 
