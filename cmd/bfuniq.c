@@ -360,11 +360,20 @@ static int split_keys(void *ctx, unsigned slot, const struct line *records, size
 {
 	struct uniq *u = ctx;
 
+	struct cli_keys *k = &u->keys[slot];
+
 	(void)records;
 	(void)n;
-	u->in_regions[slot] = (unsigned char)cli_keys_split(&u->keys[slot], u->owners, slot, u->seen,
-							    &u->present[slot],
-							    &u->present_cap[slot]);
+	if (u->window == NULL) {
+		u->in_regions[slot] = (unsigned char)cli_keys_split(k, u->owners, slot, u->seen,
+								    &u->present[slot],
+								    &u->present_cap[slot]);
+		return u->in_regions[slot];
+	}
+	cli_keys_settle(k);
+	u->in_regions[slot] = (unsigned char)owners_split_window(
+		u->owners, slot, u->window, k->hashes, k->set.count, cli_window_clock(&u->opt->win),
+		cli_flags(&u->present[slot], &u->present_cap[slot], k->set.count));
 	return u->in_regions[slot];
 }
 
@@ -553,16 +562,20 @@ static void uniq_progress(char *buf, size_t len)
  * With two threads or more, a blocked seen-set's test-and-add is shared
  * out by region (owners.h: the same lines and bits as one thread), as
  * parts of the pipeline's ordered step (cli_stage.parts), one region a
- * thread. Classic, counting and DCSO seen-sets, windows, and a key not
- * supplied keep it on the ordered thread; so does a run whose owners
- * cannot be had.
+ * thread; a blocked window's too, when its keys take the batch's time
+ * (no --time-field). Classic, counting and DCSO seen-sets, windows keyed
+ * on each line's time, and a key not supplied keep it on the ordered
+ * thread; so does a run whose owners cannot be had.
  */
 static struct owners *share_out(const struct uniq *u)
 {
 	int threads = pipeline_threads();
 	const char *why;
 
-	if (threads < 2 || u->seen == NULL || u->hasher == NULL || !owners_usable(u->seen))
+	if (threads < 2 || u->hasher == NULL)
+		return NULL;
+	if (u->window != NULL ? !owners_usable_window(u->window) || u->opt->win.time.field
+			      : !owners_usable(u->seen))
 		return NULL;
 	return owners_new((unsigned)threads, CLI_SLOTS, &why);
 }

@@ -122,7 +122,7 @@ make_formats() {
 # From -j 3 up bfuniq shares a blocked seen-set's test-and-add out to one
 # thread per region of blocks (lib/owners.c); every key must still see
 # the bits it sees on one thread. -j 16 gives 16 regions of a 1e5 filter.
-@test "threads: bfuniq's region owners write the -j 1 lines and state on 1, 2, 3, 4, 8 and 16 threads (fixed, growing, -f twice, window, classic)" {
+@test "threads: bfuniq's region owners write the -j 1 lines and state on 1, 2, 3, 4, 8 and 16 threads (fixed, growing, -f twice, windows, classic; bfbuild windows)" {
 	make_growing_stream
 	head -n 150000 grow.txt >first.txt
 	tail -n 250000 grow.txt >second.txt
@@ -131,6 +131,8 @@ make_formats() {
 	run_both growing bfuniq -p 1e-4 --key "$KEY" -v grow.txt
 	grep -q '(2 stages' growing.16.err
 	run_both window bfuniq --window 50000 --key "$KEY" grow.txt
+	run_both refresh bfuniq --window 50000 --refresh -v --key "$KEY" grow.txt
+	run_both timed bfuniq --window 10m --now 2026-11-26T12:00:00Z --key "$KEY" grow.txt
 	run_both classic bfuniq -n 3e5 --layout classic --key "$KEY" grow.txt
 	for t in $THREADS; do
 		# a new state, then a second run adding to it (its first stage read-only)
@@ -141,6 +143,8 @@ make_formats() {
 		cmp state.1.bf "state.$t.bf"
 		bfuniq -j "$t" --window 50000 --key "$KEY" -f "wstate.$t.bf" grow.txt >"w.$t.out"
 		cmp wstate.1.bf "wstate.$t.bf"
+		bfbuild -j "$t" --window 50000 --key "$KEY" -o "bw.$t.bf" grow.txt
+		cmp bw.1.bf "bw.$t.bf"
 	done
 	# the first run already made a second stage: the second tested the first read-only
 	bfinfo state.16.bf | grep -Eq '^stages: +2$'

@@ -16,6 +16,7 @@
 #include "../cli_window.h"
 #include "format.h"
 #include "numparse.h"
+#include "owners.h"
 
 void cli_window_init(struct cli_window *cw)
 {
@@ -215,8 +216,10 @@ struct window_adding {
 	struct cli_keys keys[CLI_SLOTS];
 	uint64_t *record_times, *key_times;
 	size_t record_times_cap, key_times_cap;
-	unsigned char *present;
-	size_t present_cap;
+	struct owners *owners;	/* the window's regions on the pipeline's threads, or NULL */
+	unsigned char *present[CLI_SLOTS];
+	size_t present_cap[CLI_SLOTS];
+	unsigned char in_regions[CLI_SLOTS];	/* split by region (owners_split_window) */
 	struct cli_window_counts *counts;
 };
 
@@ -226,6 +229,7 @@ static int adding_prepare(void *ctx, unsigned slot, const struct line *records, 
 	struct window_adding *a = ctx;
 
 	a->keys[slot].cut_in_work = 1;	/* adding_hash only hashes */
+	a->keys[slot].ready_later = a->owners != NULL;	/* the regions fetch their own lines */
 	if (cli_keys_prepare(&a->keys[slot], a->spec, a->hasher, records, n) < 0)
 		return -1;
 	*units = a->keys[slot].set.count;
@@ -239,6 +243,29 @@ static void adding_hash(void *ctx, unsigned slot, size_t from, size_t to)
 	cli_keys_hash(&a->keys[slot], a->hasher, from, to);
 }
 
+/* Calling thread, after hashing: the batch's adds shared out by region, unless it goes whole. */
+static int adding_split(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct window_adding *a = ctx;
+	struct cli_keys *k = &a->keys[slot];
+
+	(void)records;
+	(void)n;
+	cli_keys_settle(k);
+	a->in_regions[slot] = (unsigned char)owners_split_window(
+		a->owners, slot, a->w, k->hashes, k->set.count, cli_window_clock(a->cw),
+		cli_flags(&a->present[slot], &a->present_cap[slot], k->set.count));
+	return a->in_regions[slot];
+}
+
+/* Any thread: one region's keys of the batch, after the same region of every batch before. */
+static void adding_region(void *ctx, unsigned slot, unsigned region)
+{
+	struct window_adding *a = ctx;
+
+	owners_region(a->owners, slot, region);
+}
+
 static int adding_consume(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct window_adding *a = ctx;
@@ -249,6 +276,14 @@ static int adding_consume(void *ctx, unsigned slot, const struct line *records, 
 
 	cli_keys_settle(&a->keys[slot]);
 	(void)cli_bad_lines(&k->set);
+	if (a->in_regions[slot]) {
+		fresh = owners_finish(a->owners, slot);
+		a->in_regions[slot] = 0;
+		a->counts->lines += n;
+		a->counts->keys += k->set.count;
+		a->counts->fresh += fresh;
+		return 0;
+	}
 	if (a->cw->time.field && a->w->wp.kind == WINDOW_TIME) {
 		uint64_t *rt = cli_window_times(&a->record_times, &a->record_times_cap, n);
 		uint64_t *kt = cli_window_times(&a->key_times, &a->key_times_cap, k->set.count);
@@ -260,7 +295,7 @@ static int adding_consume(void *ctx, unsigned slot, const struct line *records, 
 	}
 	if (window_test_and_add_hashed(a->w, k->set.keys, a->hasher ? k->hashes : NULL,
 				       k->set.count, times, cli_window_clock(a->cw),
-				       cli_flags(&a->present, &a->present_cap, k->set.count),
+				       cli_flags(&a->present[slot], &a->present_cap[slot], k->set.count),
 				       &fresh, &why) < 0)
 		cli_fatal("%s", cli_explain(why));
 	a->counts->lines += n;
@@ -272,19 +307,30 @@ static int adding_consume(void *ctx, unsigned slot, const struct line *records, 
 int cli_window_add_lines(struct window *w, const struct cli_window *cw, const struct key_spec *spec,
 			 char *const *inputs, int ninputs, char delim, struct cli_window_counts *counts)
 {
-	static const struct cli_stage stage = {
+	struct cli_stage stage = {
 		.prepare = adding_prepare, .work = adding_hash, .consume = adding_consume
 	};
 	struct window_adding a = { .w = w, .cw = cw, .spec = spec, .counts = counts };
-	int status;
+	int status, threads = pipeline_threads();
+	const char *why;
 
 	memset(counts, 0, sizeof *counts);
 	a.hasher = window_hasher(w);
+	/* as bfuniq's: regions from 2 threads, when keys take the batch's time */
+	if (threads >= 2 && a.hasher != NULL && owners_usable_window(w) && !cw->time.field)
+		a.owners = owners_new((unsigned)threads, CLI_SLOTS, &why);
+	if (a.owners != NULL) {
+		stage.split = adding_split;
+		stage.part = adding_region;
+		stage.parts = (unsigned)threads;
+	}
 	status = cli_each_batch_ranged(inputs, ninputs, delim, &stage, &a);
+	owners_free(a.owners);
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&a.keys[i]);
 	free(a.record_times);
 	free(a.key_times);
-	free(a.present);
+	for (unsigned i = 0; i < CLI_SLOTS; i++)
+		free(a.present[i]);
 	return status;
 }

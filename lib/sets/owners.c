@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "layout.h"
+#include "window.h"
 
 /* Keys a region gathers at a time: its scratch stays on its stack and in L1. */
 #define CHUNK 256
@@ -40,12 +41,14 @@
 /* One region's result, a cache line of its own. */
 struct tally {
 	size_t fresh;
-	char pad[64 - sizeof(size_t)];
+	struct window_counts counts;	/* a window's */
+	char pad[64 - sizeof(size_t) - sizeof(struct window_counts)];
 };
 
-/* The batch split in a slot. */
+/* The batch split in a slot: of a cascade, or of a window. */
 struct piece {
 	struct cascade *c;
+	struct window *w;
 	const uint64_t *h;		/* the batch's hashes, two words a key */
 	unsigned char *present;		/* its answers */
 	size_t n;
@@ -131,10 +134,38 @@ static size_t chunk_work(const struct piece *j, const size_t *idx, size_t n)
 	return fresh;
 }
 
+/* A window's region: its keys in input order, CHUNK at a time, gathered and scattered. */
+static void window_region(struct piece *j, unsigned region)
+{
+	uint64_t hh[2 * CHUNK], bb[CHUNK];
+	unsigned char pres[CHUNK];
+	struct window_counts counts = { 0, 0, 0 };
+
+	for (size_t from = j->start[region]; from < j->start[region + 1]; from += CHUNK) {
+		size_t left = j->start[region + 1] - from, n = left < CHUNK ? left : CHUNK;
+		const size_t *idx = j->order + from;
+
+		for (size_t i = 0; i < n; i++) {
+			hh[2 * i] = j->h[2 * idx[i]];
+			hh[2 * i + 1] = j->h[2 * idx[i] + 1];
+			bb[i] = j->base[idx[i]];
+		}
+		window_region_chunk(j->w, bb, hh, n, pres, &counts);
+		for (size_t i = 0; i < n; i++)
+			j->present[idx[i]] = pres[i];
+	}
+	j->tally[region].counts = counts;
+}
+
 void owners_region(struct owners *o, unsigned slot, unsigned region)
 {
 	struct piece *j = &o->pieces[slot];
 	size_t fresh = 0;
+
+	if (j->w != NULL) {
+		window_region(j, region);
+		return;
+	}
 
 	for (size_t from = j->start[region]; from < j->start[region + 1]; from += CHUNK) {
 		size_t left = j->start[region + 1] - from;
@@ -220,6 +251,7 @@ int owners_split(struct owners *o, unsigned slot, struct cascade *c, const uint6
 	    reserve(j, n) < 0)
 		return 0;
 	j->c = c;
+	j->w = NULL;
 	j->h = h;
 	j->present = present;
 	j->n = n;
@@ -230,12 +262,51 @@ int owners_split(struct owners *o, unsigned slot, struct cascade *c, const uint6
 	return 1;
 }
 
+int owners_split_window(struct owners *o, unsigned slot, struct window *w, const uint64_t *h,
+			size_t n, uint64_t now, unsigned char *present)
+{
+	struct piece *j = &o->pieces[slot];
+	const struct filter *newest;
+
+	if (n < (size_t)o->regions * MIN_PER_REGION || reserve(j, n) < 0 ||
+	    !window_regions_take(w, n, now))
+		return 0;
+	newest = w->gen[w->ngen - 1]->stages[0];
+	j->c = NULL;
+	j->w = w;
+	j->h = h;
+	j->present = present;
+	j->n = n;
+	filter_blocks_of(newest, h, n, j->base);
+	sort_by_region(o, j, newest);
+	j->split = 1;
+	return 1;
+}
+
+/* A window's batch, every region done: its counts, clock and expected loss; how many were new. */
+static size_t window_finish(struct owners *o, struct piece *j)
+{
+	struct window_counts sum = { 0, 0, 0 };
+
+	for (unsigned r = 0; r < o->regions; r++) {
+		sum.offered += j->tally[r].counts.offered;
+		sum.added += j->tally[r].counts.added;
+		sum.fresh += j->tally[r].counts.fresh;
+	}
+	j->split = 0;
+	return window_regions_done(j->w, &sum);
+}
+
 size_t owners_finish(struct owners *o, unsigned slot)
 {
 	struct piece *j = &o->pieces[slot];
 	struct cascade *c = j->c;
-	struct filter *newest = c->stages[c->nstages - 1];
+	struct filter *newest;
 	size_t added = 0;
+
+	if (j->w != NULL)
+		return window_finish(o, j);
+	newest = c->stages[c->nstages - 1];
 
 	for (unsigned r = 0; r < o->regions; r++)
 		added += j->tally[r].fresh;
@@ -288,6 +359,11 @@ int owners_usable(const struct cascade *c)
 		if (!layout_has(c->stages[s]->params.layout, LAYOUT_ONE_BLOCK))
 			return 0;
 	return 1;
+}
+
+int owners_usable_window(const struct window *w)
+{
+	return !window_needs_key(w) && layout_has(w->layout, LAYOUT_ONE_BLOCK);
 }
 
 struct owners *owners_new(unsigned regions, unsigned slots, const char **errstr)

@@ -33,10 +33,17 @@
  * stage (counting every key split but not yet finished as new) goes
  * whole, and cascade.c cuts it at the stage's room.
  *
+ * A window (window.h) is cut the same way where its live generations
+ * share one blocked shape (a key's block is then at the same place in
+ * each): a batch whose keys all fall in the newest generation, with the
+ * batch's one time, is split (owners_split_window); one that crosses a
+ * generation's boundary goes whole.
+ *
  * What it does not do: the classic, counting and DCSO layouts (a key's
  * bits lie anywhere, so no split keeps order: owners_usable says no);
- * hashing (the caller passes SipHash halves, filter_hash); windows;
- * threads (owners.c starts none: the caller's pipeline runs the regions).
+ * windows with growing generations (timed ones) or a time per key;
+ * hashing (the caller passes SipHash halves, filter_hash); threads
+ * (owners.c starts none: the caller's pipeline runs the regions).
  */
 #ifndef BFTOOLS_OWNERS_H
 #define BFTOOLS_OWNERS_H
@@ -79,6 +86,20 @@ int owners_usable(const struct cascade *c);
  */
 int owners_split(struct owners *o, unsigned slot, struct cascade *c, const uint64_t *h, size_t n,
 		 unsigned char *present);
+
+/*
+ * owners_split for a window's batch of n keys of time now (no per-key
+ * times; window.h): 1 when it is sorted into regions (window_regions_take
+ * said yes: the window's clock has moved past it), 0 when it must go
+ * whole to window_test_and_add_hashed. The window's regions and finish
+ * are owners_region and owners_finish, as for a cascade.
+ */
+struct window;
+int owners_split_window(struct owners *o, unsigned slot, struct window *w, const uint64_t *h,
+			size_t n, uint64_t now, unsigned char *present);
+
+/* 1 when a window's batches can be split by region: blocked generations, key supplied. */
+int owners_usable_window(const struct window *w);
 
 /* Region `region` of the batch split in slot: test-and-set its keys, in input order. */
 void owners_region(struct owners *o, unsigned slot, unsigned region);

@@ -598,39 +598,62 @@ static void blocks_older(const struct window *w, struct undecided *u, unsigned c
 	}
 }
 
-/* One chunk of n keys, blocks ready: as take_segment. Returns how many were new. */
-static size_t blocks_chunk(struct window *w, const uint64_t *base, const uint64_t *h, size_t n,
-			   unsigned char *present)
+/*
+ * One chunk of n keys, blocks ready: as take_segment, with what it did to
+ * the newest generation's counts added to *counts, not to the counts
+ * themselves (window_region_chunk runs beside other regions).
+ */
+static void blocks_chunk_counted(const struct window *w, const uint64_t *base, const uint64_t *h,
+				 size_t n, unsigned char *present, struct window_counts *counts)
 {
-	struct cascade *newest = w->gen[w->ngen - 1];
+	struct filter *newest = w->gen[w->ngen - 1]->stages[0];
 	struct undecided u;
 	unsigned char found[CHUNK];	/* not in u: see blocks_older */
 	size_t added;
 
 	u.n = 0;
 	if (w->wp.flags & WINDOW_REFRESH) {
-		added = filter_blocks_test_and_add(newest->stages[0], base, h, n, present);
-		newest->newest_keys += added;
-		if (newest->count_new_only)
-			newest->stages[0]->insertions -= n - added;	/* it counted all n */
+		added = filter_blocks_test_and_set(newest, base, h, n, present);
 		for (size_t i = 0; i < n; i++)
 			if (!present[i])
 				undecided_put(&u, i, base[i], h);
 		blocks_older(w, &u, present);
-		return u.n;
+		counts->offered += n;
+		counts->added += added;
+		counts->fresh += u.n;
+		return;
 	}
 	for (size_t i = 0; i < n; i++) {
 		present[i] = 0;
 		undecided_put(&u, i, base[i], h);
 	}
 	blocks_older(w, &u, present);
-	added = filter_blocks_test_and_add(newest->stages[0], u.base, u.h, u.n, found);
-	newest->newest_keys += added;
-	if (newest->count_new_only)
-		newest->stages[0]->insertions -= u.n - added;	/* it counted all u.n */
+	added = filter_blocks_test_and_set(newest, u.base, u.h, u.n, found);
 	for (size_t j = 0; j < u.n; j++)
 		present[u.at[j]] = found[j];
-	return added;
+	counts->offered += u.n;
+	counts->added += added;
+	counts->fresh += added;
+}
+
+/* What a run of chunks did, into the newest generation's counts: as filter_blocks_test_and_add. */
+static void count_into_newest(struct window *w, const struct window_counts *counts)
+{
+	struct cascade *newest = w->gen[w->ngen - 1];
+
+	newest->stages[0]->insertions += newest->count_new_only ? counts->added : counts->offered;
+	newest->newest_keys += counts->added;
+}
+
+/* One chunk of n keys, blocks ready: as take_segment. Returns how many were new. */
+static size_t blocks_chunk(struct window *w, const uint64_t *base, const uint64_t *h, size_t n,
+			   unsigned char *present)
+{
+	struct window_counts counts = { 0, 0, 0 };
+
+	blocks_chunk_counted(w, base, h, n, present, &counts);
+	count_into_newest(w, &counts);
+	return counts.fresh;
 }
 
 /* Keys [a, b) as take_segment does, through the fast path; h may be NULL. */
@@ -691,6 +714,58 @@ static size_t segment_end(struct window *w, const uint64_t *times, uint64_t now,
 		b++;
 	}
 	return b;
+}
+
+static void account_loss(struct window *w, size_t fresh);
+
+/*
+ * Whether n keys of time `now` (no per-key times) all fall in the newest
+ * generation as it stands, with the fast path's shapes (blocks_align):
+ * then window_region_chunk can take them in any split by block. When so,
+ * the clock moves past them here, as window_test_and_add_hashed would
+ * move it, so the next batch is judged where this one ends. A count
+ * window must keep room after them: a batch that ends on a generation's
+ * boundary goes the whole way, which drops the oldest.
+ */
+int window_regions_take(struct window *w, size_t n, uint64_t now)
+{
+	uint64_t no, t;
+
+	if (w->ngen == 0 || window_needs_key(w) || !blocks_align(w) || n == 0)
+		return 0;
+	t = key_time(w, NULL, now, 0);
+	no = window_generation_of(&w->wp, t);
+	if (no != w->gen_no[w->ngen - 1])
+		return 0;
+	if (w->wp.kind == WINDOW_COUNT) {
+		if ((uint64_t)n >= window_generation_start(&w->wp, no + 1) - w->clock)
+			return 0;
+		w->clock += n;
+		return 1;
+	}
+	w->clock = t;
+	return 1;
+}
+
+void window_region_chunk(const struct window *w, const uint64_t *base, const uint64_t *h,
+			 size_t n, unsigned char *present, struct window_counts *counts)
+{
+	uint64_t ready[CHUNK];
+
+	for (size_t c = 0; c < n; c += CHUNK) {
+		size_t len = n - c < CHUNK ? n - c : CHUNK;
+
+		ready_chunk(w, h + 2 * c, len, ready);
+		blocks_chunk_counted(w, base + c, h + 2 * c, len, present + c, counts);
+	}
+}
+
+size_t window_regions_done(struct window *w, const struct window_counts *counts)
+{
+	count_into_newest(w, counts);
+	if (w->track_loss)
+		account_loss(w, counts->fresh);
+	return counts->fresh;
 }
 
 void window_track_loss(struct window *w)

@@ -153,6 +153,32 @@ int window_test_and_add_hashed(struct window *w, const struct line *keys, const 
 			       unsigned char *present, size_t *fresh, const char **errstr);
 
 /*
+ * A batch of a window's test-and-add cut into regions of blocks (owners.h
+ * does the cutting), in input order per region.
+ * window_regions_take: 1 when n keys of time now (no per-key times) all
+ *     fall in the newest generation as it stands, every live generation
+ *     with the same one-block shape; the clock then moves past them. 0:
+ *     the batch must go to window_test_and_add_hashed (after every batch
+ *     taken before it is done).
+ * window_region_chunk: keys of one region, in input order (h and base: a
+ *     key's hash and its block in the newest generation, filter_blocks_of),
+ *     answers as window_test_and_add_hashed's, counts added to *counts,
+ *     the generations' own counts untouched (regions run side by side).
+ * window_regions_done: after every region of a batch, in input order: the
+ *     counts into the newest generation (and the expected loss); how many
+ *     keys were new.
+ */
+struct window_counts {
+	size_t offered;		/* keys offered to the newest generation */
+	size_t added;		/* of them, keys that set a bit there */
+	size_t fresh;		/* keys new to the window */
+};
+int window_regions_take(struct window *w, size_t n, uint64_t now);
+void window_region_chunk(const struct window *w, const uint64_t *base, const uint64_t *h,
+			 size_t n, unsigned char *present, struct window_counts *counts);
+size_t window_regions_done(struct window *w, const struct window_counts *counts);
+
+/*
  * present[i] = 1 if keys[i] may have been seen within the window as of
  * now (TIME: ms, generations too old for now are ignored, as are times
  * before the clock: the window's own clock is at least as late; COUNT:

@@ -13,6 +13,7 @@
 
 #include "cascade.h"
 #include "owners.h"
+#include "window.h"
 #include "sizing.h"
 #include "unit.h"
 
@@ -300,8 +301,124 @@ static void test_region_counts_outside_1_to_256_are_refused(void)
 	CHECK(owners_new(257, 1, &why) == NULL && why != NULL);
 }
 
+/*
+ * A window of `size` keys (or seconds, when timed) over 4 generations, in
+ * the owners' shape; counting only new keys (bfuniq's) unless --refresh
+ * (bfbuild's count every key: both ways are covered).
+ */
+static struct window *make_window(enum window_kind kind, uint64_t size, uint32_t flags)
+{
+	struct window_params wp = { kind, size, 4, flags, kind == WINDOW_COUNT ? size : 20000, 1e-3 };
+	struct filter_params p = blocked_params(1000);
+	const char *why;
+	struct window *w = window_new(&wp, &p, &why);
+
+	if (w != NULL && !(flags & WINDOW_REFRESH))
+		window_count_new_only(w);
+	if (w != NULL)
+		window_track_loss(w);
+	return w;
+}
+
+/* Whether two windows hold the same generations, bits, counts, clock and expected loss. */
+static int same_window(const struct window *a, const struct window *b)
+{
+	if (a->ngen != b->ngen || a->clock != b->clock || a->expected_lost != b->expected_lost)
+		return 0;
+	for (size_t g = 0; g < a->ngen; g++)
+		if (a->gen_no[g] != b->gen_no[g] || !same_cascade(a->gen[g], b->gen[g]))
+			return 0;
+	return 1;
+}
+
+/*
+ * One batch into the many-regions window: split by region when it can
+ * be (its regions worked in an order of the seed's choosing: any order
+ * must do), else whole, as a run's consume would.
+ */
+static int window_batch(struct owners *o, unsigned regions, struct window *w,
+			const struct line *keys, const uint64_t *h, size_t len, uint64_t now,
+			unsigned char *got, size_t *fresh, uint64_t *seed, size_t *split)
+{
+	const char *why;
+
+	if (!owners_split_window(o, 0, w, h, len, now, got))
+		return window_test_and_add_hashed(w, keys, h, len, NULL, now, got, fresh, &why);
+	for (unsigned i = 0, first = (unsigned)(unit_splitmix64(seed) % regions); i < regions; i++)
+		owners_region(o, 0, (first + i * 5) % regions);	/* 5 is prime to 1-4, 8, 16 */
+	*fresh = owners_finish(o, 0);
+	(*split)++;
+	return 0;
+}
+
+/*
+ * A window fed in batches of 1..3000 keys, one twin through
+ * window_test_and_add_hashed, the other through the owners' regions
+ * (timed windows step the clock a second every batch); 1 when every
+ * answer, count, bit and the expected loss agree; *split counts the
+ * batches that were split by region.
+ */
+static int window_agrees(enum window_kind kind, uint64_t size, uint32_t flags, unsigned regions,
+			 const struct line *keys, size_t n, size_t *split)
+{
+	struct window *one = make_window(kind, size, flags), *many = make_window(kind, size, flags);
+	const char *why;
+	struct owners *o = owners_new(regions, 1, &why);
+	uint64_t *h = malloc(2 * n * sizeof *h), seed = 7, now = 1700000000000;
+	unsigned char *want = malloc(n), *got = malloc(n);
+	int ok = one && many && o && h && want && got && owners_usable_window(many) &&
+		 filter_hash(window_hasher(one), keys, n, h) == 0;
+
+	for (size_t done = 0, len; ok && done < n; done += len, now += 1000) {
+		size_t fresh_one, fresh_many;
+
+		len = 1 + (size_t)(unit_splitmix64(&seed) % 3000);
+		len = len < n - done ? len : n - done;
+		ok = window_test_and_add_hashed(one, keys + done, h + 2 * done, len, NULL, now,
+						want, &fresh_one, &why) == 0 &&
+		     window_batch(o, regions, many, keys + done, h + 2 * done, len, now, got,
+				  &fresh_many, &seed, split) == 0 &&
+		     fresh_one == fresh_many && memcmp(want, got, len) == 0;
+	}
+	ok = ok && same_window(one, many);
+	owners_free(o);
+	window_free(one);
+	window_free(many);
+	free(h);
+	free(want);
+	free(got);
+	return ok;
+}
+
+static void test_windows_split_by_region_match_one_thread(void)
+{
+	char *text;
+	struct line *keys = repeating_keys(KEYS, DISTINCT, 31, &text);
+
+	CHECK(keys != NULL && text != NULL);
+	for (size_t i = 0; i < sizeof region_counts / sizeof region_counts[0]; i++) {
+		unsigned r = region_counts[i];
+		size_t plain = 0, refresh = 0, timed = 0;
+
+		CHECKF(window_agrees(WINDOW_COUNT, 40000, 0, r, keys, KEYS, &plain),
+		       "count, %u regions", r);
+		CHECKF(window_agrees(WINDOW_COUNT, 40000, WINDOW_REFRESH, r, keys, KEYS, &refresh),
+		       "count --refresh, %u regions", r);
+		/* about 130 batches, a generation every 13,333 keys: most fit in one */
+		CHECKF(plain > 50 && refresh > 50, "%zu and %zu batches split", plain, refresh);
+		/* a timed window's generations grow: never split, and still the same */
+		CHECKF(window_agrees(WINDOW_TIME, 30, 0, r, keys, KEYS, &timed), "30 s, %u regions",
+		       r);
+		CHECKF(timed == 0, "%zu timed batches split", timed);
+	}
+	free(keys);
+	free(text);
+}
+
 void suite_owners(void)
 {
+	unit_run("owners: windows (count, --refresh, timed) split by region match one thread's answers, bits, clock and loss for 1-16 regions",
+		 test_windows_split_by_region_match_one_thread);
 	unit_run("owners: a fixed filter gets one thread's answers, bits and counts for 1-16 regions",
 		 test_fixed_filter_matches_one_thread_for_every_region_count);
 	unit_run("owners: a growing cascade adds each stage at the same key as one thread",
