@@ -794,7 +794,7 @@ static void add_lines(struct build *b, const struct options *opt)
 			stage.part = region_keys;
 			stage.parts = (unsigned)pipeline_threads();
 		}
-		status = cli_each_batch(opt->inputs, opt->ninputs, opt->delim, &stage, b);
+		status = cli_each_batch_ranged(opt->inputs, opt->ninputs, opt->delim, &stage, b);
 		owners_free(b->owners);
 	}
 	pthread_mutex_destroy(&b->adding);

@@ -636,7 +636,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.checkpoint_given)
 		cli_checkpoint_when_idle(&u.checkpoint, checkpoint);
-	input_status = cli_each_batch(opt.inputs, opt.ninputs, opt.delim, &stage, &u);
+	input_status = cli_each_batch_ranged(opt.inputs, opt.ninputs, opt.delim, &stage, &u);
 	owners_free(u.owners);
 	cli_stdout_finish(&u.out);
 	cli_checkpoint_finish(&u.checkpoint);

@@ -379,6 +379,22 @@ int cli_each_input_ranged(char *const *paths, int npaths, char delim, const stru
 			  void *ctx);
 
 /*
+ * cli_each_batch for ordered stages (bfuniq, bfbuild's ordered path, the
+ * window adder): an input that cli_each_input_ranged would read in ranges
+ * with two threads is read in fixed ranges on every thread instead of by
+ * one reader (with -j 1 too), and its batches, batch i the records that
+ * begin in range i, are split and consumed in file order as any input's:
+ * the same batches whatever the thread count, so the same answers, down
+ * to what a program does per batch. prepare and work of a batch then run
+ * on any thread; consume (and a read error's message) in order on the
+ * calling thread. Other inputs, and every input with -r, --header or
+ * --csv, go through cli_each_batch (--json's go in ranges: a bad line's
+ * number is counted in consume order).
+ */
+int cli_each_batch_ranged(char *const *paths, int npaths, char delim, const struct cli_stage *stage,
+			  void *ctx);
+
+/*
  * From now on an input that cannot be opened or read is not reported
  * (grep -s); cli_each_batch still returns -1 for it.
  */

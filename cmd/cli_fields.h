@@ -75,6 +75,13 @@ void cli_fields_release(struct key_spec *spec);
 int cli_csv_separator(void);
 /* Whether inputs must be read in order, never in ranges (--header, --csv). */
 int cli_fields_in_order(void);
+/*
+ * Whether inputs must be read by one stream from their start, never cut
+ * in ranges even when consumed in order (--header: the first line is the
+ * header; --csv: a range cannot know whether it begins inside quotes).
+ * --json inputs may be: their bad lines are numbered in consume order.
+ */
+int cli_fields_one_stream(void);
 
 /*
  * From now on every input starts with a header. Names in spec's field

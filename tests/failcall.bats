@@ -193,6 +193,40 @@ bfbuild: no filter written: an input could not be read"
 	check_failures
 }
 
+# every_pread_failure_in_place J: bfuniq -j J on big.txt then keys.txt,
+# big.txt read in ranges consumed in order, with the 1st, 2nd, ... pread
+# failing: exit 2 with big.txt's one line, its lines before the failed
+# range written (1..m, in order: no range skipped), then the lines of
+# keys.txt not among them, as when a stream's read fails (the last
+# failure is keys.txt's own, which a stream reads with a pread too).
+every_pread_failure_in_place() {
+	local n st m want
+	for ((n = 1; n <= 200; n++)); do
+		rm -f made.log
+		st=0
+		FAIL_CALL=pread:$n:5 FAIL_LOG=made.log LD_PRELOAD=$SHIM timeout -k 5 60 \
+			bfuniq -j "$1" --key "$KEY" -n 3e5 "$F/big.txt" "$F/keys.txt" >got.out 2>got.err || st=$?
+		[ -e made.log ] || break
+		m=$(awk '$0 != NR { exit } END { print NR - ($0 != NR) }' got.out)
+		{ seq 1 "$m"; [ "$m" -ge 3000 ] || seq "$((m + 1))" 3000; } >want.out
+		# all of big.txt read: the failure was keys.txt's (its sniffing pread)
+		want=big.txt
+		[ "$m" -lt 250000 ] || want=keys.txt
+		[ "$st" -eq 2 ] && [ "$(cat got.err)" = "bfuniq: $F/$want: Input/output error" ] &&
+			cmp -s got.out want.out ||
+			note_failure "bfuniq -j $1 (pread #$n): status $st, $m lines in order, stderr: $(head -c 300 got.err)"
+	done
+	[ "$n" -gt 2 ] || note_failure "bfuniq -j $1: makes no pread call (or the shim is not working)"
+}
+
+@test "failcall: bfuniq reading a big file in ranges in order reports a failed pread in its place" {
+	local j
+	for j in 1 2 3; do
+		every_pread_failure_in_place "$j"
+	done
+	check_failures
+}
+
 @test "failcall: gzip and zstd inputs, every allocation, read and sniffing pread failing in turn: a clean error or the same result" {
 	gzip -c <"$F/keys.txt" >k.gz
 	zstd -q -c <"$F/keys.txt" >k.zst

@@ -8,7 +8,9 @@
 # holding work), on inputs long enough for many batches with the reader
 # working ahead; an early stop does not wait for input that never comes;
 # regular files that bfbuild and bfgrep -c/-l/-L/-q read in ranges on
-# every thread (lib/io/ranges.c) give what -j 1's one stream gives; and -j
+# every thread (lib/io/ranges.c) give what -j 1's one stream gives, as do
+# those that bfuniq and bfbuild's ordered path read in ranges and consume
+# in file order (cmd/cli/inorder.c) against a pipe's one stream; and -j
 # and BFTOOLS_THREADS take only 1..256.
 
 load helpers
@@ -530,4 +532,91 @@ empty.txt" "$(cat unlisted.8.out)"
 		cmp "stdin.1.out" "stdin.$t.out"
 	done
 	expect_eq "stdin from a file, as from a pipe" "$(cat long.txt | bfcount)" "$(cat stdin.8.out)"
+}
+
+# bfuniq, bfbuild's ordered path (--checkpoint, -f) and the window adder
+# read a big regular file in fixed ranges on every thread, consumed in
+# file order (cmd/cli/inorder.c), with -j 1 too: so each must also give
+# what the one stream of a pipe gives, where nothing is read in ranges.
+# same_as_pipe NAME PROG ARGS... FILE: PROG ARGS... FILE for every N, and
+# PROG -j 2 ARGS... reading FILE from a pipe, write the same stdout and
+# exit status.
+same_as_pipe() {
+	local name=$1 prog=$2
+	shift 2
+	local file=${*: -1} st=0
+	run_both "$name" "$prog" "$@"
+	set -- "${@:1:$#-1}"
+	cat "$file" | "$prog" -j 2 "$@" >"$name.pipe.out" 2>/dev/null || st=$?
+	cmp "$name.1.out" "$name.pipe.out"
+	expect_eq "$name: exit status from a pipe" "$(cat "$name.1.st")" "$st"
+}
+
+@test "threads: bfuniq reading regular files in ranges writes the lines of one stream (no final newline, -z, long lines, one huge line, several files, stdin)" {
+	make_ranged_inputs
+	same_as_pipe plain bfuniq -n 1e5 -p 1e-4 --key "$KEY" -v stream.txt
+	same_as_pipe open bfuniq -n 1e5 --key "$KEY" open.txt
+	same_as_pipe nul bfuniq -z -n 1e5 --key "$KEY" nul.txt
+	same_as_pipe long bfuniq -n 1e5 --key "$KEY" long.txt
+	same_as_pipe huge bfuniq -n 1e5 --key "$KEY" huge.txt
+	same_as_pipe dups bfuniq -d -k 2 -i -n 1e5 --key "$KEY" long.txt
+	same_as_pipe window bfuniq --window 30000 --key "$KEY" long.txt
+	run_both several bfuniq -n 3e5 --key "$KEY" -v open.txt empty.txt missing.txt long.txt huge.txt stream.txt
+	# open.txt and huge.txt end without a newline: a stream of them needs one
+	{ cat open.txt; echo; cat empty.txt long.txt huge.txt; echo; cat stream.txt; } |
+		bfuniq -n 3e5 --key "$KEY" >several.pipe.out
+	cmp several.1.out several.pipe.out
+	grep -q 'missing.txt: No such file' several.8.err
+	# the last line of open.txt and huge.txt lack a newline: they are lines all the same
+	expect_eq "the lines of one huge line" 1 "$(wc -l <huge.8.out)"
+	[ "$(head -c 3000004 huge.8.out | tail -c 4)" = yyyy ]
+	grep -c '^long[123]x' long.4.out | grep -qx 3
+	# the whole file read once: -v counts every line, as awk does
+	expect_eq "lines read" "bfuniq: lines read: 300000 (first seen $(awk '!s[$0]++' stream.txt | wc -l | tr -d ' ')," \
+		"$(head -n 1 plain.8.err | cut -d ' ' -f 1-7)"
+	for t in $THREADS; do
+		bfuniq -j "$t" -n 1e5 -p 1e-4 --key "$KEY" <stream.txt >"stdin.$t.out"
+		cmp plain.1.out "stdin.$t.out"
+		# standard input from where it stands: the lines after the first 1000
+		{ head -n 1000 >/dev/null; bfuniq -j "$t" -n 1e5 --key "$KEY"; } <stream.txt >"rest.$t.out"
+		cmp rest.1.out "rest.$t.out"
+	done
+	tail -n +1001 stream.txt | bfuniq -n 1e5 --key "$KEY" >rest.pipe.out
+	cmp rest.1.out rest.pipe.out
+}
+
+@test "threads: bfuniq and bfbuild's ordered path in ranges save the filter one stream saves (-f, --checkpoint, --window)" {
+	make_ranged_inputs
+	local t
+	cat stream.txt | bfuniq -j 1 -p 1e-3 --key "$KEY" -f pipe.state.bf >/dev/null
+	bfbuild -n 1e5 --key "$KEY" -o fixed.bf </dev/null
+	cp fixed.bf pipe.ck.bf
+	cat long.txt | bfbuild -j 1 --checkpoint 1h -f pipe.ck.bf
+	cat long.txt | bfbuild -j 1 --window 30000 --key "$KEY" -o pipe.win.bf
+	for t in $THREADS; do
+		bfuniq -j "$t" -p 1e-3 --key "$KEY" -f "state.$t.bf" stream.txt >/dev/null
+		cmp pipe.state.bf "state.$t.bf"
+		cp fixed.bf "ck.$t.bf"
+		bfbuild -j "$t" --checkpoint 1h -f "ck.$t.bf" long.txt
+		cmp pipe.ck.bf "ck.$t.bf"
+		bfbuild -j "$t" --window 30000 --key "$KEY" -o "win.$t.bf" long.txt
+		cmp pipe.win.bf "win.$t.bf"
+	done
+}
+
+@test "threads: a bad JSON line deep in a file read in ranges is named by its line number, as from a pipe" {
+	make_formats
+	run_both bad bfuniq -n 1e5 --key "$KEY" --json -k .u.id stream.json
+	cat stream.json | bfuniq -j 2 -n 1e5 --key "$KEY" --json -k .u.id - 2>pipe.err >pipe.out || true
+	# the first bad line is line 6 ("not json 5"); a later one with --bad-line=error on
+	# a file whose first 150,000 lines are good: its number counts every range before
+	awk 'NR <= 150000 && /not json/ { next } { print }' stream.json >late.json
+	run_both late bfuniq -n 1e5 --key "$KEY" --json -k .u.id late.json
+	expect_eq "exit status" 2 "$(cat late.8.st)"
+	local n
+	n=$(awk '/not json/ { print NR; exit }' late.json)
+	[ "$n" -gt 149000 ]
+	grep -q "late.json:$n: not JSON" late.8.err
+	expect_eq "stdin from a file, named as from a pipe" "$(cat pipe.err)" \
+		"$(bfuniq -j 4 -n 1e5 --key "$KEY" --json -k .u.id 2>&1 >/dev/null <stream.json)"
 }

@@ -138,6 +138,11 @@ int cli_fields_in_order(void)
 	return header_spec != NULL || csv_separator >= 0 || json_inputs;
 }
 
+int cli_fields_one_stream(void)
+{
+	return header_spec != NULL || csv_separator >= 0;
+}
+
 /* The names of spec's list against header: 0, or -1 with why filled. */
 static int resolve_names(struct key_spec *spec, struct line header, char *why, size_t why_len)
 {

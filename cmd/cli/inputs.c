@@ -316,6 +316,12 @@ void cli_batch_origin(const char **name, uint64_t *first_line)
 	*first_line = batch_first_line;
 }
 
+void cli_batch_origin_set(const char *name, uint64_t first_line)
+{
+	batch_name = name;
+	batch_first_line = first_line;
+}
+
 static void inputs_work(void *ctx, unsigned slot, size_t from, size_t to)
 {
 	struct inputs *in = ctx;

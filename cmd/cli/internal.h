@@ -12,6 +12,7 @@
  *   signals.c   stopping on signals; checkpoints
  *   inputs.c    the inputs read in order through the batch pipeline
  *   ranged.c    regular files read in ranges by every thread
+ *   inorder.c   a regular file read in ranges, consumed in file order
  *   keys.c      the keys of a batch, hashed on the workers
  *   output.c    checked standard output
  *   window.c    the window options (cli_window.h)
@@ -76,5 +77,27 @@ void cli_inputs_when_idle(unsigned ms, void (*idle)(void *ctx));
 int cli_ordered_inputs(char *const *paths, int npaths, char delim, const struct cli_stage *stage,
 		       const struct cli_input_events *events, void *ctx, uint64_t *base,
 		       int more, int *stopped);
+/* The origin cli_batch_origin reports for the batch about to be consumed. */
+void cli_batch_origin_set(const char *name, uint64_t first_line);
+
+/* ranged.c */
+/*
+ * How many threads should read path in ranges, with the bytes [*start,
+ * *end) to read: more than 1 only for a regular file big enough
+ * (standard input too, from its offset) and not compressed. 1: read it as
+ * a stream. -1 with errno: its first bytes could not be read.
+ */
+int cli_ranged_plan(const char *path, int threads, uint64_t *start, uint64_t *end);
+
+/* inorder.c */
+/*
+ * path, open on fd, its bytes [start, end) (a record beginning at start)
+ * read in ranges on every thread and consumed through stage in file
+ * order, their bytes counted for progress from base. Returns the input's
+ * status (0, or -1 after its read error was reported in its place);
+ * *stopped is set when the program stopped the run.
+ */
+int cli_read_in_order(const char *path, int fd, uint64_t start, uint64_t end, char delim,
+		      const struct cli_stage *stage, void *ctx, uint64_t base, int *stopped);
 
 #endif

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ranged.c - big regular files read in ranges by every thread (order-free
- * stages: bfbuild, bfgrep -c/-l/-L/-q, bfcount), other inputs handed to
- * the ordered reader (inputs.c).
+ * stages: bfbuild, bfgrep -c/-l/-L/-q, bfcount; or consumed in file order
+ * by inorder.c for ordered stages: bfuniq), other inputs handed to the
+ * ordered reader (inputs.c).
  */
 #include "internal.h"
 #include "../cli_fields.h"
@@ -24,6 +25,7 @@ struct ranged_run {
 	const struct cli_input_events *events;
 	void *ctx;
 	uint64_t base;		/* bytes of the inputs before, for progress */
+	int in_order;		/* consumed in file order (inorder.c), not by every thread */
 };
 
 /* One input read in ranges by every thread: the batch each has in hand, and progress. */
@@ -139,13 +141,8 @@ static int decompressed(const char *path, int is_stdin, off_t at)
 	return yes;
 }
 
-/*
- * How many threads should read path in ranges, with the bytes [*start,
- * *end) to read: more than 1 only for a regular file big enough
- * (standard input too, from its offset) and not compressed. 1: read it as
- * a stream. -1 with errno: its first bytes could not be read.
- */
-static int ranged_plan(const char *path, int threads, uint64_t *start, uint64_t *end)
+/* internal.h */
+int cli_ranged_plan(const char *path, int threads, uint64_t *start, uint64_t *end)
 {
 	int is_stdin = strcmp(path, "-") == 0, compressed;
 	struct stat st;
@@ -181,7 +178,11 @@ static int ranged_input(const struct ranged_run *run, const char *path, uint64_t
 			cli_warn("%s: %s", path, strerror(errno));
 		return -1;
 	}
-	status = read_in_ranges(run, path, fd, start, end, threads, stopped);
+	if (run->in_order)
+		status = cli_read_in_order(path, fd, start, end, run->delim, run->stage, run->ctx,
+					   run->base, stopped);
+	else
+		status = read_in_ranges(run, path, fd, start, end, threads, stopped);
 	/* standard input is left where one reader reading all of it would leave it */
 	if (is_stdin && status == 0 && !*stopped)
 		(void)lseek(fd, (off_t)end, SEEK_SET);
@@ -201,22 +202,23 @@ static int unreadable(const char *path)
 }
 
 /*
- * Each input's plan is made once (ranged_plan reads its first bytes, and
+ * Each input's plan is made once (cli_ranged_plan reads its first bytes, and
  * a second look could see something else): the plan that ends a run of
  * streams is kept for the next turn in use, PLAN_NONE when there is none.
  */
 #define PLAN_NONE (-2)
 
-int cli_each_input_ranged(char *const *paths, int npaths, char delim, const struct cli_stage *ordered,
-			  const struct cli_stage *ranged, const struct cli_input_events *events,
-			  void *ctx)
+/*
+ * paths (standard input when there are none), each read as run says when
+ * cli_ranged_plan says so, runs of the others through the ordered
+ * pipeline with `ordered`.
+ */
+static int each_input(struct ranged_run *run, char *const *paths, int npaths,
+		      const struct cli_stage *ordered, int threads)
 {
-	struct ranged_run run = { delim, ranged, events, ctx, 0 };
-	int threads = pipeline_threads(), status = 0, stopped = 0, i = 0, use = PLAN_NONE;
+	int status = 0, stopped = 0, i = 0, use = PLAN_NONE;
 	uint64_t start = 0, end = 0;
 
-	if (threads < 2 || cli_inputs_recursive || cli_fields_in_order())
-		return cli_each_input(paths, npaths, delim, ordered, events, ctx);
 	if (npaths == 0) {
 		paths = cli_standard_input;
 		npaths = 1;
@@ -226,24 +228,51 @@ int cli_each_input_ranged(char *const *paths, int npaths, char delim, const stru
 		int j = i + 1;
 
 		if (use == PLAN_NONE)
-			use = ranged_plan(paths[i], threads, &start, &end);
+			use = cli_ranged_plan(paths[i], threads, &start, &end);
 		if (use != 1) {
 			status |= use < 0 ? unreadable(paths[i]) :
-				  ranged_input(&run, paths[i], start, end, use, &stopped);
-			run.base += use < 0 ? 0 : end - start;
+				  ranged_input(run, paths[i], start, end, use, &stopped);
+			run->base += use < 0 ? 0 : end - start;
 			i++;
 			use = PLAN_NONE;
 			continue;
 		}
 		/* a run of inputs to read as streams: one ordered pipeline for them all */
-		while (j < npaths && (use = ranged_plan(paths[j], threads, &start, &end)) == 1)
+		while (j < npaths && (use = cli_ranged_plan(paths[j], threads, &start, &end)) == 1)
 			j++;
 		if (j == npaths || use == 1)
 			use = PLAN_NONE;
-		status |= cli_ordered_inputs(paths + i, j - i, delim, ordered, events, ctx, &run.base,
-					 j < npaths, &stopped);
+		status |= cli_ordered_inputs(paths + i, j - i, run->delim, ordered, run->events,
+					 run->ctx, &run->base, j < npaths, &stopped);
 		i = j;
 	}
 	cli_progress_inputs_end();
 	return status;
+}
+
+int cli_each_input_ranged(char *const *paths, int npaths, char delim, const struct cli_stage *ordered,
+			  const struct cli_stage *ranged, const struct cli_input_events *events,
+			  void *ctx)
+{
+	struct ranged_run run = { delim, ranged, events, ctx, 0, 0 };
+	int threads = pipeline_threads();
+
+	if (threads < 2 || cli_inputs_recursive || cli_fields_in_order())
+		return cli_each_input(paths, npaths, delim, ordered, events, ctx);
+	return each_input(&run, paths, npaths, ordered, threads);
+}
+
+int cli_each_batch_ranged(char *const *paths, int npaths, char delim, const struct cli_stage *stage,
+			  void *ctx)
+{
+	struct ranged_run run = { delim, stage, NULL, ctx, 0, 1 };
+
+	if (cli_inputs_recursive || cli_fields_one_stream())
+		return cli_each_batch(paths, npaths, delim, stage, ctx);
+	/*
+	 * With one thread too: the same batches for every thread count, and
+	 * what a program does per batch (bfuniq's over-capacity warning, its
+	 * -v estimate) with them. Planned as for two: more than one range.
+	 */
+	return each_input(&run, paths, npaths, stage, 2);
 }

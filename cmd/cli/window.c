@@ -324,7 +324,7 @@ int cli_window_add_lines(struct window *w, const struct cli_window *cw, const st
 		stage.part = adding_region;
 		stage.parts = (unsigned)threads;
 	}
-	status = cli_each_batch(inputs, ninputs, delim, &stage, &a);
+	status = cli_each_batch_ranged(inputs, ninputs, delim, &stage, &a);
 	owners_free(a.owners);
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&a.keys[i]);

@@ -452,9 +452,9 @@ static ssize_t range_pread(struct lines_reader *r, size_t want)
  * The bytes at buf[end, end + got) were read at file offset at, while
  * skipping: drop those up to the first delimiter, and say whether the
  * range's first record (at or after it) begins before stop. Returns the
- * bytes kept (moved to end), or 0 with r->eof set when the range holds no
+ * bytes kept, or 0 with r->eof set when the range holds no
  * record, or SIZE_MAX when no delimiter came yet and the range may still
- * hold one.
+ * hold one. The bytes kept begin at buf + end, as read bytes do.
  */
 static size_t skip_begun_record(struct lines_reader *r, uint64_t at, size_t got)
 {
@@ -476,7 +476,13 @@ static size_t skip_begun_record(struct lines_reader *r, uint64_t at, size_t got)
 		r->eof = 1;
 		return 0;
 	}
-	memmove(p, p + drop, got - drop);
+	/*
+	 * Nothing is buffered while skipping (start = scanned = end): the
+	 * dropped bytes are passed over, not moved out, which would copy
+	 * most of a range read whole (lines_read_range).
+	 */
+	r->end += drop;
+	r->start = r->scanned = r->end;
 	return got - drop;
 }
 
@@ -744,6 +750,39 @@ long lines_next_owned_within(struct lines_reader *r, struct lines_batch *b, unsi
 		deadline.tv_nsec -= 1000000000;
 	}
 	return next_owned(r, b, &deadline);
+}
+
+/*
+ * lines_read_range: reads until the range's end without handing anything
+ * out, so start stays 0 and refill never moves the bytes; then one
+ * take, as next_owned does. range_refill, not refill: a stop request is
+ * for reads that may block, and a pread of a regular file does not.
+ */
+long lines_read_range(struct lines_reader *r, uint64_t from, uint64_t to, int at_record,
+		      struct lines_batch *b)
+{
+	lines_set_range(r, from, to, at_record);
+	b->n = 0;
+	while (!r->eof) {
+		if (r->end == r->cap && grow(r) < 0)
+			return -1;
+		if (range_refill(r, r->cap - r->end) < 0)
+			return -1;
+	}
+	if (take_all(r, b) < 0)
+		return -1;
+	if (r->start < r->end) {	/* the file's last record, without a delimiter */
+		if (batch_reserve(b) < 0)
+			return -1;
+		b->n += (size_t)take_last(r, b->records + b->n);
+	}
+	if (b->n > LONG_MAX) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	if (b->n > 0 && swap_buffers(r, b) < 0)
+		return -1;
+	return (long)b->n;
 }
 
 void lines_batch_free(struct lines_batch *b)

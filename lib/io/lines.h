@@ -100,6 +100,19 @@ long lines_next_owned(struct lines_reader *r, struct lines_batch *b);
 void lines_batch_free(struct lines_batch *b);
 
 /*
+ * Every record that begins in bytes [from, to) of r's file (r from
+ * lines_open_range; from, to and at_record as for lines_set_range) into b
+ * at once, as lines_next_owned hands out records (b takes the bytes; no
+ * copy), however many reads that takes: a range is one batch, whatever
+ * its records' lengths. Never waits for lines_stop_when_readable's
+ * descriptor: a regular file's range is read whole or not at all.
+ * Returns the count (0: no record begins there), or -1 on a read error
+ * or out of memory (errno set; then r must not be used again).
+ */
+long lines_read_range(struct lines_reader *r, uint64_t from, uint64_t to, int at_record,
+		      struct lines_batch *b);
+
+/*
  * lines_next_owned, but when no record is complete and none completes
  * within timeout_ms, returns LINES_IDLE with b empty (n = 0) instead of
  * waiting on: for a caller with something to do on time while a stream

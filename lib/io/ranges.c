@@ -11,10 +11,16 @@
  *
  * A read error stops every reader at its next call: as with one reader,
  * an input that cannot be read is not read further.
+ *
+ * Read by number (ranges_read), nothing is claimed: the caller says which
+ * range, and the range's records come whole, in one batch, so that
+ * batch i is the same whichever thread reads it.
  */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "pipeline.h"
 #include "ranges.h"
@@ -131,6 +137,67 @@ long ranges_next(struct ranges *rs, int t, struct lines_batch *b)
 		r->active = 0;
 	}
 	return 0;
+}
+
+uint64_t ranges_ordered_step(int fd, uint64_t start, uint64_t end, char delim)
+{
+	char sample[RANGES_ORDERED_SAMPLE];
+	size_t want = end - start < sizeof sample ? (size_t)(end - start) : sizeof sample, got = 0;
+	uint64_t records = 0, step;
+
+	while (got < want) {
+		ssize_t n = pread(fd, sample + got, want - got, (off_t)(start + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return 0;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	for (const char *p = sample, *e = sample + got; p < e; p++) {
+		p = memchr(p, delim, (size_t)(e - p));
+		if (p == NULL)
+			break;
+		records++;
+	}
+	if (records == 0)	/* no record ends in the sample: long ones */
+		return RANGES_ORDERED_MAX;
+	step = (uint64_t)got / records * RANGES_ORDERED_RECORDS;
+	if (step < RANGES_ORDERED_MIN)
+		return RANGES_ORDERED_MIN;
+	return step > RANGES_ORDERED_MAX ? RANGES_ORDERED_MAX : step;
+}
+
+uint64_t ranges_count(const struct ranges *rs)
+{
+	return rs->count;
+}
+
+uint64_t ranges_end_of(const struct ranges *rs, uint64_t i)
+{
+	uint64_t from = rs->start + i * rs->step;
+
+	return i >= rs->count ? rs->end : rs->end - from > rs->step ? from + rs->step : rs->end;
+}
+
+long ranges_read(struct ranges *rs, uint64_t i, int t, struct lines_batch *b)
+{
+	struct reader *r = &rs->readers[t];
+	long n;
+
+	b->n = 0;
+	if (i >= rs->count)
+		return 0;
+	if (r->lines == NULL && (r->lines = lines_open_range(rs->fd, rs->delim)) == NULL) {
+		errno = ENOMEM;
+		return fail(rs);
+	}
+	n = lines_read_range(r->lines, rs->start + i * rs->step, ranges_end_of(rs, i), i == 0, b);
+	if (n < 0)
+		return fail(rs);
+	return n;
 }
 
 int ranges_error(struct ranges *rs)

@@ -397,6 +397,145 @@ static void small_files_get_few_threads(void)
 	CHECK(ranges_step(UINT64_C(1) << 40, 2) == (uint64_t)64 << 20);
 }
 
+/* Range i of rs read with ranges_read by reader t, appended to out; 0 or -1. */
+static int numbered_read(struct ranges *rs, uint64_t i, int t, struct lines_batch *b,
+			 struct recs *out)
+{
+	long n = ranges_read(rs, i, t, b);
+
+	if (n < 0 || (size_t)n != b->n)
+		return -1;
+	for (long k = 0; k < n; k++)
+		if (recs_add(out, b->records[k]) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * Ranges read by number, each whole into one batch: range i's batch is
+ * exactly the records lines_set_range hands out for [from, to) of range
+ * i, whichever reader reads it and in whatever order the ranges are read,
+ * so the batches in number order are the serial read. Files up to 5 MiB
+ * with 1-3 MiB records (longer than the ranges and the 1 MiB buffer).
+ */
+static void numbered_ranges_are_the_same_batches_in_any_order(void)
+{
+	uint64_t rng = 41;
+
+	for (int trial = 0; trial < 18; trial++) {
+		char delim = trial % 3 == 1 ? '\0' : '\n';
+		size_t len, size = trial % 6 == 5 ? 5u << 20 : (size_t)(unit_splitmix64(&rng) % 200000);
+		char *data = make_file(&rng, size, delim, trial % 6 == 5 ? 20 : 0, &len);
+		int fd = data ? unit_temp_file(data, len) : -1;
+		uint64_t step = 1 + unit_splitmix64(&rng) % 30000, count;
+		struct recs want = { 0 }, inorder = { 0 };
+		struct lines_batch b = { 0 };
+		struct lines_reader *one = lines_open_range(fd, delim);
+		struct ranges *rs = ranges_open(fd, 0, len, delim, 3, step);
+
+		free(data);
+		CHECK(fd >= 0 && one != NULL && rs != NULL);
+		CHECK(serial_read(fd, 0, delim, &want) == 0);
+		count = ranges_count(rs);
+		CHECK(count == len / step + (len % step != 0));
+		/* backwards, readers taking turns: each batch against the range read alone */
+		for (uint64_t i = count; i-- > 0;) {
+			struct recs batch = { 0 }, alone = { 0 };
+			uint64_t from = i * step;
+
+			CHECK(numbered_read(rs, i, (int)(i % 3), &b, &batch) == 0);
+			lines_set_range(one, from, ranges_end_of(rs, i), i == 0);
+			CHECK(drain(one, &alone, 1) == 0);
+			CHECKF(recs_equal(&alone, &batch), "trial %d range %llu: %zu records, batch %zu",
+			       trial, (unsigned long long)i, alone.n, batch.n);
+			recs_free(&batch);
+			recs_free(&alone);
+		}
+		for (uint64_t i = 0; i < count; i++)
+			CHECK(numbered_read(rs, i, (int)(i % 2), &b, &inorder) == 0);
+		CHECKF(recs_equal(&want, &inorder), "trial %d: %zu records, numbered ranges gave %zu",
+		       trial, want.n, inorder.n);
+		CHECK(ranges_read(rs, count, 0, &b) == 0 && b.n == 0);
+		CHECK(ranges_error(rs) == 0);
+		recs_free(&want);
+		recs_free(&inorder);
+		lines_batch_free(&b);
+		lines_close(one);
+		ranges_close(rs);
+		close(fd);
+	}
+}
+
+/* A 3 MiB line with no delimiter in 4 KiB ranges: range 0 holds it all, the others nothing. */
+static void numbered_huge_line_is_range_zero(void)
+{
+	size_t len = 3u << 20;
+	char *data = malloc(len);
+	struct lines_batch b = { 0 };
+	struct ranges *rs;
+	int fd;
+
+	CHECK(data != NULL);
+	memset(data, 'y', len);
+	fd = unit_temp_file(data, len);
+	free(data);
+	CHECK(fd >= 0);
+	rs = ranges_open(fd, 0, len, '\n', 1, 4096);
+	CHECK(rs != NULL && ranges_count(rs) == len / 4096);
+	CHECK(ranges_read(rs, 0, 0, &b) == 1 && b.records[0].len == len);
+	CHECK(ranges_read(rs, 1, 0, &b) == 0 && ranges_read(rs, ranges_count(rs) - 1, 0, &b) == 0);
+	CHECK(ranges_end_of(rs, ranges_count(rs) - 1) == len);
+	lines_batch_free(&b);
+	ranges_close(rs);
+	close(fd);
+}
+
+/* A descriptor that cannot be read: ranges_read is -1 with errno, noted for ranges_error. */
+static void numbered_read_error_is_reported(void)
+{
+	struct ranges *rs = ranges_open(-1, 0, 4u << 20, '\n', 1, RANGES_MIN);
+	struct lines_batch b = { 0 };
+
+	CHECK(rs != NULL && ranges_count(rs) == (4u << 20) / RANGES_MIN);
+	errno = 0;
+	CHECK(ranges_ordered_step(-1, 0, 4u << 20, '\n') == 0 && errno == EBADF);
+	errno = 0;
+	CHECK(ranges_read(rs, 2, 0, &b) == -1 && errno == EBADF);
+	CHECK(ranges_error(rs) == EBADF);
+	lines_batch_free(&b);
+	ranges_close(rs);
+}
+
+/*
+ * The ordered range size follows the first 64 KiB's records: 8192 of
+ * their length, within [64 KiB, 1 MiB]; from start, not from 0.
+ */
+static void ordered_step_follows_record_length(void)
+{
+	size_t len = 256u << 10;
+	char *data = malloc(len);
+	int fd;
+
+	CHECK(data != NULL);
+	/* 100-byte records up to 128 KiB, then 10-byte ones */
+	for (size_t i = 0; i < len; i++)
+		data[i] = (i < (128u << 10) ? i % 100 == 99 : i % 10 == 9) ? '\n' : 'a';
+	fd = unit_temp_file(data, len);
+	CHECK(fd >= 0);
+	/* 65536 / 655 records (the 656th ends past the sample) = 100 bytes a record */
+	CHECK(ranges_ordered_step(fd, 0, len, '\n') == 100 * 8192);
+	/* from 128 KiB: 10-byte records, 80 KiB */
+	CHECK(ranges_ordered_step(fd, 128u << 10, len, '\n') == 10 * 8192);
+	/* no delimiter at all: the most */
+	CHECK(ranges_ordered_step(fd, 0, len, '\0') == RANGES_ORDERED_MAX);
+	/* 'a' as the delimiter, records of a byte or none: the least */
+	CHECK(ranges_ordered_step(fd, 0, len, 'a') == RANGES_ORDERED_MIN);
+	/* a short file is sampled whole: the last 100 bytes, 10 records of 10 bytes */
+	CHECK(ranges_ordered_step(fd, len - 100, len, '\n') == 10 * 8192);
+	free(data);
+	close(fd);
+}
+
 void suite_ranges(void)
 {
 	unit_run("ranges: random files in random tilings read as one reader does (order kept)",
@@ -412,4 +551,10 @@ void suite_ranges(void)
 		 read_error_stops_every_reader);
 	unit_run("ranges: small files get few threads, ranges stay within bounds",
 		 small_files_get_few_threads);
+	unit_run("ranges: range i read by number is one batch, the same in any order, by any reader",
+		 numbered_ranges_are_the_same_batches_in_any_order);
+	unit_run("ranges: a 3 MiB line read by number is range 0's one record", numbered_huge_line_is_range_zero);
+	unit_run("ranges: a read by number that fails is -1 with errno", numbered_read_error_is_reported);
+	unit_run("ranges: the ordered range size is 8192 records of the first 64 KiB's length, in bounds",
+		 ordered_step_follows_record_length);
 }
