@@ -101,7 +101,6 @@ struct pipeline {
 	void *ctx;
 	pthread_mutex_t mu;
 	pthread_cond_t changed;
-	pthread_cond_t worked;	/* a slot's last unit is done: for the calling thread */
 	struct slot slots[PIPELINE_SLOTS];
 	unsigned nslots;	/* slots this run uses */
 	unsigned head;		/* next slot to fill */
@@ -166,13 +165,6 @@ static uint64_t gen_bits(uint64_t gen)
 	return gen << INDEX_BITS;
 }
 
-static void wake_caller(struct pipeline *p)
-{
-	pthread_mutex_lock(&p->mu);
-	pthread_cond_signal(&p->worked);
-	pthread_mutex_unlock(&p->mu);
-}
-
 /* Claim and do one chunk of slot's fill number gen; 0 when none was left to claim. */
 static int work_chunk(struct pipeline *p, unsigned slot, uint64_t gen)
 {
@@ -190,9 +182,7 @@ static int work_chunk(struct pipeline *p, unsigned slot, uint64_t gen)
 		to = units - from < CHUNK ? units : from + CHUNK;
 	} while (!atomic_compare_exchange_weak(&s->next, &cur, gen_bits(gen) | to));
 	p->fns->work(p->ctx, slot, from, to);
-	/* the slot's last units: the calling thread may be asleep waiting to consume it */
-	if (atomic_fetch_add(&s->done, to - from) + (to - from) == units)
-		wake_caller(p);
+	atomic_fetch_add(&s->done, to - from);
 	return 1;
 }
 
@@ -458,17 +448,8 @@ static int finish_and_consume(struct pipeline *p, unsigned slot, uint64_t gen)
 
 	while (work_chunk(p, slot, gen))
 		;
-	/*
-	 * Others hold the rest of its units (a whole range of a file, it may
-	 * be): help with other work meanwhile, else sleep until the last
-	 * unit's thread says so (work_chunk), rather than spin.
-	 */
-	while (atomic_load(&s->done) < atomic_load(&s->units)) {
-		pthread_mutex_lock(&p->mu);
-		if (!help_locked(p) && atomic_load(&s->done) < atomic_load(&s->units))
-			pthread_cond_wait(&p->worked, &p->mu);
-		pthread_mutex_unlock(&p->mu);
-	}
+	while (atomic_load(&s->done) < atomic_load(&s->units))
+		sched_yield();
 	if (p->fns->parts > 0)
 		finish_parts(p, slot);
 	return p->fns->consume(p->ctx, slot);
@@ -569,7 +550,6 @@ static void pipeline_init(struct pipeline *p, const struct pipeline_fns *fns, vo
 								      : PIPELINE_SLOTS;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->changed, NULL);
-	pthread_cond_init(&p->worked, NULL);
 	for (unsigned i = 0; i < PIPELINE_SLOTS; i++) {
 		atomic_init(&p->slots[i].units, 0);
 		atomic_init(&p->slots[i].next, 0);
@@ -626,7 +606,6 @@ int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads)
 	}
 	free(workers);
 	free(p.lanes);
-	pthread_cond_destroy(&p.worked);
 	pthread_cond_destroy(&p.changed);
 	pthread_mutex_destroy(&p.mu);
 	return stop;
