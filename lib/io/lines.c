@@ -703,6 +703,18 @@ static size_t owned_read(const struct lines_reader *r)
 	return want > LINES_OWNED_MAX ? LINES_OWNED_MAX : (size_t)want;
 }
 
+/* A batch taken: handed out with the reader's buffer (swap_buffers); its count, or -1. */
+static long hand_out(struct lines_reader *r, struct lines_batch *b)
+{
+	if (b->n > LONG_MAX) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	if (b->n > 0 && swap_buffers(r, b) < 0)
+		return -1;
+	return (long)b->n;
+}
+
 /* lines_next_owned, waiting for input until deadline (NULL: for ever). */
 static long next_owned(struct lines_reader *r, struct lines_batch *b,
 		       const struct timespec *deadline)
@@ -724,13 +736,7 @@ static long next_owned(struct lines_reader *r, struct lines_batch *b,
 		if (got != 0)
 			return got < 0 ? -1 : LINES_IDLE;
 	}
-	if (b->n > LONG_MAX) {
-		errno = EOVERFLOW;
-		return -1;
-	}
-	if (b->n > 0 && swap_buffers(r, b) < 0)
-		return -1;
-	return (long)b->n;
+	return hand_out(r, b);
 }
 
 long lines_next_owned(struct lines_reader *r, struct lines_batch *b)
@@ -776,13 +782,7 @@ long lines_read_range(struct lines_reader *r, uint64_t from, uint64_t to, int at
 			return -1;
 		b->n += (size_t)take_last(r, b->records + b->n);
 	}
-	if (b->n > LONG_MAX) {
-		errno = EOVERFLOW;
-		return -1;
-	}
-	if (b->n > 0 && swap_buffers(r, b) < 0)
-		return -1;
-	return (long)b->n;
+	return hand_out(r, b);
 }
 
 void lines_batch_free(struct lines_batch *b)

@@ -243,6 +243,20 @@ static int reserve(struct piece *j, size_t n)
 	return 0;
 }
 
+/* Piece j takes a batch of n keys (room reserved): blocks in newest, sorted by region; c, w unset. */
+static void sort_piece(struct owners *o, struct piece *j, const struct filter *newest,
+		       const uint64_t *h, size_t n, unsigned char *present)
+{
+	j->c = NULL;
+	j->w = NULL;
+	j->h = h;
+	j->present = present;
+	j->n = n;
+	filter_blocks_of(newest, h, n, j->base);
+	sort_by_region(o, j, newest);
+	j->split = 1;
+}
+
 int owners_split(struct owners *o, unsigned slot, struct cascade *c, const uint64_t *h, size_t n,
 		 unsigned char *present)
 {
@@ -252,14 +266,8 @@ int owners_split(struct owners *o, unsigned slot, struct cascade *c, const uint6
 	if (n < (size_t)o->regions * MIN_PER_REGION || n > room_in_newest(o, c) ||
 	    reserve(j, n) < 0)
 		return 0;
+	sort_piece(o, j, newest, h, n, present);
 	j->c = c;
-	j->w = NULL;
-	j->h = h;
-	j->present = present;
-	j->n = n;
-	filter_blocks_of(newest, h, n, j->base);
-	sort_by_region(o, j, newest);
-	j->split = 1;
 	o->pending += n;
 	return 1;
 }
@@ -274,14 +282,8 @@ int owners_split_window(struct owners *o, unsigned slot, struct window *w, const
 	    !window_regions_take(w, n, now))
 		return 0;
 	newest = w->gen[w->ngen - 1]->stages[0];
-	j->c = NULL;
+	sort_piece(o, j, newest, h, n, present);
 	j->w = w;
-	j->h = h;
-	j->present = present;
-	j->n = n;
-	filter_blocks_of(newest, h, n, j->base);
-	sort_by_region(o, j, newest);
-	j->split = 1;
 	return 1;
 }
 
