@@ -221,8 +221,15 @@ static int reader_fill(struct pipeline *p)
 		pthread_cond_broadcast(&p->changed);
 		return 0;
 	}
-	/* units and done before next: a claimant that sees the new generation sees them */
+	/*
+	 * Close the slot under the new generation before units changes: a
+	 * claimant that read the old `next` and then the new `units` would
+	 * otherwise claim units of this batch as the old one's, and count
+	 * them done twice. Then units and done before next opens it: a
+	 * claimant that sees the new generation sees them.
+	 */
 	s->gen = (s->gen + 1) & (UINT64_MAX >> INDEX_BITS);
+	atomic_store(&s->next, gen_bits(s->gen) | INDEX_MASK);
 	atomic_store(&s->units, p->fill_units);
 	atomic_store(&s->done, 0);
 	atomic_store(&s->parts_done, 0);

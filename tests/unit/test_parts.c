@@ -11,7 +11,8 @@
  * digest must be the one a single thread makes, so a part skipped, done
  * twice or done out of order shows. Beside that the callbacks note the
  * first broken promise (they may run on any thread, so they never CHECK):
- * split before the batch's work was finished, or out of order, or (without
+ * work on more units than the batch has (a unit claimed twice), split
+ * before the batch's work was finished, or out of order, or (without
  * overlap) before the batch before was consumed; a part of a batch not
  * split in parts, or before a whole batch before it was consumed; a
  * consume before all of its batch's parts. Batches are 0..400 units and
@@ -102,8 +103,12 @@ static int parts_fill(void *ctx, unsigned slot, size_t *units)
 static void parts_work(void *ctx, unsigned slot, size_t from, size_t to)
 {
 	struct model *m = ctx;
+	struct batch *b = &m->slots[slot];
+	unsigned before = atomic_fetch_add(&b->worked, (unsigned)(to - from));
 
-	atomic_fetch_add(&m->slots[slot].worked, (unsigned)(to - from));
+	/* beyond the batch: a unit claimed twice, or one of another batch's */
+	if (to > b->units || before + (to - from) > b->units)
+		broken(m, "work ran on more units than its batch has");
 }
 
 static int parts_split(void *ctx, unsigned slot)
