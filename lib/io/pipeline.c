@@ -26,10 +26,11 @@
  * a worker that picked a slot and was then descheduled while the slot was
  * consumed and filled again finds the generation changed and claims
  * nothing, instead of a chunk of a batch it did not look at. Finished
- * units are counted in `done`; the caller waits (yielding) only for chunks
- * others have claimed and not yet finished. Everything else is one mutex
- * and one condition variable, touched once per batch of thousands of
- * lines.
+ * units are counted in `done`; for chunks others have claimed and not yet
+ * finished (a whole range of a file, it may be) the caller takes other
+ * work or sleeps on `worked`, which the thread finishing a slot's last
+ * unit signals. Everything else is one mutex and two condition
+ * variables, touched once per batch of thousands of lines.
  *
  * Ordered parts (pipeline_fns.parts): each part is a lane, worked batch
  * after batch by whichever thread holds it. A lane's `next` is the batch
@@ -58,7 +59,6 @@
  * halt stops and joins them exactly as the end of the run would.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -101,6 +101,7 @@ struct pipeline {
 	void *ctx;
 	pthread_mutex_t mu;
 	pthread_cond_t changed;
+	pthread_cond_t worked;	/* a slot's last unit is done: for the calling thread */
 	struct slot slots[PIPELINE_SLOTS];
 	unsigned nslots;	/* slots this run uses */
 	unsigned head;		/* next slot to fill */
@@ -165,6 +166,13 @@ static uint64_t gen_bits(uint64_t gen)
 	return gen << INDEX_BITS;
 }
 
+static void wake_caller(struct pipeline *p)
+{
+	pthread_mutex_lock(&p->mu);
+	pthread_cond_signal(&p->worked);
+	pthread_mutex_unlock(&p->mu);
+}
+
 /* Claim and do one chunk of slot's fill number gen; 0 when none was left to claim. */
 static int work_chunk(struct pipeline *p, unsigned slot, uint64_t gen)
 {
@@ -182,7 +190,9 @@ static int work_chunk(struct pipeline *p, unsigned slot, uint64_t gen)
 		to = units - from < CHUNK ? units : from + CHUNK;
 	} while (!atomic_compare_exchange_weak(&s->next, &cur, gen_bits(gen) | to));
 	p->fns->work(p->ctx, slot, from, to);
-	atomic_fetch_add(&s->done, to - from);
+	/* the slot's last units: the calling thread may be asleep waiting to consume it */
+	if (atomic_fetch_add(&s->done, to - from) + (to - from) == units)
+		wake_caller(p);
 	return 1;
 }
 
@@ -455,8 +465,17 @@ static int finish_and_consume(struct pipeline *p, unsigned slot, uint64_t gen)
 
 	while (work_chunk(p, slot, gen))
 		;
-	while (atomic_load(&s->done) < atomic_load(&s->units))
-		sched_yield();
+	/*
+	 * Others hold the rest of its units (a whole range of a file, it may
+	 * be): help with other work meanwhile, else sleep until the last
+	 * unit's thread says so (work_chunk), rather than spin.
+	 */
+	while (atomic_load(&s->done) < atomic_load(&s->units)) {
+		pthread_mutex_lock(&p->mu);
+		if (!help_locked(p) && atomic_load(&s->done) < atomic_load(&s->units))
+			pthread_cond_wait(&p->worked, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+	}
 	if (p->fns->parts > 0)
 		finish_parts(p, slot);
 	return p->fns->consume(p->ctx, slot);
@@ -557,6 +576,7 @@ static void pipeline_init(struct pipeline *p, const struct pipeline_fns *fns, vo
 								      : PIPELINE_SLOTS;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->changed, NULL);
+	pthread_cond_init(&p->worked, NULL);
 	for (unsigned i = 0; i < PIPELINE_SLOTS; i++) {
 		atomic_init(&p->slots[i].units, 0);
 		atomic_init(&p->slots[i].next, 0);
@@ -613,6 +633,7 @@ int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads)
 	}
 	free(workers);
 	free(p.lanes);
+	pthread_cond_destroy(&p.worked);
 	pthread_cond_destroy(&p.changed);
 	pthread_mutex_destroy(&p.mu);
 	return stop;
