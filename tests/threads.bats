@@ -620,3 +620,34 @@ same_as_pipe() {
 	expect_eq "stdin from a file, named as from a pipe" "$(cat pipe.err)" \
 		"$(bfuniq -j 4 -n 1e5 --key "$KEY" --json -k .u.id 2>&1 >/dev/null <stream.json)"
 }
+
+# live_first_seen THREADS ARGS...: bfuniq --line-buffered -j THREADS ARGS
+# on a stream that stays open writes each first-seen line at once: the
+# region owners take each batch as the pipe delivers it, however short.
+live_first_seen() {
+	local threads=$1 first="" second="" third=""
+	shift
+	rm -f in.fifo out.fifo
+	mkfifo in.fifo out.fifo
+	# fd 3 belongs to bats: the background job must not hold it
+	bfuniq --key "$KEY" -j "$threads" --line-buffered "$@" <in.fifo >out.fifo 3>&- &
+	local pid=$!
+	exec 7>in.fifo 8<out.fifo
+	printf 'a\na\nb\n' >&7
+	# the writer is still open: the lines can only arrive if bfuniq flushed them
+	read -r -t 60 first <&8 || true
+	read -r -t 60 second <&8 || true
+	printf 'b\nc\n' >&7
+	read -r -t 60 third <&8 || true
+	exec 7>&-
+	wait "$pid" || true
+	exec 8<&-
+	expect_eq "lines on $threads threads ($*), input still open" $'a\nb\nc' \
+		"$first"$'\n'"$second"$'\n'"$third"
+}
+
+@test "threads: bfuniq --line-buffered on a live stream keeps its threads and writes each first-seen line at once (-j 4 and 8, fixed and growing)" {
+	live_first_seen 4 -n 1000 -p 1e-4
+	live_first_seen 8 -n 1000 -p 1e-4
+	live_first_seen 4
+}
