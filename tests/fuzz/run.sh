@@ -26,10 +26,10 @@
 #                 <harness>/crash-*, <harness>.log, lib/ (objects)
 #   FUZZ_CC       clang to use (default clang)
 #   FUZZ_FLAGS    extra libFuzzer flags, e.g. "-max_len=65536"
-#   FUZZ_MERGE_FLAGS  extra flags for the merge, e.g. "-use_counters=0":
-#                 keep inputs for new edges only, not for new hit counts
-#                 of an edge (the formats corpus: 146 inputs for its 520
-#                 edges, where counts kept 856)
+#   FUZZ_MERGE_FLAGS  flags for the merge; by default "-use_counters=0"
+#                 for formats (keep inputs for new edges only, not for new
+#                 hit counts of an edge: 146 inputs for its 520 edges,
+#                 where counts kept 856) and none for the others
 #   FUZZ_NICE     run the fuzzers under nice -n FUZZ_NICE (default 0)
 #
 # The library is built with -DBFTOOLS_IO_BUFFER=65536 (lib/base/iosize.h):
@@ -143,8 +143,10 @@ wait
 merge() {
 	new="$work/$1/merged"
 	rm -rf "$new" && mkdir -p "$new" || return 1
-	# shellcheck disable=SC2086 # FUZZ_MERGE_FLAGS is a list of words
-	"$work/fuzz_$1" -merge=1 ${FUZZ_MERGE_FLAGS:-} "$new" "$here/corpus/$1" "$work/$1/corpus" >"$work/$1.merge.log" 2>&1 ||
+	flags=${FUZZ_MERGE_FLAGS-}
+	[ -z "${FUZZ_MERGE_FLAGS+set}" ] && [ "$1" = formats ] && flags=-use_counters=0
+	# shellcheck disable=SC2086 # the flags are a list of words
+	"$work/fuzz_$1" -merge=1 $flags "$new" "$here/corpus/$1" "$work/$1/corpus" >"$work/$1.merge.log" 2>&1 ||
 		return 1
 	# regression inputs, and the hand-made files tests use by name, stay
 	find "$here/corpus/$1" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'crafted-*' \) \
