@@ -243,7 +243,10 @@ static int reserve(struct piece *j, size_t n)
 	return 0;
 }
 
-/* Piece j takes a batch of n keys (room reserved): blocks in newest, sorted by region; c, w unset. */
+/*
+ * Piece j takes a batch of n keys (room reserved): blocks in newest,
+ * sorted by region; c and w cleared, for the caller to set the one it has.
+ */
 static void sort_piece(struct owners *o, struct piece *j, const struct filter *newest,
 		       const uint64_t *h, size_t n, unsigned char *present)
 {
