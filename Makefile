@@ -141,6 +141,17 @@ bench: all
 bench-threads: all
 	@sh tests/bench/threads.sh
 
+# build/lent/: static programs, gen and cputime for a lent many-core machine
+# that has no compiler (tests/bench/threads-lent.sh runs there).
+LENT_PROGRAMS = bfbuild bfgrep bfuniq bfcount
+.PHONY: bench-threads-static
+bench-threads-static: deps-build
+	$(MAKE) O=build/static LDFLAGS=-static $(LENT_PROGRAMS:%=build/static/cmd/%)
+	@mkdir -p build/lent
+	cp $(LENT_PROGRAMS:%=build/static/cmd/%) build/lent/
+	$(CC) -O2 -std=c11 $(DEFS) -static -o build/lent/gen tests/bench/gen.c -lm
+	$(CC) -O2 -std=c11 $(DEFS) -static -o build/lent/cputime tests/bench/cputime.c
+
 fuzz: deps-check
 	@sh tests/fuzz/run.sh
 

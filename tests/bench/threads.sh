@@ -20,8 +20,14 @@
 #                      reading the corpus through a pipe, with the big
 #                      filter, beside a `cat | wc -l` row, their floor;
 #                      0 leaves them out
+#   THREADS_PIPE_CAPACITY  the pipe rows' -n (default: the big filter's);
+#                      1e9 with a corpus of 1e8 lines is issue 36's cut of
+#                      its 1e9-line pipe job
+#   THREADS_PIPE_LIST  the pipe rows' thread counts (default THREADS_LIST)
 #   THREADS_RUNS       rounds (default 3): the median is reported
 #   THREADS_LIST       thread counts (default "1 2 4 8 16" up to the CPUs)
+#   THREADS_PROGRAMS   which rows (default "bfbuild bfgrep bfuniq bfcount")
+#   THREADS_SHAPES     which filters (default "small big"; empty: none)
 #   BENCH_DIR          work directory (default build/bench/), shared with
 #                      make bench: the corpus is cached there
 #   THREADS_OUT        where bfbuild writes its filters (default a
@@ -29,7 +35,9 @@
 #                      ends in fsync, which on a busy disk costs seconds
 #                      that have nothing to do with threads)
 #
-# Needs /usr/bin/time (GNU time, for the CPU time).
+# Needs a C compiler for gen.c and cputime.c (the stopwatch), or both
+# already built in BENCH_DIR and newer than their sources (a lent machine
+# with no compiler: see the README's Threads section).
 #
 # Method. Every command runs in rounds, its thread counts alternating
 # within a round (1 2 4 ... 1 2 4 ...), so a change in the machine's load
@@ -40,7 +48,7 @@
 #     lines / (median time with the corpus - median time with no input):
 # the lines per second of the streaming itself, which is what the threads
 # change. CPU/line is the same difference in CPU time (user + system, from
-# /usr/bin/time) per line: on a machine shared with other work the wall
+# cputime.c) per line: on a machine shared with other work the wall
 # times say how much of it a program got, CPU/line what each line cost
 # (threads cost some: atomics, waiting, cache lines moving between cores). The corpus is read once before timing (page cache). bfgrep's
 # filters hold the first 1% of the corpus's distinct lines, built once;
@@ -89,16 +97,17 @@ fi
 for n in $list; do
 	case $n in '' | *[!0-9]* | 0) die "THREADS_LIST: '$n' is not a thread count" ;; esac
 done
-[ -x /usr/bin/time ] || die "needs /usr/bin/time for the CPU times (Debian: apt-get install time)"
 dir=${BENCH_DIR:-$root/build/bench}
 mkdir -p "$dir/out" || die "cannot make $dir"
 cd "$dir" || die "cannot enter $dir"
 
-# gen.c, compiled as make bench does.
-if ! [ -x gen ] || [ -n "$(find "$here/gen.c" -newer gen 2>/dev/null)" ]; then
-	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -o gen "$here/gen.c" ||
-		die "cannot compile $here/gen.c"
-fi
+# gen.c and cputime.c, compiled as make bench does gen.c.
+for tool in gen cputime; do
+	if ! [ -x $tool ] || [ -n "$(find "$here/$tool.c" -newer $tool 2>/dev/null)" ]; then
+		${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -o $tool "$here/$tool.c" -lm ||
+			die "cannot compile $here/$tool.c"
+	fi
+done
 corpus=corpus-$lines.txt
 if ! [ -s "$corpus" ] || [ -n "$(find gen -newer "$corpus" 2>/dev/null)" ]; then
 	say "generating $corpus"
@@ -130,13 +139,9 @@ grep_filter() {
 	echo "$f"
 }
 
-now_ns() { date +%s%N; }
-
 # run_once CMD: CMD's wall time and CPU time (user + system) in seconds; dies if it fails.
 run_once() {
-	t0=$(now_ns)
-	/usr/bin/time -f '%U %S' -o cpu.txt sh -c "$1" || die "failed: $1"
-	awk -v a="$t0" -v b="$(now_ns)" '{ printf "%.4f %.4f\n", (b - a) / 1e9, $1 + $2 }' cpu.txt
+	./cputime "$1" || die "failed: $1"
 }
 
 # median COLUMN: the median of that column of standard input.
@@ -190,20 +195,36 @@ shapes() {
 	UNIQ="-n $((mb * 8000000 / 21 * 2)) -p 1e-2"
 }
 
-for which in small big; do
+programs=${THREADS_PROGRAMS:-bfbuild bfgrep bfuniq bfcount}
+wants() { case " $programs " in *" $1 "*) return 0 ;; esac; return 1; }
+for which in ${THREADS_SHAPES-small big}; do
 	shapes "$which"
-	f=$(grep_filter "$BUILD" "$(printf '%s' "$SIZE" | tr -d ' ')")
-	measure "bfbuild, $SIZE" "bfbuild -j @J@ $BUILD --key $KEY -o $out/build.bf @IN@"
-	measure "bfgrep -c, $SIZE" "bfgrep -j @J@ -c -f $f @IN@ >out/grep.txt || [ \$? -eq 1 ]"
-	measure "bfuniq, $SIZE" "bfuniq -j @J@ $UNIQ --key $KEY @IN@ >out/uniq.txt"
+	if wants bfbuild; then
+		measure "bfbuild, $SIZE" "bfbuild -j @J@ $BUILD --key $KEY -o $out/build.bf @IN@"
+	fi
+	if wants bfgrep; then
+		f=$(grep_filter "$BUILD" "$(printf '%s' "$SIZE" | tr -d ' ')")
+		measure "bfgrep -c, $SIZE" "bfgrep -j @J@ -c -f $f @IN@ >out/grep.txt || [ \$? -eq 1 ]"
+	fi
+	if wants bfuniq; then
+		measure "bfuniq, $SIZE" "bfuniq -j @J@ $UNIQ --key $KEY @IN@ >out/uniq.txt"
+	fi
 done
 if [ "${THREADS_PIPE:-1}" = 1 ]; then
 	# the same jobs through a pipe (one reader), beside the pipe's own floor
+	shapes big
+	if [ -n "${THREADS_PIPE_CAPACITY:-}" ]; then
+		n=$(whole "$THREADS_PIPE_CAPACITY") || die "THREADS_PIPE_CAPACITY: want a number of keys, like 1e9"
+		SIZE="-n $n" BUILD="-n $n -p 1e-4" UNIQ="-n $n -p 1e-4"
+	fi
 	all=$list
 	list=1
 	measure "cat | wc -l" "cat @IN@ | wc -l >out/wc.txt"
+	list=${THREADS_PIPE_LIST:-$all}
+	wants bfbuild && measure "cat | bfbuild, $SIZE" "cat @IN@ | bfbuild -j @J@ $BUILD --key $KEY -o $out/build.bf"
+	wants bfuniq && measure "cat | bfuniq, $SIZE" "cat @IN@ | bfuniq -j @J@ $UNIQ --key $KEY >out/uniq.txt"
 	list=$all
-	measure "cat | bfbuild, $SIZE" "cat @IN@ | bfbuild -j @J@ $BUILD --key $KEY -o $out/build.bf"
-	measure "cat | bfuniq, $SIZE" "cat @IN@ | bfuniq -j @J@ $UNIQ --key $KEY >out/uniq.txt"
 fi
-measure "bfcount (sketch)" "bfcount -j @J@ @IN@ >out/count.txt"
+if wants bfcount; then
+	measure "bfcount (sketch)" "bfcount -j @J@ @IN@ >out/count.txt"
+fi
