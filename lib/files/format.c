@@ -633,13 +633,13 @@ static int encode_window_checked(const struct window *w, unsigned char h[HEADERS
 
 /*
  * The gzip member (pgzip.c), and buffers for byte-swapping words on
- * big-endian hosts: two, as pgzip's worker may still be deflating one chunk
- * while the next is swapped.
+ * big-endian hosts: one more than pgzip keeps in flight, as its threads
+ * may still be deflating those chunks while the next is swapped.
  */
 struct gz_out {
 	struct pgzip *pz;
-	uint64_t *swap[2];	/* big-endian hosts: byte-swapped chunks, in turn */
-	unsigned next_swap;
+	uint64_t **swap;	/* big-endian hosts: nswap byte-swapped chunks, in turn */
+	unsigned nswap, next_swap;
 };
 
 _Static_assert(IO_CHUNK <= PGZIP_PIECE_MAX, "a chunk is one pgzip piece");
@@ -667,7 +667,7 @@ static const unsigned char *chunk_bytes(struct gz_out *w, const uint64_t *words,
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	uint64_t *swapped = w->swap[w->next_swap];
 
-	w->next_swap ^= 1;
+	w->next_swap = (w->next_swap + 1) % w->nswap;
 	for (size_t i = 0; i < nwords; i++)
 		swapped[i] = __builtin_bswap64(words[i]);
 	return (const unsigned char *)swapped;
@@ -721,8 +721,9 @@ static int write_payload(struct gz_out *w, const struct filter *f, const char **
 static void gz_out_close(struct gz_out *w)
 {
 	pgzip_close(w->pz);
-	free(w->swap[0]);
-	free(w->swap[1]);
+	for (unsigned i = 0; i < w->nswap; i++)
+		free(w->swap[i]);
+	free(w->swap);
 }
 
 /*
@@ -733,17 +734,21 @@ static void gz_out_close(struct gz_out *w)
 static int gz_out_open(struct gz_out *w, int fd, int direct, uint64_t pieces, const char **errstr)
 {
 	memset(w, 0, sizeof *w);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	if ((w->swap[0] = malloc(IO_CHUNK)) == NULL || (w->swap[1] = malloc(IO_CHUNK)) == NULL) {
-		gz_out_close(w);
-		return bad(errstr, strerror(ENOMEM));
-	}
-#endif
 	w->pz = pgzip_open(fd, pipeline_threads(), Z_RLE, direct, pieces, errstr);
 	if (w->pz == NULL) {
 		gz_out_close(w);
 		return -1;
 	}
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w->swap = calloc(pgzip_in_flight(w->pz) + 1, sizeof *w->swap);
+	for (w->nswap = 0; w->swap != NULL && w->nswap <= pgzip_in_flight(w->pz); w->nswap++)
+		if ((w->swap[w->nswap] = malloc(IO_CHUNK)) == NULL)
+			break;
+	if (w->swap == NULL || w->nswap <= pgzip_in_flight(w->pz)) {
+		gz_out_close(w);
+		return bad(errstr, strerror(ENOMEM));
+	}
+#endif
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pgzip.h - one gzip member deflated on two threads, pigz-style.
+ * pgzip.h - one gzip member deflated on many threads, pigz-style.
  *
  * The caller hands in pieces of content in order, each with its own
  * compression level. Every piece is raw-deflated on its own (no dictionary
@@ -20,9 +20,9 @@
  * has none, and those are the only bytes that differ.
  *
  * Threads: the calling thread does all the writing (write(2) errors are
- * strerror(errno), as in gzout.c) and every other piece's deflate; a worker
- * thread, with all signals blocked, deflates the rest. No printing, no
- * exit: failures return -1 with a static message.
+ * strerror(errno), as in gzout.c), and deflates pieces while it would
+ * otherwise wait; threads - 1 workers, with all signals blocked, deflate
+ * the rest. No printing, no exit: failures return -1 with a static message.
  */
 #ifndef BFTOOLS_PGZIP_H
 #define BFTOOLS_PGZIP_H
@@ -36,13 +36,20 @@ extern "C" {
 
 /* The largest piece pgzip_write takes (output buffers are sized for it). */
 #define PGZIP_PIECE_MAX ((size_t)1 << 20)
+/*
+ * Threads a member is deflated on at most: 32 outrun the writes of a
+ * 16-core machine; each holds a zlib stream (~400 KiB) and two output
+ * buffers of up to 1.2 MiB.
+ */
+#define PGZIP_THREADS_MAX 32
 
 struct pgzip;
 
 /*
  * Write the gzip header to fd and get ready to deflate with strategy
- * (Z_RLE, ...). threads is 1 or 2; 2 falls back to 1 if the worker thread
- * cannot start (same bytes). direct: write around the page cache where
+ * (Z_RLE, ...). threads: 1 to deflate on the calling thread alone, more
+ * for as many in all (at most PGZIP_THREADS_MAX; fewer if workers cannot
+ * start: same bytes). direct: write around the page cache where
  * the file allows (gzout_sink_direct: fd must be the caller's own new
  * regular file); the bytes are the same either way. pieces: how many
  * pgzip_write calls will follow (for the index; 0 for none). NULL with
@@ -53,12 +60,16 @@ struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, uint64_t
 
 /*
  * Add len bytes (at most PGZIP_PIECE_MAX) as one piece deflated at level
- * (0..9; 0 is stored). data must stay valid and unchanged until the next
- * pgzip_write, pgzip_finish or pgzip_close returns: at most one piece is in
- * flight on the worker when this returns. Returns 0, or -1 with *errstr;
- * after a failure, only pgzip_close.
+ * (0..9; 0 is stored). data must stay valid and unchanged until
+ * pgzip_in_flight(z) more pgzip_write calls, or pgzip_finish or
+ * pgzip_close, have returned: that many pieces may be waiting or being
+ * deflated when this returns. Returns 0, or -1 with *errstr; after a
+ * failure, only pgzip_close.
  */
 int pgzip_write(struct pgzip *z, const void *data, size_t len, int level, const char **errstr);
+
+/* How many pieces may be in flight after a pgzip_write returns (1 with no workers). */
+unsigned pgzip_in_flight(const struct pgzip *z);
 
 /*
  * A whole file of one gzip member, on this thread: head then payload (any
