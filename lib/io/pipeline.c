@@ -284,8 +284,9 @@ static void lane_step(struct pipeline *p, unsigned i, uint64_t seq)
 
 	if (atomic_load(&s->tag) == (seq << 2 | SPLIT_PARTS)) {
 		p->fns->part(p->ctx, slot, i);
+		/* the calling thread may wait to consume it; no one else waits on parts done */
 		if (atomic_fetch_add(&s->parts_done, 1) + 1 == p->fns->parts)
-			wake_all(p);	/* the calling thread may wait to consume it */
+			wake_caller(p);
 	}
 	atomic_store(&p->lanes[i].next, seq + 1);
 }
@@ -343,6 +344,26 @@ static int help_locked(struct pipeline *p)
 	pthread_mutex_unlock(&p->mu);
 	while (work_chunk(p, (unsigned)slot, gen))
 		;
+	pthread_mutex_lock(&p->mu);
+	return 1;
+}
+
+/*
+ * The calling thread's help while it waits for its oldest batch: parts
+ * only once two workers or more share the rest. A unit may be a whole
+ * range of a file (8192 lines: half a millisecond), and every batch
+ * after waits on the calling thread's split and consume: with 16
+ * threads, one unit taken here stalled the ordered step for several
+ * batches' worth of the others' work. Locked, as help_locked.
+ */
+static int help_ordered_locked(struct pipeline *p)
+{
+	if (p->nworkers < 2)
+		return help_locked(p);
+	if (p->fns->parts == 0 || !parts_ready(p))
+		return 0;
+	pthread_mutex_unlock(&p->mu);
+	(void)help_parts(p, first_lane % p->fns->parts);
 	pthread_mutex_lock(&p->mu);
 	return 1;
 }
@@ -447,9 +468,11 @@ static void finish_parts(struct pipeline *p, unsigned slot)
 	       atomic_load(&s->parts_done) < p->fns->parts) {
 		if (help_parts(p, first_lane))
 			continue;
+		/* parts come due only by this thread's split: the last part of s wakes it (lane_step) */
 		pthread_mutex_lock(&p->mu);
-		if (!help_locked(p) && atomic_load(&s->parts_done) < p->fns->parts && !parts_ready(p))
-			pthread_cond_wait(&p->changed, &p->mu);
+		if (!help_ordered_locked(p) && atomic_load(&s->parts_done) < p->fns->parts &&
+		    !parts_ready(p))
+			pthread_cond_wait(&p->worked, &p->mu);
 		pthread_mutex_unlock(&p->mu);
 		split_ready(p);
 	}
@@ -472,7 +495,7 @@ static int finish_and_consume(struct pipeline *p, unsigned slot, uint64_t gen)
 	 */
 	while (atomic_load(&s->done) < atomic_load(&s->units)) {
 		pthread_mutex_lock(&p->mu);
-		if (!help_locked(p) && atomic_load(&s->done) < atomic_load(&s->units))
+		if (!help_ordered_locked(p) && atomic_load(&s->done) < atomic_load(&s->units))
 			pthread_cond_wait(&p->worked, &p->mu);
 		pthread_mutex_unlock(&p->mu);
 	}
