@@ -593,6 +593,7 @@ int main(int argc, char **argv)
 		cli_load_any(opt.filters[j], &g.filters[j], &g.windows[j], NULL);
 	g.now = cli_window_clock(&opt.win);
 	cli_stdout_init(&g.out, opt.line_buffered);
+	cli_stdout_async(&g.out);
 	/* as grep: -m 0 reads nothing and selects nothing, but -L lists the FILEs */
 	input_status = opt.max_count == 0 && opt.list != LIST_NONMATCHING ? 0 : select_lines(&g);
 	cli_stdout_finish(&g.out);

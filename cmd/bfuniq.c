@@ -624,6 +624,7 @@ int main(int argc, char **argv)
 	if (opt.verbose && u.window)
 		window_track_loss(u.window);
 	cli_stdout_init(&u.out, opt.line_buffered);
+	cli_stdout_async(&u.out);
 	running = &u;
 	cli_progress_detail = uniq_progress;
 	u.hasher = u.window ? window_hasher(u.window) : cascade_hasher(u.seen);

@@ -464,6 +464,15 @@ void cli_keys_free(struct cli_keys *k);
 
 /* stdout through a checked writer. */
 void cli_stdout_init(struct writer *w, int line_buffered);
+/*
+ * For a program whose output comes from its one ordered thread (bfuniq,
+ * bfgrep's lines): with CLI_ASYNC_THREADS threads or more and no line
+ * buffering, stdout's write(2) goes to a thread of its own
+ * (writer_async), best effort. Fewer threads keep it on the calling
+ * thread: on two cores a third thread only takes turns with the others.
+ */
+#define CLI_ASYNC_THREADS 4
+void cli_stdout_async(struct writer *w);
 /* Flush, then exit 2 on any write error ("PROG: write error: ..."). */
 void cli_stdout_finish(struct writer *w);
 /* A write failed: report and exit 2. */

@@ -100,4 +100,8 @@ int cli_ranged_plan(const char *path, int threads, uint64_t *start, uint64_t *en
 int cli_read_in_order(const char *path, int fd, uint64_t start, uint64_t end, char delim,
 		      const struct cli_stage *stage, void *ctx, uint64_t base, int *stopped);
 
+/* output.c */
+/* stdout's writing thread, if any, done and stopped (for cli_fatal, before exit). */
+void cli_stdout_halt(void);
+
 #endif

@@ -60,6 +60,7 @@ void cli_fatal(const char *fmt, ...)
 	vreport(fmt, ap);
 	va_end(ap);
 	pipeline_halt();	/* called from consume: no other thread may run on in exit(3) */
+	cli_stdout_halt();
 	exit(EXIT_TROUBLE);
 }
 

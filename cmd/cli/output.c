@@ -17,6 +17,23 @@ void cli_stdout_init(struct writer *w, int line_buffered)
 	w->line_buffered = line_buffered;
 }
 
+/* stdout's writer while it writes on a thread of its own, for cli_stdout_halt */
+static struct writer *async_out;
+
+void cli_stdout_async(struct writer *w)
+{
+	/* if the thread cannot start, output stays on this thread: the same bytes */
+	if (!w->line_buffered && pipeline_threads() >= CLI_ASYNC_THREADS && writer_async(w) == 0)
+		async_out = w;
+}
+
+void cli_stdout_halt(void)
+{
+	if (async_out != NULL)
+		writer_sync(async_out);
+	async_out = NULL;
+}
+
 void cli_write_error(int err)
 {
 	cli_fatal("write error: %s", strerror(err));
@@ -24,6 +41,8 @@ void cli_write_error(int err)
 
 void cli_stdout_finish(struct writer *w)
 {
+	if (w == async_out)
+		async_out = NULL;
 	if (writer_finish(w) < 0)
 		cli_write_error(errno);
 	cli_stdio_finish();
