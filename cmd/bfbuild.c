@@ -783,6 +783,8 @@ static void add_lines(struct build *b, const struct options *opt)
 		status = cli_each_input_ranged(opt->inputs, opt->ninputs, opt->delim, &stage, &ranged,
 					       NULL, b);
 	} else {
+		/* an ordered run: its calling thread is the ceiling past 8 (pipeline.h) */
+		pipeline_set_default_max(PIPELINE_THREADS_ORDERED_MAX);
 		b->owners = share_out(b);
 		/*
 		 * Regions of a batch never run beside the consume before it:

@@ -601,6 +601,8 @@ int main(int argc, char **argv)
 	int input_status;
 
 	cli_init(argv[0]);
+	/* its ordered step is its ceiling: fastest at 8 threads of 16 (pipeline.h) */
+	pipeline_set_default_max(PIPELINE_THREADS_ORDERED_MAX);
 	cli_dcso_readable();	/* a DCSO STATE is added to and written back as such */
 	parse_options(&opt, argc, argv);
 	u.opt = &opt;

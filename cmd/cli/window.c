@@ -311,8 +311,12 @@ int cli_window_add_lines(struct window *w, const struct cli_window *cw, const st
 		.prepare = adding_prepare, .work = adding_hash, .consume = adding_consume
 	};
 	struct window_adding a = { .w = w, .cw = cw, .spec = spec, .counts = counts };
-	int status, threads = pipeline_threads();
+	int status, threads;
 	const char *why;
+
+	/* an ordered run: its calling thread is the ceiling past 8 (pipeline.h) */
+	pipeline_set_default_max(PIPELINE_THREADS_ORDERED_MAX);
+	threads = pipeline_threads();
 
 	memset(counts, 0, sizeof *counts);
 	a.hasher = window_hasher(w);

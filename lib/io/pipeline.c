@@ -744,6 +744,13 @@ int pipeline_run_free(const struct pipeline_free_fns *fns, void *ctx, int thread
 
 /* pipeline_set_threads: 0 (the default) leaves the choice below. */
 static int threads_set;
+/* pipeline_set_default_max's ceiling */
+static int default_max = PIPELINE_THREADS_DEFAULT_MAX;
+
+void pipeline_set_default_max(int max)
+{
+	default_max = max < 1 ? 1 : max > PIPELINE_THREADS_DEFAULT_MAX ? PIPELINE_THREADS_DEFAULT_MAX : max;
+}
 
 void pipeline_set_threads(int threads)
 {
@@ -787,5 +794,5 @@ int pipeline_threads(void)
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (cpus < 1)
 		return 1;
-	return cpus < PIPELINE_THREADS_DEFAULT_MAX ? (int)cpus : PIPELINE_THREADS_DEFAULT_MAX;
+	return cpus < default_max ? (int)cpus : default_max;
 }

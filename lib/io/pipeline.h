@@ -34,10 +34,16 @@ extern "C" {
 #define PIPELINE_THREADS_MAX 256
 
 /*
- * The default's ceiling: past about 8 threads one reader splitting lines
- * (~10-20 ns a line) and one ordered consumer are the limit, not hashing.
+ * The default's ceiling, measured on 16 cores (README, Threads): jobs that
+ * share their lines out in any order (bfbuild into a fixed filter, bfgrep
+ * -c, bfcount) gained up to 16 threads (10x, 16x, 11x over one); a run
+ * whose ordered step is its ceiling (bfuniq, and every run that splits
+ * its batches by region) was fastest at 8 and slower past it, so those
+ * lower the default to PIPELINE_THREADS_ORDERED_MAX
+ * (pipeline_set_default_max).
  */
-#define PIPELINE_THREADS_DEFAULT_MAX 8
+#define PIPELINE_THREADS_DEFAULT_MAX 16
+#define PIPELINE_THREADS_ORDERED_MAX 8
 
 struct pipeline_fns {
 	/*
@@ -139,9 +145,16 @@ void pipeline_halt(void);
  * environment variable BFTOOLS_THREADS when it is a whole number
  * 1..PIPELINE_THREADS_MAX (other values are ignored here: the programs
  * refuse them, see pipeline_parse_threads); else the CPUs online, at most
- * PIPELINE_THREADS_DEFAULT_MAX.
+ * PIPELINE_THREADS_DEFAULT_MAX or what pipeline_set_default_max chose.
  */
 int pipeline_threads(void);
+
+/*
+ * Lower (or raise, up to PIPELINE_THREADS_DEFAULT_MAX) the ceiling of the
+ * default thread count for this process; -j and BFTOOLS_THREADS still
+ * choose any count. A program calls it before its first pipeline_threads.
+ */
+void pipeline_set_default_max(int max);
 
 /*
  * Override pipeline_threads for this process: 1..PIPELINE_THREADS_MAX, or

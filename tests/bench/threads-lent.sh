@@ -27,6 +27,7 @@
 #                    is in the 2-core tables already)
 #   LENT_PIPE_LIST   the pipe rows' thread counts (default 8 16, or the CPUs)
 #   LENT_SECONDS     no part starts after this many seconds (default 330)
+#   LENT_PARTS       which parts, in order (default "ordered pipe unordered")
 set -u
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -60,6 +61,7 @@ pipe_list=${LENT_PIPE_LIST:-$([ "$cpus" -ge 16 ] && echo 8 16 || echo "$cpus")}
 part() {
 	name=$1
 	shift
+	case " ${LENT_PARTS:-ordered pipe unordered} " in *" $name "*) ;; *) return ;; esac
 	if [ $(($(date +%s) - start)) -ge "${LENT_SECONDS:-330}" ]; then
 		say "$name: skipped, past LENT_SECONDS"
 		return

@@ -677,6 +677,32 @@ static void threads_follow_the_environment(void)
 	       "abc, 0, 100000 give %d, %d, %d, not the CPU default %d", junk, zero, huge, cpus);
 }
 
+/* A lower default ceiling (bfuniq's 8) caps the CPU default only; -j and BFTOOLS_THREADS still choose. */
+static void a_default_ceiling_caps_only_the_default(void)
+{
+	const char *old = getenv("BFTOOLS_THREADS");
+	char *saved = old ? strdup(old) : NULL;
+	int capped, env, set, back;
+
+	CHECK(old == NULL || saved != NULL);
+	set_threads_env(NULL);
+	pipeline_set_default_max(1);
+	capped = pipeline_threads();
+	set_threads_env("5");
+	env = pipeline_threads();
+	pipeline_set_threads(6);
+	set = pipeline_threads();
+	pipeline_set_threads(0);
+	set_threads_env(NULL);
+	pipeline_set_default_max(PIPELINE_THREADS_DEFAULT_MAX + 100);	/* never above the ceiling */
+	back = pipeline_threads();
+	set_threads_env(saved);
+	free(saved);
+	CHECKF(capped == 1, "a ceiling of 1 gives %d", capped);
+	CHECK(env == 5 && set == 6);
+	CHECKF(back >= 1 && back <= PIPELINE_THREADS_DEFAULT_MAX, "%d threads", back);
+}
+
 /* Thread counts as users write them: digits, 1..PIPELINE_THREADS_MAX. */
 static void thread_counts_parse(void)
 {
@@ -823,6 +849,8 @@ static void free_runs(void)
 
 void suite_pipeline(void)
 {
+	unit_run("pipeline: a program's lower default ceiling caps the CPU default, never -j or BFTOOLS_THREADS",
+		 a_default_ceiling_caps_only_the_default);
 	unit_run("pipeline: order-free runs on 1..16 threads (40 capped to 16): every batch once, each slot on one thread, a stop returned and few fills after it", free_runs);
 	unit_run("pipeline: 1 thread: 10,000 batches of 0..3000 units: each unit worked once, batches complete and consumed in order", order_1);
 	unit_run("pipeline: 2 threads: 10,000 batches of 0..3000 units: each unit worked once, batches complete and consumed in order", order_2);
