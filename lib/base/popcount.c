@@ -3,8 +3,13 @@
  * popcount.c - bits set in an array of words. Without -mpopcnt the
  * builtin is a libgcc routine, so on x86-64 a copy of the loop compiled
  * for the popcnt instruction is chosen at run time when the CPU has it.
+ * A long array is counted a span at a time, and spans of a mapping never
+ * written are skipped unread (untouched.h): they hold no bits, and
+ * reading them would back gigabytes of an empty filter with zero pages.
  */
 #include "popcount.h"
+
+#include "untouched.h"
 
 #define POPCOUNT_LOOP(name, attr)                                                 \
 	attr static uint64_t name(const uint64_t *w, uint64_t n)                 \
@@ -19,7 +24,7 @@ POPCOUNT_LOOP(popcount_portable, )
 #if defined(__x86_64__) && defined(__GNUC__)
 POPCOUNT_LOOP(popcount_hardware, __attribute__((target("popcnt"))))
 
-uint64_t popcount_words(const uint64_t *w, uint64_t n)
+static uint64_t count_span(const uint64_t *w, uint64_t n)
 {
 	static int has_popcnt = -1;
 
@@ -30,8 +35,22 @@ uint64_t popcount_words(const uint64_t *w, uint64_t n)
 	return has_popcnt ? popcount_hardware(w, n) : popcount_portable(w, n);
 }
 #else
-uint64_t popcount_words(const uint64_t *w, uint64_t n)
+static uint64_t count_span(const uint64_t *w, uint64_t n)
 {
 	return popcount_portable(w, n);
 }
 #endif
+
+uint64_t popcount_words(const uint64_t *w, uint64_t n)
+{
+	const uint64_t span = UNTOUCHED_SPAN / 8;
+	uint64_t total = 0;
+
+	for (uint64_t i = 0; i < n; i += span) {
+		uint64_t len = n - i < span ? n - i : span;
+
+		if (len < span || !untouched(w + i, (size_t)len * 8))
+			total += count_span(w + i, len);
+	}
+	return total;
+}

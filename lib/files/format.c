@@ -162,6 +162,7 @@
 #include "layout.h"
 #include "pgzip.h"
 #include "readpath.h"
+#include "untouched.h"
 #include "pipeline.h"
 #include "siphash.h"
 #include "sketch.h"
@@ -702,6 +703,21 @@ static void progress_step(int saving, uint64_t bytes)
 		progress_fn(progress_ctx, saving, progress_done, progress_total);
 }
 
+/*
+ * Whether a chunk is all zero bits, without backing its memory: pages
+ * never written hold zeros (untouched.h); the rest are read, stopping at
+ * the first word set (at once, in a used chunk).
+ */
+static int chunk_is_zero(const uint64_t *words, size_t nwords)
+{
+	if (untouched(words, nwords * 8))
+		return 1;
+	for (size_t i = 0; i < nwords; i++)
+		if (words[i] != 0)
+			return 0;
+	return 1;
+}
+
 static int write_payload(struct gz_out *w, const struct filter *f, const char **errstr)
 {
 	uint64_t nwords = filter_bytes(f) / 8, chunk = IO_CHUNK / 8;
@@ -709,9 +725,15 @@ static int write_payload(struct gz_out *w, const struct filter *f, const char **
 	for (uint64_t i = 0; i < nwords; i += chunk) {
 		size_t n = (size_t)(nwords - i < chunk ? nwords - i : chunk);
 		const uint64_t *words = f->words + i;
+		int ret;
 
-		if (pgzip_write(w->pz, chunk_bytes(w, words, n), n * 8, chunk_level(words, n),
-				errstr) < 0)
+		/* level 1 is chunk_level's for no bits set: the same bytes either way */
+		if (chunk_is_zero(words, n))
+			ret = pgzip_write_zeros(w->pz, n * 8, 1, errstr);
+		else
+			ret = pgzip_write(w->pz, chunk_bytes(w, words, n), n * 8, chunk_level(words, n),
+					  errstr);
+		if (ret < 0)
 			return -1;
 		progress_step(1, (uint64_t)n * 8);
 	}
@@ -1118,6 +1140,9 @@ static struct filter *empty_stage(const struct filter *model, const char **errst
 		return NULL;
 	f->insertions = model->insertions;
 	f->removals = model->removals;
+	/* as many keys as the dense threshold: its bits will be everywhere, in huge pages */
+	if (f->insertions / FILTER_DENSE_KEYS_PER_SPAN >= filter_bytes(f) / FILTER_BACK_SPAN)
+		filter_expect_dense(f);
 	return f;
 }
 
@@ -1194,7 +1219,7 @@ static int read_stages_indexed(int fd, struct format_reader *r, const struct cas
 		regions[i + 1] = (struct gzindex_region){ (unsigned char *)stages[i]->words,
 							  filter_bytes(stages[i]) };
 	}
-	if (i == n && gzindex_inflate(fd, regions, n + 1, pipeline_threads(), indexed_progress, NULL) == 0) {
+	if (i == n && gzindex_inflate(fd, regions, n + 1, pipeline_threads(), 1, indexed_progress, NULL) == 0) {
 		for (i = 0; i < n; i++)
 			swap_words(stages[i]->words, filter_bytes(stages[i]) / 8);
 		format_abandon(r);

@@ -12,6 +12,9 @@
  * in the middle of the member) straight into the regions it covers,
  * computing the CRC-32 of what it wrote. The calling thread then combines
  * the CRCs in order and checks them, and the length, against the trailer.
+ * Entries marked zero (gzindex.h) are settled first, on the calling
+ * thread: one of each shape inflated and checked, the rest compared byte
+ * for byte with it, all given its CRC, and none claimed by the threads.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -51,7 +54,8 @@ size_t gzindex_plan(uint64_t pieces, size_t piece_max, uint64_t *group)
 	if (pieces < GZINDEX_PIECES_MIN)
 		return 0;
 	per = (pieces + GZINDEX_SLOTS_MAX - 1) / GZINDEX_SLOTS_MAX;
-	if (per > UINT32_MAX / DEFLATED_BOUND((uint64_t)piece_max))
+	/* 31 bits: the top bit of a deflated count is a zero mark */
+	if (per > INT32_MAX / DEFLATED_BOUND((uint64_t)piece_max))
 		return 0;
 	*group = per;
 	return (size_t)((pieces + per - 1) / per);
@@ -71,9 +75,14 @@ void gzindex_encode(unsigned char *out, size_t slots, const struct gzindex_entry
 	out[1] = 'I';
 	bytes_put_le(out + 2, len - SUBFIELD_HEAD, 2);
 	bytes_put_le(out + 4, n, 4);
+	for (size_t i = 0; i < n && i < slots; i++)
+		if (e[i].zero)
+			bytes_put_le(out + 8, GZINDEX_ZERO_MARKS, 4);	/* marks only where there are some */
 	for (size_t i = 0; i < n && i < slots; i++) {
+		uint32_t deflated = e[i].deflated | (e[i].zero ? GZINDEX_ZERO_BIT : 0);
+
 		bytes_put_le(out + SUBFIELD_HEAD + TABLE_HEAD + ENTRY_LEN * i, e[i].content, 4);
-		bytes_put_le(out + SUBFIELD_HEAD + TABLE_HEAD + ENTRY_LEN * i + 4, e[i].deflated, 4);
+		bytes_put_le(out + SUBFIELD_HEAD + TABLE_HEAD + ENTRY_LEN * i + 4, deflated, 4);
 	}
 }
 
@@ -86,6 +95,9 @@ struct job {
 	uint64_t *coff;			/* entry i's deflated bytes start here in the file */
 	uint64_t *uoff;			/* and its content here in the member's content */
 	uLong *crc;			/* entry i's CRC-32, once inflated */
+	int marks;			/* deflated counts carry zero marks (GZINDEX_ZERO_MARKS) */
+	unsigned char *settled;		/* entry i is a zero run, checked: not to inflate */
+	int zeroed;			/* the regions hold zeros already */
 	const struct gzindex_region *regions;
 	size_t nregions;
 	atomic_size_t next;		/* the next entry to claim */
@@ -100,7 +112,14 @@ static uint32_t entry_content(const struct job *j, size_t i)
 
 static uint32_t entry_deflated(const struct job *j, size_t i)
 {
-	return (uint32_t)bytes_get_le(j->table + ENTRY_LEN * i + 4, 4);
+	uint32_t d = (uint32_t)bytes_get_le(j->table + ENTRY_LEN * i + 4, 4);
+
+	return j->marks ? d & ~GZINDEX_ZERO_BIT : d;
+}
+
+static int entry_zero(const struct job *j, size_t i)
+{
+	return j->marks && (bytes_get_le(j->table + ENTRY_LEN * i + 4, 4) & GZINDEX_ZERO_BIT);
 }
 
 /* The index subfield in the extra field p[0..xlen): its data and length, or NULL. */
@@ -147,7 +166,9 @@ static int parse_header(struct job *j, size_t size, uint64_t *stream)
 	if (data == NULL || len < TABLE_HEAD)
 		return -1;
 	j->n = (size_t)bytes_get_le(data, 4);
-	if (j->n == 0 || bytes_get_le(data + 4, 4) != 0 || j->n > (len - TABLE_HEAD) / ENTRY_LEN)
+	j->marks = bytes_get_le(data + 4, 4) == GZINDEX_ZERO_MARKS;
+	if (j->n == 0 || (bytes_get_le(data + 4, 4) != 0 && !j->marks) ||
+	    j->n > (len - TABLE_HEAD) / ENTRY_LEN)
 		return -1;
 	j->table = data + TABLE_HEAD;
 	*stream = end;
@@ -162,7 +183,8 @@ static int lay_out(struct job *j, uint64_t stream, size_t size, uint64_t content
 	j->coff = malloc(j->n * sizeof *j->coff);
 	j->uoff = malloc(j->n * sizeof *j->uoff);
 	j->crc = malloc(j->n * sizeof *j->crc);
-	if (j->coff == NULL || j->uoff == NULL || j->crc == NULL)
+	j->settled = calloc(j->n, 1);
+	if (j->coff == NULL || j->uoff == NULL || j->crc == NULL || j->settled == NULL)
 		return -1;
 	for (size_t i = 0; i < j->n; i++) {
 		if (entry_deflated(j, i) == 0)
@@ -189,12 +211,21 @@ static size_t region_of(const struct job *j, uint64_t u, uint64_t *at)
 	return r;
 }
 
+static int all_zero(const unsigned char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != 0)
+			return 0;
+	return 1;
+}
+
 /*
- * Inflate entry i into its regions. 0 when it made exactly its content
- * from exactly its deflated bytes and stopped on a block boundary (the
- * next entry starts a block there), not in a final block; else -1.
+ * Inflate entry i into its regions (zero_only: into scratch alone, every
+ * byte of it 0). 0 when it made exactly its content from exactly its
+ * deflated bytes and stopped on a block boundary (the next entry starts a
+ * block there), not in a final block; else -1.
  */
-static int inflate_entry(struct job *j, z_stream *zs, unsigned char *scratch, size_t i)
+static int inflate_entry(struct job *j, z_stream *zs, unsigned char *scratch, size_t i, int zero_only)
 {
 	uint64_t at, left = entry_content(j, i);
 	size_t r = region_of(j, j->uoff[i], &at);
@@ -214,11 +245,13 @@ static int inflate_entry(struct job *j, z_stream *zs, unsigned char *scratch, si
 		if (r == j->nregions)
 			return -1;
 		span = j->regions[r].len - at < left ? j->regions[r].len - at : left;
-		dst = j->regions[r].dst ? j->regions[r].dst + at : scratch;
-		cap = j->regions[r].dst ? (span < INFLATE_MAX ? span : INFLATE_MAX) : (span < SCRATCH ? span : SCRATCH);
+		dst = j->regions[r].dst && !zero_only ? j->regions[r].dst + at : scratch;
+		cap = dst != scratch ? (span < INFLATE_MAX ? span : INFLATE_MAX) : (span < SCRATCH ? span : SCRATCH);
 		zs->next_out = dst;
 		zs->avail_out = (uInt)cap;
 		ret = inflate(zs, Z_NO_FLUSH);
+		if (zero_only && !all_zero(dst, cap - zs->avail_out))
+			return -1;
 		crc = crc32(crc, dst, (uInt)(cap - zs->avail_out));
 		at += cap - zs->avail_out;
 		left -= cap - zs->avail_out;
@@ -249,6 +282,62 @@ static int inflate_entry(struct job *j, z_stream *zs, unsigned char *scratch, si
 	return 0;
 }
 
+/* Entry i's content, in its regions, cleared. */
+static void clear_entry(const struct job *j, size_t i)
+{
+	uint64_t at, left = entry_content(j, i);
+
+	for (size_t r = region_of(j, j->uoff[i], &at); left > 0 && r < j->nregions; r++, at = 0) {
+		uint64_t span = j->regions[r].len - at < left ? j->regions[r].len - at : left;
+
+		if (j->regions[r].dst != NULL)
+			memset(j->regions[r].dst + at, 0, (size_t)span);
+		left -= span;
+	}
+}
+
+/* Whether marked entries a and b are the same deflated bytes (then the same content). */
+static int same_run(const struct job *j, size_t a, size_t b)
+{
+	return entry_content(j, a) == entry_content(j, b) && entry_deflated(j, a) == entry_deflated(j, b) &&
+	       memcmp(j->map + j->coff[a], j->map + j->coff[b], entry_deflated(j, a)) == 0;
+}
+
+#define SHAPES_MAX 8	/* zero runs of distinct deflated bytes remembered: a run's length, the last */
+
+/*
+ * The entries marked zero, settled on this thread: the first of each
+ * shape inflated and checked to be zeros, the others the same bytes as
+ * one of those; each given its CRC, cleared unless the regions are zero
+ * already. 0, or -1 when a mark is wrong.
+ */
+static int settle_zero_runs(struct job *j, z_stream *zs, unsigned char *scratch)
+{
+	size_t shape[SHAPES_MAX], nshapes = 0;
+
+	for (size_t i = 0; i < j->n; i++) {
+		size_t s = 0;
+
+		if (!entry_zero(j, i))
+			continue;
+		while (s < nshapes && !same_run(j, shape[s], i))
+			s++;
+		if (s < nshapes) {
+			j->crc[i] = j->crc[shape[s]];
+		} else {
+			if (inflate_entry(j, zs, scratch, i, 1) < 0)
+				return -1;
+			if (nshapes < SHAPES_MAX)
+				shape[nshapes++] = i;
+		}
+		if (!j->zeroed)
+			clear_entry(j, i);
+		j->settled[i] = 1;
+		atomic_fetch_add(&j->done, entry_content(j, i));
+	}
+	return 0;
+}
+
 /* Claim and inflate entries until none is left or one failed. */
 static void run(struct job *j, gzindex_progress_fn *progress, void *ctx)
 {
@@ -266,7 +355,9 @@ static void run(struct job *j, gzindex_progress_fn *progress, void *ctx)
 
 		if (i >= j->n)
 			break;
-		if (inflate_entry(j, &zs, scratch, i) < 0) {
+		if (j->settled[i])
+			continue;
+		if (inflate_entry(j, &zs, scratch, i, 0) < 0) {
 			atomic_store(&j->failed, 1);
 			break;
 		}
@@ -298,6 +389,22 @@ static size_t start_workers(struct job *j, pthread_t *tid, size_t want)
 	return started;
 }
 
+/* settle_zero_runs with a stream and scratch of its own. */
+static int settle_one_thread(struct job *j)
+{
+	unsigned char *scratch = malloc(SCRATCH);
+	z_stream zs;
+	int ret = -1;
+
+	memset(&zs, 0, sizeof zs);
+	if (scratch != NULL && inflateInit2(&zs, RAW_WINDOW) == Z_OK) {
+		ret = settle_zero_runs(j, &zs, scratch);
+		inflateEnd(&zs);
+	}
+	free(scratch);
+	return ret;
+}
+
 /* Inflate every entry on threads threads; then the CRCs, combined, against the trailer. */
 static int inflate_all(struct job *j, size_t size, uint64_t content, int threads,
 		       gzindex_progress_fn *progress, void *ctx)
@@ -306,6 +413,8 @@ static int inflate_all(struct job *j, size_t size, uint64_t content, int threads
 	pthread_t *tid = NULL;
 	uLong crc = crc32(0L, NULL, 0);
 
+	if (j->marks && settle_one_thread(j) < 0)
+		return -1;
 	if (want > j->n - 1)
 		want = j->n - 1;
 	if (want > 0 && (tid = malloc(want * sizeof *tid)) == NULL)
@@ -324,7 +433,7 @@ static int inflate_all(struct job *j, size_t size, uint64_t content, int threads
 }
 
 int gzindex_inflate(int fd, const struct gzindex_region *regions, size_t nregions, int threads,
-		    gzindex_progress_fn *progress, void *ctx)
+		    int zeroed, gzindex_progress_fn *progress, void *ctx)
 {
 	struct job j;
 	struct stat st;
@@ -346,6 +455,7 @@ int gzindex_inflate(int fd, const struct gzindex_region *regions, size_t nregion
 	j.map = map;
 	j.regions = regions;
 	j.nregions = nregions;
+	j.zeroed = zeroed;
 	atomic_init(&j.next, 0);
 	atomic_init(&j.failed, 0);
 	atomic_init(&j.done, 0);
@@ -354,6 +464,7 @@ int gzindex_inflate(int fd, const struct gzindex_region *regions, size_t nregion
 	free(j.coff);
 	free(j.uoff);
 	free(j.crc);
+	free(j.settled);
 	munmap(map, size);
 	return ret;
 }

@@ -92,6 +92,7 @@ struct piece {
 	size_t out_len;
 	const char *err;	/* why the piece could not be deflated, or NULL */
 	int state;		/* PIECE_*, in the ring */
+	int zero;		/* all zero bytes: out is the member's cached encoding, not its own */
 };
 
 struct pgzip {
@@ -101,6 +102,7 @@ struct pgzip {
 	uint64_t total;		/* bytes of content written so far */
 	struct piece mine;	/* the piece in hand when there are no workers */
 	struct stream own;	/* the calling thread's stream */
+	struct piece zeros;	/* pgzip_write_zeros' encoding: len, level, crc, out */
 	/* the ring (workers > 0): pieces head .. tail-1 not yet written out */
 	struct piece *ring;
 	unsigned nring;
@@ -230,14 +232,23 @@ static void end_stream(struct stream *st)
 
 /* ---- the workers ------------------------------------------------------- */
 
+/* The oldest piece queued for deflate, or NULL; zero pieces come done. Locked. */
+static struct piece *next_queued(struct pgzip *z)
+{
+	while (z->next_job < z->tail && z->ring[z->next_job % z->nring].state != PIECE_QUEUED)
+		z->next_job++;
+	return z->next_job < z->tail ? &z->ring[z->next_job % z->nring] : NULL;
+}
+
 /*
  * Take the oldest queued piece, deflate it with st unlocked, mark it done.
- * Called locked with a piece queued (next_job < tail); returns locked.
+ * Called locked with a piece queued (next_queued); returns locked.
  */
 static void deflate_next(struct pgzip *z, struct stream *st)
 {
-	struct piece *pc = &z->ring[z->next_job++ % z->nring];
+	struct piece *pc = next_queued(z);
 
+	z->next_job++;
 	pc->state = PIECE_BUSY;
 	pthread_mutex_unlock(&z->mu);
 	compress_piece(pc, st, z->strategy);
@@ -253,7 +264,7 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&z->mu);
 	for (;;) {
-		while (z->next_job == z->tail && !z->quit)
+		while (next_queued(z) == NULL && !z->quit)
 			pthread_cond_wait(&z->queued, &z->mu);
 		if (z->quit)
 			break;
@@ -267,7 +278,8 @@ static void *worker_main(void *arg)
 static void free_ring(struct pgzip *z)
 {
 	for (unsigned i = 0; z->ring != NULL && i < z->nring; i++)
-		free(z->ring[i].out);
+		if (!z->ring[i].zero)
+			free(z->ring[i].out);
 	free(z->ring);
 	free(z->workers);
 	z->ring = NULL;
@@ -330,12 +342,15 @@ static int emit(struct pgzip *z, const struct piece *pc, const char **errstr)
 	if (pc->err)
 		return fail(errstr, pc->err);
 	if (z->index != NULL) {
-		uint64_t e = z->pieces++ / z->group;
+		uint64_t e = z->pieces / z->group;
 
 		if (e < z->slots) {
+			/* a run is marked zero when every piece of it is */
+			z->index[e].zero = (z->pieces % z->group == 0 || z->index[e].zero) && pc->zero;
 			z->index[e].content += (uint32_t)pc->len;
 			z->index[e].deflated += (uint32_t)pc->out_len;
 		}
+		z->pieces++;
 	}
 	z->crc = crc32_combine(z->crc, pc->crc, (z_off_t)pc->len);
 	z->total += pc->len;
@@ -354,7 +369,7 @@ static int write_oldest(struct pgzip *z, const char **errstr)
 	int ret;
 
 	while (pc->state != PIECE_DONE) {
-		if (z->next_job < z->tail)
+		if (next_queued(z) != NULL)
 			deflate_next(z, &z->own);
 		else
 			pthread_cond_wait(&z->done, &z->mu);
@@ -366,7 +381,20 @@ static int write_oldest(struct pgzip *z, const char **errstr)
 	return ret;
 }
 
-/* Queue a piece in the ring, making room first. 0, or -1 with *errstr. */
+/* pc, a piece of zeros: the member's cached encoding of them (zeros), not a buffer of its own. */
+static void share_zeros(struct piece *pc, const struct piece *zeros)
+{
+	pc->out = zeros->out;
+	pc->out_cap = zeros->out_cap;
+	pc->out_len = zeros->out_len;
+	pc->crc = zeros->crc;
+	pc->err = NULL;
+}
+
+/*
+ * Queue a piece in the ring, making room first: data to deflate, or (data
+ * NULL) the cached zero piece, done already. 0, or -1 with *errstr.
+ */
 static int queue_piece(struct pgzip *z, const void *data, size_t len, int level,
 		       const char **errstr)
 {
@@ -378,10 +406,17 @@ static int queue_piece(struct pgzip *z, const void *data, size_t len, int level,
 		ret = write_oldest(z, errstr);
 	if (ret == 0) {
 		pc = &z->ring[z->tail++ % z->nring];
+		if (pc->zero) {	/* it held the cached encoding, not a buffer of its own */
+			pc->out = NULL;
+			pc->out_cap = 0;
+		}
+		pc->zero = data == NULL;
+		if (pc->zero)
+			share_zeros(pc, &z->zeros);
 		pc->data = data;
 		pc->len = len;
 		pc->level = level;
-		pc->state = PIECE_QUEUED;
+		pc->state = pc->zero ? PIECE_DONE : PIECE_QUEUED;
 		pthread_cond_signal(&z->queued);
 	}
 	/* what is done already goes out now: less to wait for at the end */
@@ -509,6 +544,44 @@ struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, uint64_t
 	return z;
 }
 
+/* The encoding of len zero bytes at level, made once per member (and again if they change). */
+static int make_zeros(struct pgzip *z, size_t len, int level, const char **errstr)
+{
+	struct piece *zp = &z->zeros;
+	unsigned char *buf;
+
+	if (zp->out != NULL && zp->len == len && zp->level == level)
+		return 0;
+	/* no piece in flight may still point at the old encoding */
+	if (z->nworkers > 0 && drain(z, errstr) < 0)
+		return -1;
+	if ((buf = calloc(len, 1)) == NULL)
+		return fail(errstr, strerror(ENOMEM));
+	zp->data = buf;
+	zp->len = len;
+	zp->level = level;
+	compress_piece(zp, &z->own, z->strategy);
+	free(buf);
+	zp->data = NULL;
+	return zp->err != NULL ? fail(errstr, zp->err) : 0;
+}
+
+int pgzip_write_zeros(struct pgzip *z, size_t len, int level, const char **errstr)
+{
+	if (len == 0)
+		return 0;
+	if (len > PGZIP_PIECE_MAX)
+		return fail(errstr, "pgzip: piece larger than PGZIP_PIECE_MAX");
+	if (make_zeros(z, len, level, errstr) < 0)
+		return -1;
+	if (z->nworkers > 0)
+		return queue_piece(z, NULL, len, level, errstr);
+	z->mine.zero = 1;
+	z->mine.len = len;
+	share_zeros(&z->mine, &z->zeros);
+	return emit(z, &z->mine, errstr);
+}
+
 int pgzip_write(struct pgzip *z, const void *data, size_t len, int level, const char **errstr)
 {
 	if (len == 0)
@@ -517,6 +590,11 @@ int pgzip_write(struct pgzip *z, const void *data, size_t len, int level, const 
 		return fail(errstr, "pgzip: piece larger than PGZIP_PIECE_MAX");
 	if (z->nworkers > 0)
 		return queue_piece(z, data, len, level, errstr);
+	if (z->mine.zero) {	/* it held the cached encoding, not a buffer of its own */
+		z->mine.out = NULL;
+		z->mine.out_cap = 0;
+		z->mine.zero = 0;
+	}
 	z->mine.data = data;
 	z->mine.len = len;
 	z->mine.level = level;
@@ -549,7 +627,9 @@ void pgzip_close(struct pgzip *z)
 		return;
 	if (z->nworkers > 0)
 		stop_workers(z);
-	free(z->mine.out);
+	if (!z->mine.zero)
+		free(z->mine.out);
+	free(z->zeros.out);
 	end_stream(&z->own);
 	gzout_sink_close(&z->sink);
 	free(z->index);

@@ -68,6 +68,16 @@ struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, uint64_t
  */
 int pgzip_write(struct pgzip *z, const void *data, size_t len, int level, const char **errstr);
 
+/*
+ * Add len zero bytes (at most PGZIP_PIECE_MAX) as one piece at level:
+ * the same bytes pgzip_write would write for them, deflated once per
+ * member and copied after that, and marked zero in the member's index
+ * (gzindex.h) where every piece of its run is. For a filter sized far
+ * beyond what it holds: most of its chunks are zeros, and the caller
+ * need not even have touched their memory. Returns as pgzip_write.
+ */
+int pgzip_write_zeros(struct pgzip *z, size_t len, int level, const char **errstr);
+
 /* How many pieces may be in flight after a pgzip_write returns (1 with no workers). */
 unsigned pgzip_in_flight(const struct pgzip *z);
 

@@ -15,8 +15,13 @@
  * instead of queueing one after another: most of the speed of a big filter.
  *
  * Memory comes from an anonymous mmap: untouched pages are never backed, so
- * a filter sized for 1e9 keys costs only what the data actually touches, and
- * big filters ask for transparent huge pages (fewer TLB misses).
+ * a filter sized for 1e9 keys costs only what the data actually touches.
+ * Huge pages (fewer TLB misses) are asked for at once by big filters that
+ * are not made ready (classic, counting: k probes anywhere soon touch
+ * every span), and by a big blocked one only once it is dense
+ * (FILTER_DENSE_KEYS_PER_SPAN, layout_blocked.c; or filter_expect_dense,
+ * for a filter about to be loaded with many keys): a huge page for each
+ * of a thousand keys was 2 GB for nothing (issue 33).
  */
 #include "filter.h"
 
@@ -174,8 +179,8 @@ static uint64_t *new_backed_map(const struct filter_params *p, uint64_t bytes)
 #ifdef MADV_POPULATE_WRITE
 	uint64_t spans = (bytes + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
 
-	if (layout_of(p->layout)->ready != NULL && bytes >= FILTER_READY_MIN)
-		return calloc((size_t)((spans + 63) / 64), sizeof(uint64_t));	/* NULL: not served */
+	if (layout_of(p->layout)->ready != NULL && bytes >= FILTER_READY_MIN)	/* NULL: not served */
+		return calloc(FILTER_BACKED_HEAD + (size_t)((spans + 63) / 64), sizeof(uint64_t));
 #endif
 	(void)p, (void)bytes;
 	return NULL;
@@ -211,10 +216,6 @@ struct filter *filter_new(const struct filter_params *p, const char **errstr)
 		return NULL;
 	}
 	memory_in_use += bytes;
-#ifdef MADV_HUGEPAGE
-	if (bytes >= HUGE_PAGE_MIN)
-		(void)madvise(bits, (size_t)bytes, MADV_HUGEPAGE);
-#endif
 	f->params = *p;
 	/* a key kept outside and not supplied is all zero: keep the file's fingerprint */
 	if (!(p->flags & FILTER_KEY_EXTERNAL) || !key_is_unknown(p->key))
@@ -222,7 +223,17 @@ struct filter *filter_new(const struct filter_params *p, const char **errstr)
 	f->words = bits;
 	siphash_key_from_bytes(&f->sipkey, p->key);
 	f->backed = new_backed_map(p, bytes);
+#ifdef MADV_HUGEPAGE
+	if (bytes >= HUGE_PAGE_MIN && f->backed == NULL)
+		(void)madvise(bits, (size_t)bytes, MADV_HUGEPAGE);
+#endif
 	return f;
+}
+
+void filter_expect_dense(struct filter *f)
+{
+	if (f->backed != NULL)
+		layout_blocked_dense(f);
 }
 
 void filter_free(struct filter *f)

@@ -163,6 +163,15 @@ int filter_add_shared(struct filter *f, const struct line *keys, const uint64_t 
  * It changes no bit, so it may run while another thread adds; a filter of
  * another layout or size is left alone.
  */
+/*
+ * A big blocked filter about to hold many keys (loaded from a file that
+ * says so, say): huge pages from now on, as a dense filter is written
+ * everywhere anyway. Otherwise it becomes dense by itself, once its adds
+ * pass FILTER_DENSE_KEYS_PER_SPAN a span (filter_ready_hashed). Nothing
+ * for other filters.
+ */
+void filter_expect_dense(struct filter *f);
+
 /* FILTER_READY_MIN, FILTER_BACK_SPAN: filter_types.h */
 void filter_ready_hashed(const struct filter *f, const uint64_t *h, size_t n);
 

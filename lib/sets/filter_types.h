@@ -78,7 +78,12 @@ struct filter {
 	uint64_t removals;	/* counting: keys removed (not those found absent) */
 	uint64_t *words;	/* filter_array_bytes / 8 words */
 	struct siphash_key sipkey;
-	/* blocked and big: a bit per FILTER_BACK_SPAN of words known backed by memory, else NULL */
+	/*
+	 * blocked and big: FILTER_BACKED_HEAD words of state (keys made ready
+	 * so far; whether the array is dense: huge pages asked for, spans
+	 * backed whole), then a bit per FILTER_BACK_SPAN of words known backed
+	 * by memory; else NULL
+	 */
 	uint64_t *backed;
 };
 
@@ -89,6 +94,16 @@ struct filter {
  */
 #define FILTER_READY_MIN (UINT64_C(64) << 20)
 #define FILTER_BACK_SPAN (UINT64_C(2) << 20)
+#define FILTER_BACKED_HEAD 2
+/*
+ * Keys per span, on average, from which such a filter is dense (512: a
+ * key per 4 KiB page, so never more than a page a key): before,
+ * each key costs the 4 KiB page it lands in (1,000 keys into a filter
+ * sized for 1e9: 4 MB, not the 2.1 GB that backing a 2 MiB span per key
+ * cost); from then on, huge pages and whole spans backed ahead of the
+ * adds, as every span will be written soon anyway.
+ */
+#define FILTER_DENSE_KEYS_PER_SPAN 512
 
 #ifdef __cplusplus
 }

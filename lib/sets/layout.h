@@ -112,6 +112,8 @@ extern const struct layout_ops layout_blocked, layout_classic, layout_counting, 
  * number of keys.
  */
 void layout_blocked_bases(const struct filter *f, const uint64_t *h, size_t n, uint64_t *base);
+/* A big blocked filter (f->backed set) from now on dense: huge pages asked for, once (filter_expect_dense). */
+void layout_blocked_dense(const struct filter *f);
 void layout_blocked_test_bases(const struct filter *f, const uint64_t *base, const uint64_t *h,
 			       size_t n, unsigned char *present);
 size_t layout_blocked_test_and_add_bases(struct filter *f, const uint64_t *base,

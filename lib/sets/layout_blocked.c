@@ -42,6 +42,7 @@
 #include "blocked_simd.h"
 #include "model.h"
 #include "popcount.h"
+#include "untouched.h"
 
 #define BLOCK_WORDS (FILTER_BLOCK_BITS / 64)
 
@@ -303,18 +304,65 @@ static void blocked_positions(const struct filter *f, const struct line *key, co
 
 /* Set once a kernel refuses MADV_POPULATE_WRITE (before 5.14): stop asking. */
 static int populate_refused;
+/* Set once a kernel refuses MADV_COLLAPSE (before 6.1): stop asking. */
+static int collapse_refused;
 
-/* Have the 2 MiB spans the blocks at these words lie in backed, each span once. */
+#if defined(__linux__) && !defined(MADV_COLLAPSE)
+#define MADV_COLLAPSE 25	/* Linux 6.1; libc headers may predate it */
+#endif
+
+void layout_blocked_dense(const struct filter *f)
+{
+	if (__atomic_exchange_n(&f->backed[1], 1, __ATOMIC_RELAXED))
+		return;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(f->words, (size_t)(f->params.m / 8), MADV_HUGEPAGE);
+#endif
+}
+
+/*
+ * Whether the filter is dense yet, counting these n keys: then huge pages
+ * are asked for, once (filter_expect_dense). Sparse, each key's 4 KiB
+ * page is all it costs.
+ */
+static int dense_now(const struct filter *f, size_t n)
+{
+	uint64_t spans = (f->params.m / 8 + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
+
+	if (__atomic_load_n(&f->backed[1], __ATOMIC_RELAXED))
+		return 1;
+	if (__atomic_add_fetch(&f->backed[0], n, __ATOMIC_RELAXED) < spans * FILTER_DENSE_KEYS_PER_SPAN)
+		return 0;
+	layout_blocked_dense(f);
+	return 1;
+}
+
+/*
+ * A span its sparse keys left in 4 KiB pages, made one huge page (the
+ * rest of it was just backed, so this copies what is there). Best effort.
+ */
+static void collapse_span(void *start, size_t len)
+{
+#ifdef MADV_COLLAPSE
+	if (len == FILTER_BACK_SPAN && !__atomic_load_n(&collapse_refused, __ATOMIC_RELAXED) &&
+	    madvise(start, len, MADV_COLLAPSE) != 0 && errno == EINVAL)
+		__atomic_store_n(&collapse_refused, 1, __ATOMIC_RELAXED);
+#else
+	(void)start, (void)len;
+#endif
+}
+
+/* Once the filter is dense: have the 2 MiB spans the blocks at these words lie in backed, each span once. */
 static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
 	uint64_t bytes = f->params.m / 8;
 
-	if (f->backed == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
+	if (f->backed == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED) || !dense_now(f, n))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t span = base[i] * 8 / FILTER_BACK_SPAN;
-		uint64_t *word = &f->backed[span / 64], bit = UINT64_C(1) << (span % 64);
+		uint64_t *word = &f->backed[FILTER_BACKED_HEAD + span / 64], bit = UINT64_C(1) << (span % 64);
 		uint64_t start = span * FILTER_BACK_SPAN;
 		uint64_t len = bytes - start < FILTER_BACK_SPAN ? bytes - start : FILTER_BACK_SPAN;
 
@@ -326,6 +374,7 @@ static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
 			__atomic_store_n(&populate_refused, 1, __ATOMIC_RELAXED);
 			return;
 		}
+		collapse_span((char *)f->words + start, (size_t)len);
 		/* ENOMEM and the like: the add will fault it in itself, as without this */
 		__atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
 	}
@@ -369,7 +418,9 @@ static void blocked_ready(const struct filter *f, const uint64_t *h, size_t n)
 		for (size_t i = 0; i < len; i++)
 			base[i] = blocked_base(f, h + 2 * (done + i));
 		back_spans(f, base, len);
-		load_blocks(f, base, len);
+		/* sparse, a load would map the zero page, and the add fault again to replace it */
+		if (f->backed == NULL || __atomic_load_n(&f->backed[1], __ATOMIC_RELAXED))
+			load_blocks(f, base, len);
 	}
 }
 
@@ -389,10 +440,19 @@ static double blocked_current_fpr(const struct filter *f)
 	uint64_t blocks = f->params.m / FILTER_BLOCK_BITS;
 	double hit[FILTER_BLOCK_BITS + 1], sum = 0.0;
 
+	const uint64_t per_span = UNTOUCHED_SPAN / 8 / BLOCK_WORDS;
+
 	for (unsigned c = 0; c <= FILTER_BLOCK_BITS; c++)
 		hit[c] = pow((double)c / FILTER_BLOCK_BITS, f->params.k);
-	for (uint64_t b = 0; b < blocks; b++)
+	for (uint64_t b = 0; b < blocks; b++) {
+		/* a span never written: its blocks have no bits and hit[0] is 0; not read */
+		if (b % per_span == 0 && blocks - b >= per_span &&
+		    untouched(f->words + b * BLOCK_WORDS, UNTOUCHED_SPAN)) {
+			b += per_span - 1;
+			continue;
+		}
 		sum += hit[popcount_words(f->words + b * BLOCK_WORDS, BLOCK_WORDS)];
+	}
 	return sum / (double)blocks;
 }
 

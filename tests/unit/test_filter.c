@@ -633,7 +633,9 @@ static uint64_t set_bits(const struct filter *f)
 }
 
 /*
- * Three keys backed in a 256 MiB blocked filter: their three 2 MiB spans
+ * Three keys readied in a 256 MiB blocked filter: while it is sparse,
+ * nothing is backed ahead (each key costs its own 4 KiB page, at its
+ * add); once it is dense (filter_expect_dense), their three 2 MiB spans
  * become resident (give or take the huge page a span straddles) and are
  * marked, no bit changes, and asking again changes nothing. The adds
  * after it set exactly the bits they set without it.
@@ -651,11 +653,15 @@ static void backing_ahead_backs_only_the_keys_spans(void)
 	CHECK(filter_hash(f, kb.keys, 3, h) == 0);
 	before = resident_pages(f->words, bytes);
 	filter_ready_hashed(f, h, 3);
+	CHECKF(resident_pages(f->words, bytes) == 0, "%ld pages resident while sparse",
+	       resident_pages(f->words, bytes));
+	filter_expect_dense(f);
+	filter_ready_hashed(f, h, 3);
 	after = resident_pages(f->words, bytes);
 	filter_ready_hashed(f, h, 3);
 	again = resident_pages(f->words, bytes);
 	for (uint64_t i = 0; i < (spans + 63) / 64; i++)
-		marked += (uint64_t)__builtin_popcountll(f->backed[i]);
+		marked += (uint64_t)__builtin_popcountll(f->backed[FILTER_BACKED_HEAD + i]);
 	CHECKF(before == 0, "%ld pages resident before", before);
 	CHECKF(marked >= 1 && marked <= 3, "%llu spans marked", (unsigned long long)marked);
 	CHECKF(after >= (long)(marked * 512) && after <= (long)(marked * 2 * 512),

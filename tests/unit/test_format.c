@@ -2470,7 +2470,7 @@ static int index_inflates(const char *path, const unsigned char *data, size_t to
 		regions[n++] = (struct gzindex_region){ i % 2 ? NULL : out + from, to - from };
 		from = to;
 	}
-	ok = out != NULL && fd >= 0 && gzindex_inflate(fd, regions, n, threads, NULL, NULL) == 0;
+	ok = out != NULL && fd >= 0 && gzindex_inflate(fd, regions, n, threads, 0, NULL, NULL) == 0;
 	for (size_t i = 0, at = 0; ok && i < n; at += regions[i].len, i++)
 		ok = regions[i].dst == NULL || memcmp(regions[i].dst, data + at, regions[i].len) == 0;
 	if (fd >= 0)
@@ -2609,7 +2609,7 @@ static int damage_index(unsigned char *f, size_t *len, unsigned e)
 	case 6: bytes_put_le(f + 16, n - 1, 4); break;	/* entries in use */
 	case 7: bytes_put_le(f + 16, n + 1, 4); break;
 	case 8: bytes_put_le(f + 16, 0, 4); break;
-	case 9: f[20] = 1; break;			/* reserved */
+	case 9: f[20] = 2; break;			/* flags: one no reader knows */
 	case 10: f[14] = (unsigned char)(f[14] + 1); break;	/* the subfield's length */
 	case 11: f[12] = 'X'; break;			/* another subfield */
 	case 12: f[*len - 8] ^= 1; return 1;		/* trailer CRC */
@@ -2618,6 +2618,10 @@ static int damage_index(unsigned char *f, size_t *len, unsigned e)
 	case 15: (*len)--; return 1;			/* cut short */
 	case 16: f[12 + xlen + 2 + 200] ^= 0x10; return 1;	/* inside the deflate stream */
 	case 17: f[*len - 10] = 0x01; return 1;		/* the final block */
+	case 18: f[20] = 1;				/* zero marks on runs that are not */
+		for (size_t i = 0; i < n; i++)
+			table[8 * i + 7] |= 0x80;
+		break;
 	default: return 0;
 	}
 	fix_header_crc(f);
@@ -2696,7 +2700,7 @@ static int index_serves(const char *path, const struct cascade *c)
 	struct gzindex_region regions[2] = { { NULL, HEADERS_LEN(1) }, { bits, bytes } };
 	int fd = open(path, O_RDONLY), ok;
 
-	ok = bits != NULL && fd >= 0 && gzindex_inflate(fd, regions, 2, 2, NULL, NULL) == 0 &&
+	ok = bits != NULL && fd >= 0 && gzindex_inflate(fd, regions, 2, 2, 0, NULL, NULL) == 0 &&
 	     memcmp(bits, c->stages[0]->words, bytes) == 0;	/* little-endian hosts: words are file bytes */
 	if (fd >= 0)
 		close(fd);
