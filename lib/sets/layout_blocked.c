@@ -304,9 +304,6 @@ static void blocked_positions(const struct filter *f, const struct line *key, co
 
 /* Set once a kernel refuses MADV_POPULATE_WRITE (before 5.14): stop asking. */
 static int populate_refused;
-/* Set once a kernel refuses MADV_COLLAPSE (before 6.1): stop asking. */
-static int collapse_refused;
-
 #if defined(__linux__) && !defined(MADV_COLLAPSE)
 #define MADV_COLLAPSE 25	/* Linux 6.1; libc headers may predate it */
 #endif
@@ -338,17 +335,19 @@ static int dense_now(const struct filter *f, size_t n)
 }
 
 /*
- * A span its sparse keys left in 4 KiB pages, made one huge page (the
- * rest of it was just backed, so this copies what is there). Best effort.
+ * A span that sparse keys left in 4 KiB pages, made one huge page, the
+ * pages there copied and the rest zeroed: backing it whole at once.
+ * 0 when done; -1 when the kernel did not (an untouched span has nothing
+ * to collapse; before Linux 6.1 there is no MADV_COLLAPSE): then it is
+ * populated, a huge page where the span is untouched, else page by page.
  */
-static void collapse_span(void *start, size_t len)
+static int collapse_span(void *start, size_t len)
 {
 #ifdef MADV_COLLAPSE
-	if (len == FILTER_BACK_SPAN && !__atomic_load_n(&collapse_refused, __ATOMIC_RELAXED) &&
-	    madvise(start, len, MADV_COLLAPSE) != 0 && errno == EINVAL)
-		__atomic_store_n(&collapse_refused, 1, __ATOMIC_RELAXED);
+	return len == FILTER_BACK_SPAN && madvise(start, len, MADV_COLLAPSE) == 0 ? 0 : -1;
 #else
 	(void)start, (void)len;
+	return -1;
 #endif
 }
 
@@ -369,12 +368,12 @@ static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
 		if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit)
 			continue;
 		/* both threads may ask for the same span at once: the kernel serves it once */
-		if (madvise((char *)f->words + start, (size_t)len, MADV_POPULATE_WRITE) != 0 &&
+		if (collapse_span((char *)f->words + start, (size_t)len) < 0 &&
+		    madvise((char *)f->words + start, (size_t)len, MADV_POPULATE_WRITE) != 0 &&
 		    errno == EINVAL) {
 			__atomic_store_n(&populate_refused, 1, __ATOMIC_RELAXED);
 			return;
 		}
-		collapse_span((char *)f->words + start, (size_t)len);
 		/* ENOMEM and the like: the add will fault it in itself, as without this */
 		__atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
 	}
