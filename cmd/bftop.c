@@ -63,6 +63,7 @@ static const char usage[] =
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline (output too)\n"
 	"  -w, --words           each word of a key is a key\n"
+	CLI_DECOMPRESS_HELP
 	"      --window=W        only the last W keys (10M) or W of time (90s, 10m, 24h, 7d)\n"
 	"      --generations=G   the window's generations, 2..64 (default 8; slack 1/(G-1))\n"
 	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
@@ -93,6 +94,7 @@ static const struct option long_options[] = {
 	{ "time-field", required_argument, NULL, OPT_TIME_FIELD },
 	{ "bad-time", required_argument, NULL, OPT_BAD_TIME },
 	{ "now", required_argument, NULL, OPT_NOW },
+	CLI_DECOMPRESS_OPTION,
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,

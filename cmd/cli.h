@@ -74,16 +74,17 @@ enum {
 
 /*
  * --no-decompress, for the programs that read lines (bfbuild, bfgrep,
- * bfuniq, bfcount): put CLI_DECOMPRESS_OPTION in the option table and
+ * bfuniq, bfcount, bftop): put CLI_DECOMPRESS_OPTION in the option table and
  * CLI_DECOMPRESS_HELP in --help; cli_common_option handles it. Without it
- * an input (file or standard input) whose first bytes are gzip's or
- * zstd's magic is read decompressed (lib/instream.h), and as a stream,
- * never in ranges.
+ * an input (file or standard input) whose first bytes are the magic of
+ * gzip, zstd, xz, bzip2 or lz4 is read decompressed (lib/io/instream.h),
+ * and as a stream, never in ranges; one in a format recognised but not
+ * decoded is refused.
  */
 #define CLI_DECOMPRESS_OPTION { "no-decompress", no_argument, NULL, CLI_OPT_NO_DECOMPRESS }
 #define CLI_DECOMPRESS_HELP                                                  \
-	"      --no-decompress   read gzip and zstd inputs as they are, not\n" \
-	"                        decompressed\n"
+	"      --no-decompress   read compressed inputs (gzip, zstd, xz, bzip2,\n" \
+	"                        lz4) as they are, not decompressed\n"
 
 /*
  * --key-file: the key file given, or NULL. New filters take their key from
