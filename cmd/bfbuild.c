@@ -312,6 +312,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		cli_header_inputs(&opt->spec, NULL);
 	check_conflicts(opt);
 	check_window_conflicts(opt);
+	cli_no_wait_needs(opt->filter != NULL, "-f FILTER");
 }
 
 /* The k that lets m bits hold the most keys at rate p. */

@@ -256,6 +256,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->sk.paths = calloc((size_t)argc, sizeof *opt->sk.paths);
 	if (opt->filters == NULL || opt->sk.paths == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
+	cli_repeatable_options("fs");	/* filters and sketches, each counted or merged */
 	while ((c = cli_getopt(argc, argv, ":k:t:j:izf:o:s:vhV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;

@@ -195,6 +195,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->filters = calloc((size_t)argc, sizeof *opt->filters);
 	if (opt->filters == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
+	cli_repeatable_options("f");	/* filters: a line is selected if in any */
 	while ((c = cli_getopt(argc, argv, ":f:vclLqwonHhm:sZrk:t:j:zV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;

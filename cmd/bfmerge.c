@@ -105,6 +105,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		cli_usage_error("no filter given");
 	if (cli_stdin_uses(opt->inputs, (size_t)opt->ninputs) > 1)
 		cli_usage_error("standard input can be read only once");
+	cli_no_wait_needs(opt->output != NULL, "-o FILTER");
 }
 
 /* Say what differs, with the values where they are not secret. */

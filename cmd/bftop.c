@@ -108,6 +108,7 @@ struct options {
 	double eps, confidence;
 	int sized;		/* -e or --confidence given */
 	int bounds, json, query;
+	int top_given;		/* -n */
 	const char *output;
 	const char **summaries;	/* -s */
 	size_t nsummaries;
@@ -129,7 +130,7 @@ static double fraction(const char *option, const char *arg, double min, double m
 static void parse_option(struct options *opt, int c, const char *arg)
 {
 	switch (c) {
-	case 'n': opt->top = cli_count("top", arg, 0, UINT64_MAX); break;
+	case 'n': opt->top = cli_count("top", arg, 0, UINT64_MAX); opt->top_given = 1; break;
 	case 'e': opt->eps = fraction("error", arg, TOPK_EPS_MIN, TOPK_EPS_MAX); opt->sized = 1; break;
 	case OPT_CONFIDENCE:
 		opt->confidence = fraction("confidence", arg, 0.5, 1.0 - 1e-9);
@@ -166,6 +167,8 @@ static void check_options(const struct options *opt)
 		cli_usage_error("-q needs -s SUMMARY, the summary to query");
 	if (opt->query && opt->output)
 		cli_usage_error("-q reads the summary, it does not change it: no -o");
+	if (opt->query && opt->top_given)
+		cli_usage_error("-n chooses the most frequent keys to list; -q prints every input key's count");
 	if (opt->sized && opt->nsummaries > 0)
 		cli_usage_error("-e and --confidence size a new summary, not one loaded with -s");
 	if (opt->output && strcmp(opt->output, "-") == 0)
@@ -196,6 +199,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->summaries = calloc((size_t)argc, sizeof *opt->summaries);
 	if (opt->summaries == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
+	cli_repeatable_options("s");	/* summaries, merged */
 	while ((c = cli_getopt(argc, argv, ":n:e:vqo:s:k:t:izwj:hV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;

@@ -111,6 +111,7 @@ struct options {
 	const char *state;
 	struct filter_params shape;	/* layout and key */
 	int key_given, repeated, verbose, line_buffered, checkpoint_given;
+	int rate_given, layout_given;
 	struct cli_checkpoint checkpoint;
 	struct key_spec spec;
 	struct cli_window win;	/* kind 0: no --window */
@@ -124,7 +125,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 {
 	switch (c) {
 	case 'n': opt->capacity = cli_count("capacity", arg, 1, FILTER_M_MAX); break;
-	case 'p': opt->rate = cli_rate("rate", arg); break;
+	case 'p': opt->rate = cli_rate("rate", arg); opt->rate_given = 1; break;
 	case 'f': opt->state = arg; break;
 	case 'd': opt->repeated = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
@@ -135,7 +136,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'i': opt->spec.fold_case = 1; break;
 	case 'z': opt->delim = '\0'; break;
 	case 'v': opt->verbose = 1; break;
-	case OPT_LAYOUT: opt->shape.layout = cli_layout(arg); break;
+	case OPT_LAYOUT: opt->shape.layout = cli_layout(arg); opt->layout_given = 1; break;
 	case OPT_KEY: cli_hex_key("key", arg, opt->shape.key); opt->key_given = 1; break;
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
 	case OPT_CHECKPOINT: cli_checkpoint_option(&opt->checkpoint, arg); opt->checkpoint_given = 1; break;
@@ -180,6 +181,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		cli_usage_error("the state must be a file (it is written back at the end)");
 	if (opt->checkpoint_given && !opt->state)
 		cli_usage_error("--checkpoint saves the state: it needs -f STATE");
+	cli_no_wait_needs(opt->state != NULL, "-f STATE");
 }
 
 static struct cascade *new_seen_set(struct options *opt)
@@ -227,6 +229,35 @@ static void agree_on_case(struct options *opt, uint32_t flags)
 	opt->spec.fold_case = (flags & FILTER_FOLD_CASE) != 0;
 }
 
+/* Rates as the options give them and as a file keeps them (a double): equal to print precision. */
+static int same_rate(double a, double b)
+{
+	return fabs(a - b) <= 1e-9 * fabs(b);
+}
+
+/*
+ * An existing STATE keeps its shape: -n, -p, --layout and --key may be
+ * given (the command that created it, run again) but must be the state's;
+ * one that differs cannot apply and is refused, never ignored.
+ */
+static void state_agrees(const struct options *opt, const struct filter_params *p, uint64_t capacity,
+			 double rate, const char *unsized)
+{
+	if (opt->capacity != 0 && unsized != NULL)
+		cli_fatal("%s: -n %llu cannot apply: %s", opt->state, (unsigned long long)opt->capacity,
+			  unsized);
+	if (opt->capacity != 0 && opt->capacity != capacity)
+		cli_fatal("%s: -n %llu cannot apply: the state's capacity is %llu", opt->state,
+			  (unsigned long long)opt->capacity, (unsigned long long)capacity);
+	if (opt->rate_given && !same_rate(opt->rate, rate))
+		cli_fatal("%s: -p %g cannot apply: the state's rate is %g", opt->state, opt->rate, rate);
+	if (opt->layout_given && opt->shape.layout != p->layout)
+		cli_fatal("%s: --layout %s cannot apply: the state's layout is %s", opt->state,
+			  layout_of(opt->shape.layout)->name, layout_of(p->layout)->name);
+	if (opt->key_given && filter_key_fingerprint(opt->shape.key) != p->fingerprint)
+		cli_fatal("%s: --key cannot apply: the state has another key", opt->state);
+}
+
 /*
  * The seen-set, a filter (*c) or a window (*w): from STATE when it exists,
  * else new (and STATE created at the end).
@@ -247,11 +278,17 @@ static void acquire_seen_set(struct options *opt, struct cascade **c, struct win
 	cli_load_any(opt->state, c, w, NULL);
 	if (*w != NULL) {
 		cli_window_agrees(&opt->win, *w, opt->state);
+		state_agrees(opt, window_params_of(*w),
+			     (*w)->wp.kind == WINDOW_TIME ? (*w)->wp.expected : 0, (*w)->wp.target_p,
+			     (*w)->wp.kind == WINDOW_TIME ? NULL
+			     : "the state is a count window, its own capacity");
 		agree_on_case(opt, window_params_of(*w)->flags);
 		return;
 	}
 	if (opt->win.wp.kind != 0)
 		cli_fatal("%s: not a windowed filter: it was made without --window", opt->state);
+	state_agrees(opt, cascade_params(*c), (*c)->capacity, (*c)->target_p, 
+		     (*c)->growth != 0 ? "the state grows (it was made without -n)" : NULL);
 	cascade_refresh_count(*c);	/* how full it is, for the capacity warning */
 	agree_on_case(opt, cascade_params(*c)->flags);
 }

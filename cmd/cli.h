@@ -68,6 +68,11 @@ enum {
  * CLI_NO_WAIT_HELP in --help; cli_common_option handles it.
  */
 #define CLI_NO_WAIT_OPTION { "no-wait", no_argument, NULL, CLI_OPT_NO_WAIT }
+/*
+ * After the options: --no-wait is refused unless this run updates a file
+ * in place (updates nonzero); needs names what it takes ("-f STATE").
+ */
+void cli_no_wait_needs(int updates, const char *needs);
 #define CLI_NO_WAIT_HELP                                                     \
 	"      --no-wait         fail at once if another bftools process is\n"  \
 	"                        updating the file, instead of waiting\n"
@@ -143,12 +148,25 @@ _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(print
 
 /*
  * getopt_long with the messages worded here: call with an optstring that
- * starts with ':'; it reports an unknown option or a missing argument as
- * a usage error naming it.
+ * starts with ':'; it reports an unknown option, a missing argument or a
+ * value option given twice as a usage error naming it.
  */
 int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts);
+/*
+ * cli_getopt refuses an option that takes a value given a second time
+ * ("-o given twice: it takes one value"), in every program alike, except
+ * the options whose letters a program lists here before parsing: those
+ * that collect their values (bfgrep -f FILTER, bftop -s SUMMARY).
+ */
+void cli_repeatable_options(const char *letters);
 
-/* --help: print text on stdout (checked), exit 0. --version likewise. */
+/*
+ * --help: print text on stdout (checked), then the rule every program
+ * keeps for its options (CLI_OPTIONS_RULE), exit 0. --version likewise.
+ */
+#define CLI_OPTIONS_RULE                                                     \
+	"\nAn option that takes a value may be given once, unless it collects\n" \
+	"values; an option that cannot apply to the run is refused.\n"
 _Noreturn void cli_help(const char *text);
 _Noreturn void cli_version(void);
 
