@@ -584,6 +584,7 @@ int main(int argc, char **argv)
 
 	cli_init(argv[0]);
 	cli_dcso_readable();	/* a DCSO file is only tested: nothing is saved */
+	cli_warn_overfull_loads();
 	parse_options(&opt, argc, argv);
 	g.opt = &opt;
 	g.filters = calloc(opt.nfilters, sizeof *g.filters);

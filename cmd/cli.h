@@ -246,6 +246,19 @@ const char *cli_key_file_disagrees(const struct cascade *c);
 void cli_warn_over_capacity(const struct cascade *c, double rate);
 
 /*
+ * Programs that use a filter as it is (bfgrep, bfuniq -f, bfcount -f)
+ * call this: from then on cli_load_any warns once per filter loaded whose
+ * false-positive rate at its fill (cascade_current_fpr) is over
+ * CLI_OVERFULL_FACTOR times its target: "PROG: FILE: warning: filter
+ * over-full: false-positive rate R at its fill, over 10 times its target
+ * P (about N distinct keys, capacity C)". Windows are not checked.
+ */
+#define CLI_OVERFULL_FACTOR 10
+void cli_warn_overfull_loads(void);
+/* Whether c is the last filter loaded that was so warned about (not to say it twice). */
+int cli_warned_overfull(const struct cascade *c);
+
+/*
  * Save a filter to path atomically, or to stdout when path is NULL; a
  * DCSO filter in the DCSO format, as it came (dcso.h).
  */
@@ -487,6 +500,13 @@ void cli_stdout_init(struct writer *w, int line_buffered);
 void cli_stdout_finish(struct writer *w);
 /* A write failed: report and exit 2. */
 _Noreturn void cli_write_error(int err);
+
+/*
+ * An estimate of distinct keys in words: "about 6143 distinct keys", or
+ * for a filter with every bit set (an infinite estimate) "every bit set:
+ * too many keys to estimate", so that no message prints inf or nan.
+ */
+const char *cli_distinct_keys(double estimate, char text[64]);
 
 /* "2.7 GB", "512 B": decimal units, as disks and the docs count. */
 const char *cli_human_bytes(uint64_t bytes, char buf[32]);

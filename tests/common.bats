@@ -913,3 +913,67 @@ bfmerge: saving m.bf: 19.5 kB $BAR"
 	*) expect_eq "the error" "(a cleared line)$msg" "(glued to the progress line) ${tty##*"${ESC}[K"}" ;;
 	esac
 }
+
+# ---------------------------------------------------------------- over-full filters
+
+# full.bf: 1000 bits for 5 keys, given 6703: every bit set.
+make_full() {
+	seq 1 6703 | sed 's/^/line/' >keys.txt
+	build full.bf -m 1000 -n 5 keys.txt 2>/dev/null
+}
+
+@test "over-full: no program prints inf or nan about a full filter, whatever it reports" {
+	make_full
+	build ok.bf -n 10000 keys.txt
+	: >all.out
+	{
+		bfbuild -v --key "$KEY" -m 1000 -n 5 -o full2.bf keys.txt
+		bfuniq -v -n 5 keys.txt
+		bfuniq -v -n 1000 keys.txt
+		bfuniq -v -f full.bf keys.txt
+		bfgrep -v -c -f full.bf keys.txt
+		bfcount -v -f full.bf
+		bfcount -f full.bf ok.bf --union
+		bfmerge -v -o merged.bf full.bf ok.bf
+		bfinfo full.bf
+		bfinfo --json full.bf
+	} >>all.out 2>&1 || true
+	[ -s all.out ]
+	if grep -n -i -w -E 'inf|nan|-inf|infinity' all.out; then
+		expect_eq "inf or nan printed" "" "$(grep -i -w -E 'inf|nan|infinity' all.out)"
+	fi
+}
+
+@test "over-full: bfgrep, bfuniq -f and bfcount -f warn once, naming the rate, about a filter over 10 times its target" {
+	make_full
+	build ok.bf -n 10000 keys.txt
+	line="full.bf: warning: filter over-full: false-positive rate 1 at its fill, over 10 times its target 8.16973e-14 (every bit set: too many keys to estimate, capacity 5)"
+	run --separate-stderr bfgrep -v -c -f full.bf keys.txt
+	expect_status 1
+	expect_output 0
+	expect_stderr "bfgrep: $line"
+	run --separate-stderr bfcount -f full.bf
+	expect_status 2
+	expect_eq "first line" "bfcount: $line" "${stderr%%$'\n'*}"
+	put_lines new.txt a b
+	run --separate-stderr bfuniq -v -f full.bf new.txt
+	expect_status 0
+	expect_eq "first line" "bfuniq: $line" "${stderr%%$'\n'*}"
+	expect_eq "warnings" 1 "$(grep -c warning <<<"$stderr")"
+	# a filter within its rate is loaded without a word
+	run --separate-stderr bfgrep -c -f ok.bf keys.txt
+	expect_stderr ""
+	run --separate-stderr bfcount -f ok.bf
+	expect_stderr ""
+}
+
+@test "over-full: bfbuild refuses -m, -n and -p together (any two fix the third)" {
+	put_lines in.txt a
+	run --separate-stderr bfbuild -m 1000 -n 5 -p 0.1 -o f.bf in.txt
+	expect_usage_error bfbuild "-m, -n and -p cannot all be given: any two of them fix the third"
+	[ ! -e f.bf ]
+	run --separate-stderr bfbuild -m 1000 -n 5 -o f.bf in.txt
+	expect_status 0
+	run --separate-stderr bfbuild -m 1000 -p 0.1 -o g.bf in.txt
+	expect_status 0
+}
