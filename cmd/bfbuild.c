@@ -265,6 +265,9 @@ static void check_conflicts(const struct options *opt)
 		cli_usage_error("--checkpoint saves the filter in place: it needs -f FILTER, a file");
 	if (opt->key_given && cli_key_file)
 		cli_usage_error("--key and --key-file cannot be used together");
+	/* any two fix the third: a rate -m and -n miss was ignored in silence */
+	if (opt->bits && opt->capacity_given && opt->rate_given)
+		cli_usage_error("-m, -n and -p cannot all be given: any two of them fix the third");
 	if ((opt->filter || opt->like) && opt->shape_option)
 		cli_usage_error("%s cannot be used with %s: the filter's shape is fixed",
 				opt->shape_option, opt->filter ? "-f" : "--like");
@@ -312,6 +315,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		cli_header_inputs(&opt->spec, NULL);
 	check_conflicts(opt);
 	check_window_conflicts(opt);
+	cli_no_wait_needs(opt->filter != NULL, "-f FILTER");
 }
 
 /* The k that lets m bits hold the most keys at rate p. */
@@ -333,7 +337,8 @@ static uint32_t best_k_for_size(enum filter_layout layout, uint64_t m, double p)
 
 /*
  * -m: the size is given. Without -n the capacity is what it holds at the
- * rate; with -n the filter promises the rate it gives at n, not -p's.
+ * rate; with -n (never with -p too: check_conflicts) the filter promises
+ * the rate it gives at n.
  */
 static void shape_from_size(struct options *opt, struct filter_params *p)
 {
@@ -351,9 +356,6 @@ static void shape_from_size(struct options *opt, struct filter_params *p)
 	}
 	p->k = opt->hashes ? opt->hashes : sizing_best_k(p->layout, opt->capacity, p->m);
 	expected = sizing_fpr(p->layout, opt->capacity, p->m, p->k);
-	if (opt->rate_given && expected > opt->rate)
-		cli_warn("warning: with -m %llu the rate at %llu keys is %.3g, above -p %g",
-			 (unsigned long long)p->m, (unsigned long long)opt->capacity, expected, opt->rate);
 	p->target_p = expected > 0.0 && expected < 1.0 ? expected : opt->rate;
 }
 
@@ -813,15 +815,6 @@ static void add_lines(struct build *b, const struct options *opt)
 		free(b->slot_present[i]);
 }
 
-/* A full filter has no estimate: every bit is set. */
-static const char *describe_count(double distinct, char text[64])
-{
-	if (isinf(distinct))
-		return "every bit set: too many keys to estimate";
-	snprintf(text, 64, "about %.0f distinct keys", distinct);
-	return text;
-}
-
 static uint64_t bits_set(const struct cascade *c)
 {
 	uint64_t total = 0;
@@ -885,7 +878,7 @@ static void report(const struct build *b, int verbose)
 	if (verbose) {
 		report_lines(b);
 		cli_bad_lines_report();
-		cli_warn("%s (capacity %llu)", describe_count(cascade_estimate_count(c), text),
+		cli_warn("%s (capacity %llu)", cli_distinct_keys(cascade_estimate_count(c), text),
 			 (unsigned long long)c->capacity);
 		report_fill(c);
 		cli_warn("estimated false-positive rate %.3g (target %g)", rate, c->target_p);

@@ -186,6 +186,7 @@ static void check_filter_mode(struct options *opt)
 		cli_usage_error("the key options (-k, -t, -i, -z, --header, --csv, --json) and --no-decompress apply to streams, not to filters (-f)");
 	cli_keys_optional();	/* counts come from the bits: fingerprints suffice */
 	cli_dcso_readable();	/* and DCSO filters have bits too */
+	cli_warn_overfull_loads();
 	for (int i = 0; i < opt->ninputs; i++)
 		opt->filters[opt->nfilters++] = opt->inputs[i];
 	if (cli_stdin_uses((char *const *)opt->filters, opt->nfilters) > 1)
@@ -256,6 +257,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->sk.paths = calloc((size_t)argc, sizeof *opt->sk.paths);
 	if (opt->filters == NULL || opt->sk.paths == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
+	cli_repeatable_options("fs");	/* filters and sketches, each counted or merged */
 	while ((c = cli_getopt(argc, argv, ":k:t:j:izf:o:s:vhV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;

@@ -195,6 +195,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->filters = calloc((size_t)argc, sizeof *opt->filters);
 	if (opt->filters == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
+	cli_repeatable_options("f");	/* filters: a line is selected if in any */
 	while ((c = cli_getopt(argc, argv, ":f:vclLqwonHhm:sZrk:t:j:zV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
@@ -583,6 +584,7 @@ int main(int argc, char **argv)
 
 	cli_init(argv[0]);
 	cli_dcso_readable();	/* a DCSO file is only tested: nothing is saved */
+	cli_warn_overfull_loads();
 	parse_options(&opt, argc, argv);
 	g.opt = &opt;
 	g.filters = calloc(opt.nfilters, sizeof *g.filters);

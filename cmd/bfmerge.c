@@ -105,6 +105,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		cli_usage_error("no filter given");
 	if (cli_stdin_uses(opt->inputs, (size_t)opt->ninputs) > 1)
 		cli_usage_error("standard input can be read only once");
+	cli_no_wait_needs(opt->output != NULL, "-o FILTER");
 }
 
 /* Say what differs, with the values where they are not secret. */
@@ -379,13 +380,13 @@ static void report_sketch(const struct sketch *s)
 
 static void report(const struct cascade *c)
 {
-	char size[32];
+	char size[32], count[64];
 
 	cli_warn("%zu stage%s, %s, %llu insertions", c->nstages, c->nstages == 1 ? "" : "s",
 		 cli_human_bytes(cascade_bytes(c), size),
 		 (unsigned long long)cascade_insertions(c));
-	cli_warn("about %.0f distinct keys, estimated false-positive rate %.3g (target %g)",
-		 cascade_estimate_count(c), cascade_current_fpr(c), c->target_p);
+	cli_warn("%s, estimated false-positive rate %.3g (target %g)",
+		 cli_distinct_keys(cascade_estimate_count(c), count), cascade_current_fpr(c), c->target_p);
 }
 
 int main(int argc, char **argv)

@@ -63,6 +63,7 @@ static const char usage[] =
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline (output too)\n"
 	"  -w, --words           each word of a key is a key\n"
+	CLI_DECOMPRESS_HELP
 	"      --window=W        only the last W keys (10M) or W of time (90s, 10m, 24h, 7d)\n"
 	"      --generations=G   the window's generations, 2..64 (default 8; slack 1/(G-1))\n"
 	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
@@ -93,6 +94,7 @@ static const struct option long_options[] = {
 	{ "time-field", required_argument, NULL, OPT_TIME_FIELD },
 	{ "bad-time", required_argument, NULL, OPT_BAD_TIME },
 	{ "now", required_argument, NULL, OPT_NOW },
+	CLI_DECOMPRESS_OPTION,
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
@@ -106,6 +108,7 @@ struct options {
 	double eps, confidence;
 	int sized;		/* -e or --confidence given */
 	int bounds, json, query;
+	int top_given;		/* -n */
 	const char *output;
 	const char **summaries;	/* -s */
 	size_t nsummaries;
@@ -127,7 +130,7 @@ static double fraction(const char *option, const char *arg, double min, double m
 static void parse_option(struct options *opt, int c, const char *arg)
 {
 	switch (c) {
-	case 'n': opt->top = cli_count("top", arg, 0, UINT64_MAX); break;
+	case 'n': opt->top = cli_count("top", arg, 0, UINT64_MAX); opt->top_given = 1; break;
 	case 'e': opt->eps = fraction("error", arg, TOPK_EPS_MIN, TOPK_EPS_MAX); opt->sized = 1; break;
 	case OPT_CONFIDENCE:
 		opt->confidence = fraction("confidence", arg, 0.5, 1.0 - 1e-9);
@@ -164,6 +167,8 @@ static void check_options(const struct options *opt)
 		cli_usage_error("-q needs -s SUMMARY, the summary to query");
 	if (opt->query && opt->output)
 		cli_usage_error("-q reads the summary, it does not change it: no -o");
+	if (opt->query && opt->top_given)
+		cli_usage_error("-n chooses the most frequent keys to list; -q prints every input key's count");
 	if (opt->sized && opt->nsummaries > 0)
 		cli_usage_error("-e and --confidence size a new summary, not one loaded with -s");
 	if (opt->output && strcmp(opt->output, "-") == 0)
@@ -194,6 +199,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->summaries = calloc((size_t)argc, sizeof *opt->summaries);
 	if (opt->summaries == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
+	cli_repeatable_options("s");	/* summaries, merged */
 	while ((c = cli_getopt(argc, argv, ":n:e:vqo:s:k:t:izwj:hV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;

@@ -111,6 +111,7 @@ struct options {
 	const char *state;
 	struct filter_params shape;	/* layout and key */
 	int key_given, repeated, verbose, line_buffered, checkpoint_given;
+	int rate_given, layout_given;
 	struct cli_checkpoint checkpoint;
 	struct key_spec spec;
 	struct cli_window win;	/* kind 0: no --window */
@@ -124,7 +125,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 {
 	switch (c) {
 	case 'n': opt->capacity = cli_count("capacity", arg, 1, FILTER_M_MAX); break;
-	case 'p': opt->rate = cli_rate("rate", arg); break;
+	case 'p': opt->rate = cli_rate("rate", arg); opt->rate_given = 1; break;
 	case 'f': opt->state = arg; break;
 	case 'd': opt->repeated = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
@@ -135,7 +136,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'i': opt->spec.fold_case = 1; break;
 	case 'z': opt->delim = '\0'; break;
 	case 'v': opt->verbose = 1; break;
-	case OPT_LAYOUT: opt->shape.layout = cli_layout(arg); break;
+	case OPT_LAYOUT: opt->shape.layout = cli_layout(arg); opt->layout_given = 1; break;
 	case OPT_KEY: cli_hex_key("key", arg, opt->shape.key); opt->key_given = 1; break;
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
 	case OPT_CHECKPOINT: cli_checkpoint_option(&opt->checkpoint, arg); opt->checkpoint_given = 1; break;
@@ -180,6 +181,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		cli_usage_error("the state must be a file (it is written back at the end)");
 	if (opt->checkpoint_given && !opt->state)
 		cli_usage_error("--checkpoint saves the state: it needs -f STATE");
+	cli_no_wait_needs(opt->state != NULL, "-f STATE");
 }
 
 static struct cascade *new_seen_set(struct options *opt)
@@ -227,6 +229,35 @@ static void agree_on_case(struct options *opt, uint32_t flags)
 	opt->spec.fold_case = (flags & FILTER_FOLD_CASE) != 0;
 }
 
+/* Rates as the options give them and as a file keeps them (a double): equal to print precision. */
+static int same_rate(double a, double b)
+{
+	return fabs(a - b) <= 1e-9 * fabs(b);
+}
+
+/*
+ * An existing STATE keeps its shape: -n, -p, --layout and --key may be
+ * given (the command that created it, run again) but must be the state's;
+ * one that differs cannot apply and is refused, never ignored.
+ */
+static void state_agrees(const struct options *opt, const struct filter_params *p, uint64_t capacity,
+			 double rate, const char *unsized)
+{
+	if (opt->capacity != 0 && unsized != NULL)
+		cli_fatal("%s: -n %llu cannot apply: %s", opt->state, (unsigned long long)opt->capacity,
+			  unsized);
+	if (opt->capacity != 0 && opt->capacity != capacity)
+		cli_fatal("%s: -n %llu cannot apply: the state's capacity is %llu", opt->state,
+			  (unsigned long long)opt->capacity, (unsigned long long)capacity);
+	if (opt->rate_given && !same_rate(opt->rate, rate))
+		cli_fatal("%s: -p %g cannot apply: the state's rate is %g", opt->state, opt->rate, rate);
+	if (opt->layout_given && opt->shape.layout != p->layout)
+		cli_fatal("%s: --layout %s cannot apply: the state's layout is %s", opt->state,
+			  layout_of(opt->shape.layout)->name, layout_of(p->layout)->name);
+	if (opt->key_given && filter_key_fingerprint(opt->shape.key) != p->fingerprint)
+		cli_fatal("%s: --key cannot apply: the state has another key", opt->state);
+}
+
 /*
  * The seen-set, a filter (*c) or a window (*w): from STATE when it exists,
  * else new (and STATE created at the end).
@@ -247,11 +278,17 @@ static void acquire_seen_set(struct options *opt, struct cascade **c, struct win
 	cli_load_any(opt->state, c, w, NULL);
 	if (*w != NULL) {
 		cli_window_agrees(&opt->win, *w, opt->state);
+		state_agrees(opt, window_params_of(*w),
+			     (*w)->wp.kind == WINDOW_TIME ? (*w)->wp.expected : 0, (*w)->wp.target_p,
+			     (*w)->wp.kind == WINDOW_TIME ? NULL
+			     : "the state is a count window, its own capacity");
 		agree_on_case(opt, window_params_of(*w)->flags);
 		return;
 	}
 	if (opt->win.wp.kind != 0)
 		cli_fatal("%s: not a windowed filter: it was made without --window", opt->state);
+	state_agrees(opt, cascade_params(*c), (*c)->capacity, (*c)->target_p, 
+		     (*c)->growth != 0 ? "the state grows (it was made without -n)" : NULL);
 	cascade_refresh_count(*c);	/* how full it is, for the capacity warning */
 	agree_on_case(opt, cascade_params(*c)->flags);
 }
@@ -274,8 +311,8 @@ struct uniq {
 	size_t state_cap;
 	struct writer out;
 	uint64_t lines, written, repeats, keyless, fresh;
-	double expected_lost;
-	double lost_before_newest;	/* expected_lost when the newest stage began */
+	double expected_lost, lost_variance;	/* add_expected_loss */
+	double arrived;			/* new keys that reached the newest stage, lost or not */
 	double older_miss;		/* chance a new key passes every older stage */
 	size_t stages_seen;
 	int warned;
@@ -284,34 +321,122 @@ struct uniq {
 enum { NO_KEY, FIRST_SEEN, SEEN_BEFORE, BAD_TIME };
 
 /*
- * The model's rate halfway through a batch that just took fresh new keys:
- * the rate rises within a batch, and at 8,000 keys a batch, taking it at
- * the batch's start undercounted the loss of a run of 2e5 keys by a
- * quarter. The newest stage has been offered the keys it took and, about,
- * the ones it lost: the expected loss since it began (cascade_model_fpr).
- * Older stages no longer change, so their rate is read off their bits
- * once, when a stage is added: they too were offered more keys than their
- * capacity (the lost ones), which the model at capacity undercounted by
- * 1% at 1e-2. Only computed under -v, where it feeds the expected loss.
+ * The expected loss to false positives, and its variance. Each new
+ * distinct key is lost with the rate p(j) of the seen-set when it
+ * arrives, j the new keys that arrived before it, lost or not: a lost key
+ * sets no bit, but it would have set none anyway (its bits were all set),
+ * so the fill after j arrivals is the model's fill after j keys. So
+ *
+ *     E = sum over arrivals j of p(j),   Var = sum of p(j) (1 - p(j))
+ *
+ * Lost keys cannot be told from repeats, so arrivals are not counted;
+ * what is seen is the keys added, a fraction 1 - p(j) of the arrivals.
+ * A batch that added `fresh` keys therefore advanced the arrivals j by
+ * dj = dA / (1 - p(j)) for each added dA: that equation is stepped
+ * through (LOSS_STEPS steps a batch, p taken at each step's middle), and
+ * dj - dA of each step were lost. Under capacity p is tiny and E is the
+ * familiar sum of p; over capacity the keys added fall behind the keys
+ * that arrived (6,143 added of 6,703 arriving at 6.7 times capacity),
+ * which taking the rate at the keys added, once a batch, missed (it
+ * expected 62 lost of 560). A full filter (p = 1) takes no key more, so p
+ * is held below 1, and the report bounds E and its deviation by the lines
+ * that tested present, of which the lost are a part (report_loss).
+ *
+ * For a growing seen-set j counts the arrivals at the newest stage, those
+ * that passed the older ones (older_miss: the chance of that, read off
+ * their bits once, when a stage is added); a key the older stages hold
+ * is lost there. A growing seen-set stays under capacity, where this is
+ * steady. A fixed one is summed at the end instead (fixed_loss): far over
+ * capacity each key added stands for many arrivals, and stepping from
+ * the keys added multiplies every error of the model by 1/(1 - p), while
+ * the bits, read when the run is over, say how many keys arrived.
+ * Only computed under -v.
  */
-static double model_rate(struct uniq *u, size_t fresh)
+#define LOSS_STEPS 32
+#define LOSS_STEPS_END 4096	/* fixed_loss, once */
+#define LOSS_P_MAX (1.0 - 1e-12)
+
+static void step_expected_loss(struct uniq *u, const struct cascade *c, size_t fresh)
 {
-	const struct cascade *c = u->seen;
-	const struct filter *newest = c->stages[c->nstages - 1];
-	double offered;
+	const struct filter *f = c->stages[c->nstages - 1];
+	size_t steps = fresh < LOSS_STEPS ? fresh : LOSS_STEPS;
+	double step = (double)fresh / (double)(steps ? steps : 1);
 
 	if (c->nstages != u->stages_seen) {
+		double before = (double)c->newest_keys - (double)fresh;
+
 		u->stages_seen = c->nstages;
-		u->lost_before_newest = u->expected_lost;
 		u->older_miss = 1.0;
 		for (size_t i = 0; i + 1 < c->nstages; i++)
 			u->older_miss *= 1.0 - filter_current_fpr(c->stages[i]);
+		if (u->older_miss < 1e-12)
+			u->older_miss = 1e-12;	/* full older stages: nothing passes them, and no inf */
+		/* a stage that began within the batch took its keys from nothing */
+		u->arrived = before > 0.0 ? before : 0.0;
 	}
-	offered = (double)c->newest_keys - (double)fresh / 2.0 +
-		  (u->expected_lost - u->lost_before_newest);
-	return 1.0 - u->older_miss * (1.0 - sizing_fpr(newest->params.layout,
-						       offered > 0.0 ? (uint64_t)llround(offered) : 0,
-						       newest->params.m, newest->params.k));
+	for (size_t i = 0; i < steps; i++) {
+		/* p at the step's middle: half the step's arrivals ahead, at the rate at its start */
+		double p = sizing_fpr(f->params.layout, (uint64_t)llround(u->arrived), f->params.m,
+				      f->params.k);
+		double mid = u->arrived + step / (2.0 * (1.0 - (p < LOSS_P_MAX ? p : LOSS_P_MAX)));
+		double newest, total, arrivals;
+
+		p = sizing_fpr(f->params.layout, (uint64_t)llround(mid), f->params.m, f->params.k);
+		newest = p < LOSS_P_MAX ? p : LOSS_P_MAX;
+		u->arrived += step / (1.0 - newest);
+		/* every arrival, the older stages' losses among them */
+		arrivals = step / (1.0 - newest) / u->older_miss;
+		total = 1.0 - u->older_miss * (1.0 - newest);
+		u->expected_lost += arrivals - step;
+		u->lost_variance += arrivals * total * (1.0 - total);
+	}
+}
+
+/* A batch of a growing seen-set that added fresh keys to its newest stage. */
+static void add_expected_loss(struct uniq *u, size_t fresh)
+{
+	if (u->seen->growth != 0)
+		step_expected_loss(u, u->seen, fresh);
+}
+
+/*
+ * A fixed seen-set, once the run is over: J, the keys that arrived, is
+ * what its bits say it holds (a lost key would have set no bit), so
+ *
+ *     E = sum of p(j) for j from the keys it held before the run to J,
+ *
+ * with the variance of that sum, sum p(1 - p), and of J, read off the
+ * fill (sizing_estimate_sd), which moves E by p(J) a key. A filter with
+ * every bit set has no J: it took nothing after it filled, and E is
+ * bounded by the lines that tested present (report_loss).
+ */
+static void fixed_loss(struct uniq *u)
+{
+	const struct filter *f = u->seen->stages[0];
+	const struct filter_params *p = &f->params;
+	double arrived = filter_estimate_count(f), width, sd, rate = 0.0;
+
+	if (u->seen->growth != 0)
+		return;
+	if (!isfinite(arrived)) {
+		u->expected_lost = u->lost_variance = HUGE_VAL;
+		return;
+	}
+	if (arrived <= u->arrived)
+		return;
+	width = (arrived - u->arrived) / LOSS_STEPS_END;
+	for (unsigned i = 0; i < LOSS_STEPS_END; i++) {
+		double j = u->arrived + ((double)i + 0.5) * width;
+
+		rate = sizing_fpr(p->layout, (uint64_t)llround(j), p->m, p->k);
+		u->expected_lost += width * rate;
+		u->lost_variance += width * rate * (1.0 - rate);
+	}
+	sd = sizing_estimate_sd(p->layout, p->m, p->k, arrived);
+	if (isfinite(sd))
+		u->lost_variance += rate * rate * sd * sd;
+	else
+		u->lost_variance = HUGE_VAL;
 }
 
 static void warn_over_capacity(struct uniq *u)
@@ -319,7 +444,7 @@ static void warn_over_capacity(struct uniq *u)
 	const struct cascade *c = u->seen;
 	const struct filter_params *p;
 
-	if (c == NULL || u->warned || c->growth != 0 || c->newest_keys <= c->stages[0]->params.capacity)
+	if (c == NULL || u->warned || cli_warned_overfull(c) || c->growth != 0 || c->newest_keys <= c->stages[0]->params.capacity)
 		return;
 	p = &c->stages[0]->params;
 	u->warned = 1;
@@ -445,7 +570,7 @@ static void classify(struct uniq *u, unsigned slot, const struct line *records, 
 	u->fresh += fresh;
 	/* each new key ran the model's risk of testing present and being lost */
 	if (u->opt->verbose && u->seen != NULL)
-		u->expected_lost += (double)fresh * model_rate(u, fresh);
+		add_expected_loss(u, fresh);
 }
 
 /*
@@ -505,21 +630,45 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 static void report_window(const struct uniq *u)
 {
 	const struct window *w = u->window;
-	char size[32], span[48];
+	char size[32], span[48], count[64];
 
-	cli_warn("window %s, %u generations%s: %zu live, about %.0f distinct keys within it (%s)",
+	cli_warn("window %s, %u generations%s: %zu live, %s within it (%s)",
 		 cli_window_describe(&w->wp, span), w->wp.generations,
 		 w->wp.flags & WINDOW_REFRESH ? ", refreshed" : "", w->ngen,
-		 window_estimate_count(w, w->clock), cli_human_bytes(window_bytes(w), size));
+		 cli_distinct_keys(window_estimate_count(w, w->clock), count),
+		 cli_human_bytes(window_bytes(w), size));
 	cli_warn("%llu new keys within the window; %llu lines with no readable time passed through (target rate %g)",
 		 (unsigned long long)u->fresh, (unsigned long long)u->bad_times, w->wp.target_p);
 	cli_warn("expected distinct lines lost to false positives: %.6g (target rate %g)",
 		 w->expected_lost, w->wp.target_p);
 }
 
-static void report(const struct uniq *u)
+/*
+ * The expected loss and its standard deviation. The lost are among the
+ * lines that tested present (repeats), which bounds both. A filter with
+ * every bit set has no estimate (fixed_loss): the bound is what is said.
+ */
+static void report_loss(struct uniq *u)
 {
-	char size[32];
+	double bound, expected, sd, target = u->seen->target_p;
+
+	fixed_loss(u);
+	bound = (double)u->repeats;
+	expected = u->expected_lost < bound ? u->expected_lost : bound;
+	sd = sqrt(u->lost_variance) < bound ? sqrt(u->lost_variance) : bound;
+	if (expected == 0.0)
+		cli_warn("expected distinct lines lost to false positives: 0 (target rate %g)", target);
+	else if (!isfinite(u->expected_lost))
+		cli_warn("expected distinct lines lost to false positives: %.0f at most, every line that tested present (every bit of the filter is set; target rate %g)",
+			 bound, target);
+	else
+		cli_warn("expected distinct lines lost to false positives: %.6g (standard deviation %.3g; target rate %g)",
+			 expected, sd, target);
+}
+
+static void report(struct uniq *u)
+{
+	char size[32], count[64];
 
 	cli_warn("lines read: %llu (first seen %llu, repeats %llu, without a key %llu); written: %llu",
 		 (unsigned long long)u->lines,
@@ -531,11 +680,11 @@ static void report(const struct uniq *u)
 		report_window(u);
 		return;
 	}
-	cli_warn("%llu new distinct keys, about %.0f distinct keys in the filter (%zu stage%s, %s)",
-		 (unsigned long long)u->fresh, cascade_estimate_count(u->seen), u->seen->nstages,
-		 u->seen->nstages == 1 ? "" : "s", cli_human_bytes(cascade_bytes(u->seen), size));
-	cli_warn("expected distinct lines lost to false positives: %.6g (target rate %g)",
-		 u->expected_lost, u->seen->target_p);
+	cli_warn("%llu new distinct keys, %s in the filter (%zu stage%s, %s)",
+		 (unsigned long long)u->fresh, cli_distinct_keys(cascade_estimate_count(u->seen), count),
+		 u->seen->nstages, u->seen->nstages == 1 ? "" : "s",
+		 cli_human_bytes(cascade_bytes(u->seen), size));
+	report_loss(u);
 	if (u->opt->checkpoint_given)
 		cli_warn("checkpoints: %llu saved, %llu failed", (unsigned long long)u->checkpoint.saved,
 			 (unsigned long long)u->checkpoint.failed);
@@ -604,6 +753,7 @@ int main(int argc, char **argv)
 	/* its ordered step is its ceiling: fastest at 8 threads of 16 (pipeline.h) */
 	pipeline_set_default_max(PIPELINE_THREADS_ORDERED_MAX);
 	cli_dcso_readable();	/* a DCSO STATE is added to and written back as such */
+	cli_warn_overfull_loads();
 	parse_options(&opt, argc, argv);
 	u.opt = &opt;
 	u.checkpoint = opt.checkpoint;
@@ -613,6 +763,14 @@ int main(int argc, char **argv)
 		cli_stop_on_signals();	/* after the lock: while waiting, a signal just ends it */
 	}
 	acquire_seen_set(&opt, &u.seen, &u.window);
+	if (u.seen != NULL) {
+		/* a loaded filter's keys as its bits count them (cascade_refresh_count) */
+		u.stages_seen = u.seen->nstages;
+		u.arrived = (double)u.seen->newest_keys;
+		u.older_miss = 1.0;
+		for (size_t i = 0; i + 1 < u.seen->nstages; i++)
+			u.older_miss *= 1.0 - filter_current_fpr(u.seen->stages[i]);
+	}
 	/*
 	 * A state's insertions are the keys that were new to it: those passed.
 	 * A counting state counts every key it saw, as its counters do, so

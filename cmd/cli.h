@@ -68,22 +68,28 @@ enum {
  * CLI_NO_WAIT_HELP in --help; cli_common_option handles it.
  */
 #define CLI_NO_WAIT_OPTION { "no-wait", no_argument, NULL, CLI_OPT_NO_WAIT }
+/*
+ * After the options: --no-wait is refused unless this run updates a file
+ * in place (updates nonzero); needs names what it takes ("-f STATE").
+ */
+void cli_no_wait_needs(int updates, const char *needs);
 #define CLI_NO_WAIT_HELP                                                     \
 	"      --no-wait         fail at once if another bftools process is\n"  \
 	"                        updating the file, instead of waiting\n"
 
 /*
  * --no-decompress, for the programs that read lines (bfbuild, bfgrep,
- * bfuniq, bfcount): put CLI_DECOMPRESS_OPTION in the option table and
+ * bfuniq, bfcount, bftop): put CLI_DECOMPRESS_OPTION in the option table and
  * CLI_DECOMPRESS_HELP in --help; cli_common_option handles it. Without it
- * an input (file or standard input) whose first bytes are gzip's or
- * zstd's magic is read decompressed (lib/instream.h), and as a stream,
- * never in ranges.
+ * an input (file or standard input) whose first bytes are the magic of
+ * gzip, zstd, xz, bzip2 or lz4 is read decompressed (lib/io/instream.h),
+ * and as a stream, never in ranges; one in a format recognised but not
+ * decoded is refused.
  */
 #define CLI_DECOMPRESS_OPTION { "no-decompress", no_argument, NULL, CLI_OPT_NO_DECOMPRESS }
 #define CLI_DECOMPRESS_HELP                                                  \
-	"      --no-decompress   read gzip and zstd inputs as they are, not\n" \
-	"                        decompressed\n"
+	"      --no-decompress   read compressed inputs (gzip, zstd, xz, bzip2,\n" \
+	"                        lz4) as they are, not decompressed\n"
 
 /*
  * --key-file: the key file given, or NULL. New filters take their key from
@@ -142,12 +148,25 @@ _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(print
 
 /*
  * getopt_long with the messages worded here: call with an optstring that
- * starts with ':'; it reports an unknown option or a missing argument as
- * a usage error naming it.
+ * starts with ':'; it reports an unknown option, a missing argument or a
+ * value option given twice as a usage error naming it.
  */
 int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts);
+/*
+ * cli_getopt refuses an option that takes a value given a second time
+ * ("-o given twice: it takes one value"), in every program alike, except
+ * the options whose letters a program lists here before parsing: those
+ * that collect their values (bfgrep -f FILTER, bftop -s SUMMARY).
+ */
+void cli_repeatable_options(const char *letters);
 
-/* --help: print text on stdout (checked), exit 0. --version likewise. */
+/*
+ * --help: print text on stdout (checked), then the rule every program
+ * keeps for its options (CLI_OPTIONS_RULE), exit 0. --version likewise.
+ */
+#define CLI_OPTIONS_RULE                                                     \
+	"\nAn option that takes a value may be given once, unless it collects\n" \
+	"values; an option that cannot apply to the run is refused.\n"
 _Noreturn void cli_help(const char *text);
 _Noreturn void cli_version(void);
 
@@ -225,6 +244,19 @@ const char *cli_key_file_disagrees(const struct cascade *c);
  * target; nothing otherwise.
  */
 void cli_warn_over_capacity(const struct cascade *c, double rate);
+
+/*
+ * Programs that use a filter as it is (bfgrep, bfuniq -f, bfcount -f)
+ * call this: from then on cli_load_any warns once per filter loaded whose
+ * false-positive rate at its fill (cascade_current_fpr) is over
+ * CLI_OVERFULL_FACTOR times its target: "PROG: FILE: warning: filter
+ * over-full: false-positive rate R at its fill, over 10 times its target
+ * P (about N distinct keys, capacity C)". Windows are not checked.
+ */
+#define CLI_OVERFULL_FACTOR 10
+void cli_warn_overfull_loads(void);
+/* Whether c is the last filter loaded that was so warned about (not to say it twice). */
+int cli_warned_overfull(const struct cascade *c);
 
 /*
  * Save a filter to path atomically, or to stdout when path is NULL; a
@@ -477,6 +509,13 @@ void cli_stdout_async(struct writer *w);
 void cli_stdout_finish(struct writer *w);
 /* A write failed: report and exit 2. */
 _Noreturn void cli_write_error(int err);
+
+/*
+ * An estimate of distinct keys in words: "about 6143 distinct keys", or
+ * for a filter with every bit set (an infinite estimate) "every bit set:
+ * too many keys to estimate", so that no message prints inf or nan.
+ */
+const char *cli_distinct_keys(double estimate, char text[64]);
 
 /* "2.7 GB", "512 B": decimal units, as disks and the docs count. */
 const char *cli_human_bytes(uint64_t bytes, char buf[32]);

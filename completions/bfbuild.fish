@@ -40,7 +40,7 @@ complete -c bfbuild -l json -d 'Each line is JSON: -k takes jq paths'
 complete -c bfbuild -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
 complete -c bfbuild -s i -l ignore-case -d 'Fold ASCII case; recorded in the filter'
 complete -c bfbuild -s z -l null-data -d 'Records end with NUL, not newline'
-complete -c bfbuild -l no-decompress -d 'Read gzip and zstd inputs as they are, not decompressed'
+complete -c bfbuild -l no-decompress -d 'Read compressed inputs as they are, not decompressed'
 complete -c bfbuild -s v -l verbose -d 'Report lines, keys, fill and rate on stderr'
 complete -c bfbuild -l no-wait -d 'Fail at once if another bftools process is updating the file'
 complete -c bfbuild -n 'not __fish_contains_opt key' -l key-file -r -F -d "The filters' key is kept in FILE, not in them"

@@ -63,7 +63,7 @@ complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l 
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s i -l ignore-case -d 'Fold ASCII case of keys'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s z -l null-data -d 'Records end with NUL, not newline'
-complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l no-decompress -d 'Read gzip and zstd inputs as they are, not decompressed'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l no-decompress -d 'Read compressed inputs as they are, not decompressed'
 complete -c bfcount -n 'not __bfcount_stream_mode' -s f -l filter -x -a '(__bfcount_filters)' -d 'Count the elements of a filter instead (repeatable; - is stdin)'
 complete -c bfcount -n 'not __bfcount_stream_mode; and not __bfcount_set_op' -l union -d 'The number of elements in the union of the filters'
 complete -c bfcount -n 'not __bfcount_stream_mode; and not __bfcount_set_op' -l intersection -d 'The number of elements in their intersection'

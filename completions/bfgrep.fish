@@ -43,7 +43,7 @@ complete -c bfgrep -l csv -d 'The input is CSV (RFC 4180): quoted fields, keys a
 complete -c bfgrep -l json -d 'Each line is JSON: -k takes jq paths'
 complete -c bfgrep -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
 complete -c bfgrep -s z -l null-data -d 'Records end with NUL, not newline'
-complete -c bfgrep -l no-decompress -d 'Read gzip and zstd inputs as they are, not decompressed'
+complete -c bfgrep -l no-decompress -d 'Read compressed inputs as they are, not decompressed'
 complete -c bfgrep -l line-buffered -d 'Flush output after every line'
 complete -c bfgrep -l now -x -d 'A windowed filter answers as of time T (default: now)'
 complete -c bfgrep -l key-file -r -F -d "The filters' key is kept in FILE, not in them"

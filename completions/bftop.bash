@@ -10,7 +10,7 @@
 # ~/.bashrc.
 
 _bftop_options='-n --top -e --error --confidence -v --bounds --json -q --query
--o --output -s --summary -k --field -t --separator -i --ignore-case -z --null-data
+-o --output -s --summary -k --field -t --separator -i --ignore-case -z --null-data --no-decompress
 -w --words --window --generations --time-field --bad-time --now
 -j --threads --key-file --max-memory --progress --no-progress
 -h --help -V --version'

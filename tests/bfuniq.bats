@@ -700,12 +700,25 @@ expect_awk_first_seen() {
 	expect_eq "stages" 1 "$(header_uint state.bf 16 4)"
 }
 
-@test "bfuniq: an existing STATE keeps its own shape: -n, -p, --layout and --key are ignored" {
+@test "bfuniq: an existing STATE keeps its own shape: -n, -p, --layout and --key that differ are refused, the same ones taken" {
 	make_input
 	uniq_ -n 5000 -p 1e-3 -f state.bf in.txt >/dev/null
+	cp state.bf before.bf
 	put_lines more.txt apple fig
-	run --separate-stderr bfuniq -n 99 -p 0.5 --layout classic \
-		--key ffffffffffffffffffffffffffffffff -f state.bf more.txt
+	# each option that differs from the state cannot apply: one line, exit 2, the state untouched
+	for opt in "-n 99:-n 99 cannot apply: the state's capacity is 5000" \
+		"-p 0.5:-p 0.5 cannot apply: the state's rate is 0.001" \
+		"--layout classic:--layout classic cannot apply: the state's layout is blocked" \
+		"--key ffffffffffffffffffffffffffffffff:--key cannot apply: the state has another key"; do
+		run --separate-stderr bfuniq ${opt%%:*} -f state.bf more.txt
+		expect_fail "bfuniq: state.bf: ${opt#*:}"
+		cmp before.bf state.bf
+	done
+	# the issue's command line: the first option that differs is named
+	run --separate-stderr bfuniq -f state.bf -p 0.1 --layout classic -n 10 more.txt
+	expect_fail "bfuniq: state.bf: -n 10 cannot apply: the state's capacity is 5000"
+	# the command that made the state, run again, goes on with it
+	run --separate-stderr bfuniq -n 5000 -p 1e-3 --layout blocked --key "$KEY" -f state.bf more.txt
 	expect_status 0
 	expect_stderr ""
 	expect_output fig
@@ -713,6 +726,20 @@ expect_awk_first_seen() {
 	expect_eq rate fca9f1d24d62503f "$(header_hex state.bf 48 8)"
 	expect_eq "layout (1 = blocked)" 1 "$(header_uint state.bf 64 1)"
 	expect_eq key "$KEY" "$(header_hex state.bf 24 16)"
+}
+
+@test "bfuniq: -n cannot apply to a growing STATE nor -p to a windowed one that differs, and says why" {
+	make_input
+	uniq_ -f grow.bf in.txt >/dev/null
+	run --separate-stderr bfuniq -n 1000 -f grow.bf in.txt
+	expect_fail "bfuniq: grow.bf: -n 1000 cannot apply: the state grows (it was made without -n)"
+	uniq_ --window 10m -p 1e-4 --now 1000 -f win.bf in.txt >/dev/null
+	run --separate-stderr bfuniq -p 1e-2 --now 1000 -f win.bf in.txt
+	expect_fail "bfuniq: win.bf: -p 0.01 cannot apply: the state's rate is 0.0001"
+	run --separate-stderr bfuniq -p 1e-4 --now 1000 -f win.bf in.txt
+	expect_status 0
+	expect_stderr ""
+	expect_output ""
 }
 
 @test "bfuniq: a filter built by bfbuild is a STATE: its keys count as seen" {

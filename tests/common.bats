@@ -142,6 +142,77 @@ need_native_build() {
 	done
 }
 
+@test "common: a value option given twice is refused in every program, never the last one kept" {
+	# PROG, the options, how the message names the option; refused while
+	# the options are read, before any file is opened (none of these exist)
+	while IFS='|' read -r prog args name; do
+		run --separate-stderr $prog $args
+		expect_usage_error "$prog" "$name given twice: it takes one value"
+	done <<'CASES'
+bfbuild|-o a.bf -o b.bf in.txt|-o
+bfbuild|-n 10 --capacity 20 -o a.bf|-n
+bfbuild|-p 0.1 -p 0.2 -o a.bf|-p
+bfbuild|--layout classic --layout blocked -o a.bf|--layout
+bfbuild|-f a.bf -f b.bf|-f
+bfbuild|-k 1 -k 2 -o a.bf|-k
+bfgrep|-m 1 -m 2 -f a.bf|-m
+bfgrep|--label x --label y -f a.bf|--label
+bfgrep|-t , -t ; -f a.bf|-t
+bfuniq|-f a.bf -f b.bf|-f
+bfuniq|-n 10 -n 20|-n
+bfuniq|--checkpoint 1m --checkpoint 2m -f a.bf|--checkpoint
+bfuniq|--window 10m --window 1h|--window
+bfcount|-o a.sk -o b.sk|-o
+bfcount|--precision 12 --precision 14|--precision
+bfcount|--bad-line skip --bad-line error --json|--bad-line
+bfmerge|-o a.bf -o b.bf x.bf y.bf|-o
+bfmerge|-j 1 -j 2 x.bf|-j
+bfinfo|-j 1 --threads 2 x.bf|-j
+bfinfo|--max-memory 1G --max-memory 2G x.bf|--max-memory
+bftop|-n 1 -n 2|-n
+bftop|-e 0.01 --error 0.02|-e
+bftop|-o a.top -o b.top|-o
+bftop|--key-file a.key --key-file b.key|--key-file
+CASES
+}
+
+@test "common: an option that cannot apply to the run is refused, not ignored" {
+	put_lines in.txt a b
+	bftop -o s.top in.txt
+	run --separate-stderr bfbuild --no-wait -o a.bf in.txt
+	expect_usage_error bfbuild "--no-wait needs -f FILTER: without it no file is updated in place"
+	[ ! -e a.bf ]
+	run --separate-stderr bfuniq --no-wait in.txt
+	expect_usage_error bfuniq "--no-wait needs -f STATE: without it no file is updated in place"
+	build a.bf -n 10 in.txt
+	run --separate-stderr bfmerge --no-wait a.bf a.bf
+	expect_usage_error bfmerge "--no-wait needs -o FILTER: without it no file is updated in place"
+	run --separate-stderr bftop -q -n 3 -s s.top in.txt
+	expect_usage_error bftop "-n chooses the most frequent keys to list; -q prints every input key's count"
+}
+
+@test "common: the options that collect values may repeat (bfgrep -f, bfcount -f and -s, bftop -s)" {
+	put_lines in.txt a b
+	put_lines a.txt a
+	put_lines b.txt b
+	build a.bf -n 100 a.txt
+	build b.bf -n 100 b.txt
+	run --separate-stderr bfgrep -c -f a.bf -f b.bf in.txt
+	expect_status 0
+	expect_output 2
+	run --separate-stderr bfcount -f a.bf -f b.bf
+	expect_status 0
+	bfcount -o a.sk a.txt
+	bfcount -o b.sk b.txt
+	run --separate-stderr bfcount -s a.sk -s b.sk
+	expect_status 0
+	expect_output 2
+	bftop -o a.top a.txt
+	bftop -o b.top b.txt
+	run --separate-stderr bftop -s a.top -s b.top
+	expect_status 0
+}
+
 # ---------------------------------------------------------------- key files: making them
 
 @test "key file: bfbuild --key-file creates a missing FILE, mode 0600, 32 hex digits and a newline" {
@@ -841,4 +912,68 @@ bfmerge: saving m.bf: 19.5 kB $BAR"
 	*"$CR${ESC}[K$msg"* | *"$LF$msg"*) ;;
 	*) expect_eq "the error" "(a cleared line)$msg" "(glued to the progress line) ${tty##*"${ESC}[K"}" ;;
 	esac
+}
+
+# ---------------------------------------------------------------- over-full filters
+
+# full.bf: 1000 bits for 5 keys, given 6703: every bit set.
+make_full() {
+	seq 1 6703 | sed 's/^/line/' >keys.txt
+	build full.bf -m 1000 -n 5 keys.txt 2>/dev/null
+}
+
+@test "over-full: no program prints inf or nan about a full filter, whatever it reports" {
+	make_full
+	build ok.bf -n 10000 keys.txt
+	: >all.out
+	{
+		bfbuild -v --key "$KEY" -m 1000 -n 5 -o full2.bf keys.txt
+		bfuniq -v -n 5 keys.txt
+		bfuniq -v -n 1000 keys.txt
+		bfuniq -v -f full.bf keys.txt
+		bfgrep -v -c -f full.bf keys.txt
+		bfcount -v -f full.bf
+		bfcount -f full.bf ok.bf --union
+		bfmerge -v -o merged.bf full.bf ok.bf
+		bfinfo full.bf
+		bfinfo --json full.bf
+	} >>all.out 2>&1 || true
+	[ -s all.out ]
+	if grep -n -i -w -E 'inf|nan|-inf|infinity' all.out; then
+		expect_eq "inf or nan printed" "" "$(grep -i -w -E 'inf|nan|infinity' all.out)"
+	fi
+}
+
+@test "over-full: bfgrep, bfuniq -f and bfcount -f warn once, naming the rate, about a filter over 10 times its target" {
+	make_full
+	build ok.bf -n 10000 keys.txt
+	line="full.bf: warning: filter over-full: false-positive rate 1 at its fill, over 10 times its target 8.16973e-14 (every bit set: too many keys to estimate, capacity 5)"
+	run --separate-stderr bfgrep -v -c -f full.bf keys.txt
+	expect_status 1
+	expect_output 0
+	expect_stderr "bfgrep: $line"
+	run --separate-stderr bfcount -f full.bf
+	expect_status 2
+	expect_eq "first line" "bfcount: $line" "${stderr%%$'\n'*}"
+	put_lines new.txt a b
+	run --separate-stderr bfuniq -v -f full.bf new.txt
+	expect_status 0
+	expect_eq "first line" "bfuniq: $line" "${stderr%%$'\n'*}"
+	expect_eq "warnings" 1 "$(grep -c warning <<<"$stderr")"
+	# a filter within its rate is loaded without a word
+	run --separate-stderr bfgrep -c -f ok.bf keys.txt
+	expect_stderr ""
+	run --separate-stderr bfcount -f ok.bf
+	expect_stderr ""
+}
+
+@test "over-full: bfbuild refuses -m, -n and -p together (any two fix the third)" {
+	put_lines in.txt a
+	run --separate-stderr bfbuild -m 1000 -n 5 -p 0.1 -o f.bf in.txt
+	expect_usage_error bfbuild "-m, -n and -p cannot all be given: any two of them fix the third"
+	[ ! -e f.bf ]
+	run --separate-stderr bfbuild -m 1000 -n 5 -o f.bf in.txt
+	expect_status 0
+	run --separate-stderr bfbuild -m 1000 -p 0.1 -o g.bf in.txt
+	expect_status 0
 }

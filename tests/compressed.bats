@@ -302,3 +302,171 @@ logs/old/mail.log.2.zst:2858"
 	expect_status 0
 	[ "$output" != "$(bfcount in.gz)" ]
 }
+
+# ------------------------------------------------------------ xz, bzip2, lz4
+
+# the reference tools of the other formats logrotate writes
+need_tools() {
+	for t in xz bzip2 lz4; do
+		command -v "$t" >/dev/null || skip "$t is not installed (tests/deps.sh check installs it)"
+	done
+}
+
+# packed FORMAT OUT IN...: OUT is one xz stream, bzip2 stream or lz4 frame
+# per IN, one after another, as `cat a.xz b.xz` makes.
+packed() {
+	local format=$1 out=$2
+	shift 2
+	: >"$out"
+	for f in "$@"; do "$format" -q -c <"$f" >>"$out"; done
+}
+
+@test "compressed: xz, bzip2 and lz4 inputs, one stream or several, give every program the plain input's answers, at -j 1 and -j 4" {
+	need_tools
+	# some keys twice, for bftop and bfuniq to have repeats to see
+	cat in.txt first.txt >dup.txt
+	head -n 3000 dup.txt >a.txt
+	tail -n +3001 dup.txt >b.txt
+	build plain.bf -n 30000 dup.txt
+	for fmt in xz bzip2 lz4; do
+		packed "$fmt" one.$fmt dup.txt
+		packed "$fmt" two.$fmt a.txt b.txt
+		"$fmt" -dc two.$fmt | cmp - dup.txt	# the reference tool reads both streams too
+		for f in one.$fmt two.$fmt; do
+			for j in 1 4; do
+				expect_eq "bfcount -j $j $f" "$(bfcount -j $j dup.txt)" "$(bfcount -j $j "$f")"
+				expect_eq "bfcount -j $j <$f" "$(bfcount -j $j dup.txt)" "$(bfcount -j $j <"$f")"
+				expect_eq "bfgrep -j $j $f" "$(bfgrep -j $j -n -f some.bf dup.txt)" "$(bfgrep -j $j -n -f some.bf "$f")"
+				expect_eq "bfgrep -j $j <$f" "$(bfgrep -j $j -c -f some.bf dup.txt)" "$(cat "$f" | bfgrep -j $j -c -f some.bf)"
+				bfuniq -j $j "$f" >uniq.out
+				cmp uniq.out in.txt
+				bfuniq -j $j <"$f" >uniq.out
+				cmp uniq.out in.txt
+				expect_eq "bftop -j $j $f" "$(bftop -j $j -n 5 dup.txt)" "$(bftop -j $j -n 5 "$f")"
+				build "$f.bf" -j $j -n 30000 "$f"
+				cmp plain.bf "$f.bf"
+				build "$f.bf" -j $j -n 30000 <"$f"
+				cmp plain.bf "$f.bf"
+			done
+		done
+	done
+}
+
+@test "compressed: bfgrep -r reads xz, bzip2 and lz4 files in the tree as their lines" {
+	need_tools
+	mkdir -p logs
+	packed xz logs/mail.log.1.xz first.txt rest.txt
+	packed bzip2 logs/mail.log.2.bz2 in.txt
+	packed lz4 logs/mail.log.3.lz4 first.txt rest.txt
+	run --separate-stderr bfgrep -r -c -f some.bf logs
+	expect_status 0
+	expect_stderr ""
+	expect_output "logs/mail.log.1.xz:2858
+logs/mail.log.2.bz2:2858
+logs/mail.log.3.lz4:2858"
+}
+
+@test "compressed: a truncated xz, bzip2 or lz4 input is one error line and status 2, in every program" {
+	need_tools
+	for fmt in xz bzip2 lz4; do
+		packed "$fmt" t.$fmt first.txt rest.txt
+		cut_at t.$fmt $(($(wc -c <t.$fmt) - 100))
+		for prog in bfuniq bfcount "bfgrep -f some.bf" "bftop"; do
+			run --separate-stderr $prog t.$fmt
+			expect_status 2
+			expect_stderr "${prog%% *}: t.$fmt: truncated $fmt input"
+		done
+		# bfbuild then says that it wrote no filter
+		run --separate-stderr bfbuild --key "$KEY" -o t.bf t.$fmt
+		expect_status 2
+		[ ! -e t.bf ]
+		expect_eq "first line of stderr" "bfbuild: t.$fmt: truncated $fmt input" "${stderr%%$'\n'*}"
+		run --separate-stderr bfcount <t.$fmt
+		expect_status 2
+		expect_stderr "bfcount: (standard input): truncated $fmt input"
+		# the lines before the cut, whole, as the reference tool delivers them
+		run --separate-stderr bfuniq t.$fmt
+		[ "${#lines[@]}" -ge 1000 ]
+		expect_eq "$fmt: the lines written" "$(head -n "${#lines[@]}" in.txt)" "$output"
+	done
+}
+
+@test "compressed: a corrupt xz, bzip2 or lz4 input is one error line and status 2, in the library's words" {
+	need_tools
+	for fmt in xz bzip2 lz4; do
+		packed "$fmt" c.$fmt in.txt
+		# four bytes in the middle of the compressed data made 0xff: a check
+		# (xz's CRC64, bzip2's block CRC, lz4's content checksum) or the
+		# decoding itself fails
+		for i in 0 1 2 3; do set_byte c.$fmt $(($(wc -c <c.$fmt) / 2 + i)) 377; done
+		run --separate-stderr bfuniq c.$fmt
+		expect_status 2
+		case $stderr in
+		"bfuniq: c.$fmt: corrupt $fmt input: "?*) ;;
+		*) expect_eq "stderr" "bfuniq: c.$fmt: corrupt $fmt input: ..." "$stderr" ;;
+		esac
+		run --separate-stderr bfcount -j 4 c.$fmt
+		expect_status 2
+		[ "${stderr%%:*}" = bfcount ] && [ "${stderr#*$'\n'}" = "$stderr" ]	# one line
+	done
+	# bytes after the last stream
+	packed xz g.xz in.txt
+	packed bzip2 g.bz2 in.txt
+	for f in g.xz g.bz2; do
+		printf 'not compressed\n' >>"$f"
+		run --separate-stderr bfuniq "$f"
+		expect_status 2
+		expect_eq "$f: the lines" "$(cat in.txt)" "$output"
+	done
+	expect_stderr "bfuniq: g.bz2: trailing garbage after bzip2 data"
+}
+
+@test "compressed: xz stream padding between and after streams is read as xzcat reads it" {
+	need_tools
+	xz -q -c <first.txt >p.xz
+	printf '\0\0\0\0' >>p.xz
+	xz -q -c <rest.txt >>p.xz
+	printf '\0\0\0\0\0\0\0\0' >>p.xz
+	xzcat p.xz | cmp - in.txt
+	run --separate-stderr bfuniq p.xz
+	expect_status 0
+	expect_stderr ""
+	expect_output "$(cat in.txt)"
+}
+
+@test "compressed: --no-decompress reads xz, bzip2 and lz4 bytes as they are" {
+	need_tools
+	for fmt in xz bzip2 lz4; do
+		packed "$fmt" in.$fmt in.txt
+		bfuniq --no-decompress in.$fmt >raw.out
+		expect_eq "$fmt: bfuniq's first bytes" "$(head -c 3 in.$fmt | od -A n -t x1)" "$(head -c 3 raw.out | od -A n -t x1)"
+		run --separate-stderr bfcount --no-decompress in.$fmt
+		expect_status 0
+		[ "$output" != "$(bfcount in.$fmt)" ]
+	done
+}
+
+@test "compressed: a compressed format that is recognised but not decoded is refused, never read as text" {
+	need_tools
+	lz4 -q -l -c <in.txt >legacy.lz4
+	run --separate-stderr bfcount legacy.lz4
+	expect_status 2
+	expect_stderr "bfcount: legacy.lz4: lz4 legacy input cannot be decoded (--no-decompress reads it as it is)"
+	run --separate-stderr bfgrep -c -f some.bf <legacy.lz4
+	expect_status 2
+	expect_stderr "bfgrep: (standard input): lz4 legacy input cannot be decoded (--no-decompress reads it as it is)"
+	printf 'LZIP\001\014' >x.lz
+	run --separate-stderr bfuniq x.lz
+	expect_fail "bfuniq: x.lz: lzip input cannot be decoded (--no-decompress reads it as it is)"
+	bfuniq --no-decompress x.lz >raw.out
+	expect_file raw.out 'LZIP\001\014\n'
+}
+
+@test "compressed: text that begins like bzip2's magic is read as text" {
+	printf 'BZh9 is not a stream\nBZh\n' >t.txt
+	run --separate-stderr bfuniq t.txt
+	expect_status 0
+	expect_output "$(cat t.txt)"
+	printf 'BZh' | bfuniq >out
+	expect_file out 'BZh\n'
+}

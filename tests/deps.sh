@@ -30,16 +30,29 @@ have_zstd_header() {
 		${CC:-cc} -x c - -o /dev/null -lzstd >/dev/null 2>&1
 }
 
+# liblzma, libbz2, liblz4: xz, bzip2 and lz4 inputs (lib/io/instream_xz.c,
+# instream_bzip2.c, instream_lz4.c). have_lib HEADER LIB: it compiles and links.
+have_lib() {
+	printf '#include <%s>\nint main(void){return 0;}\n' "$1" |
+		${CC:-cc} -x c - -o /dev/null "$2" >/dev/null 2>&1
+}
+
 check_build() {
 	have_cmd make || want make
 	if have_cmd "${CC:-cc}"; then
 		have_zlib_header || want zlib1g-dev
 		have_zstd_header || want libzstd-dev
+		have_lib lzma.h -llzma || want liblzma-dev
+		have_lib bzlib.h -lbz2 || want libbz2-dev
+		have_lib lz4frame.h -llz4 || want liblz4-dev
 	else
 		want gcc
 		want libc6-dev
 		want zlib1g-dev
 		want libzstd-dev
+		want liblzma-dev
+		want libbz2-dev
+		want liblz4-dev
 	fi
 }
 
@@ -49,8 +62,11 @@ check)
 	check_build
 	have_cmd bats || want bats
 	have_cmd gzip || want gzip
-	# compressed.bats compares with zstdcat
+	# compressed.bats compares with zstdcat, xzcat, bzcat and lz4cat
 	have_cmd zstd || want zstd
+	have_cmd xz || want xz-utils
+	have_cmd bzip2 || want bzip2
+	have_cmd lz4 || want lz4
 	# the completion tests run in the real shells
 	have_cmd zsh || want zsh
 	have_cmd fish || want fish

@@ -253,7 +253,8 @@ each_stderr_ok() {
 	# bfbuild -f elsewhere -o and --like only read it: they do not wait either
 	run --separate-stderr timeout 20 bfbuild --no-wait -f state.bf -o copy.bf q.txt
 	expect_status 0
-	run --separate-stderr timeout 20 bfbuild --no-wait --like state.bf -o like.bf q.txt
+	# (--no-wait cannot apply without -f: timeout says whether it waited)
+	run --separate-stderr timeout 20 bfbuild --like state.bf -o like.bf q.txt
 	expect_status 0
 	release_lock
 	expect_eq "held found after" 2 "$(found state.bf q.txt)"

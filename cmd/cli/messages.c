@@ -85,6 +85,7 @@ void cli_stdio_finish(void)
 void cli_help(const char *text)
 {
 	fputs(text, stdout);
+	fputs(CLI_OPTIONS_RULE, stdout);
 	cli_stdio_finish();
 	exit(0);
 }

@@ -2,7 +2,8 @@
 /*
  * options.c - option values and the options every program takes (-j,
  * --max-memory, --progress, --key-file, --no-wait, --no-decompress), and getopt_long with
- * GNU's messages. A bad value is a usage error, exit 2.
+ * GNU's messages. A bad value is a usage error, exit 2, and so is a value
+ * option given twice: the one place that rule lives for every program.
  */
 #include "internal.h"
 
@@ -25,6 +26,7 @@ int cli_decompress = 1;		/* not --no-decompress */
 static const char *memory_env;	/* BFTOOLS_MAX_MEMORY, until applied */
 static int threads_option;	/* -j was given */
 static int memory_option;	/* --max-memory was given */
+static const char *repeatable;	/* the letters of value options that may repeat */
 
 /* A memory size: SI units, as bfinfo and -v print them (1G = 1e9 bytes). */
 static uint64_t memory_size(const char *what, const char *arg)
@@ -113,6 +115,12 @@ int cli_common_option(int c, const char *arg)
 	}
 }
 
+void cli_no_wait_needs(int updates, const char *needs)
+{
+	if (cli_no_wait && !updates)
+		cli_usage_error("--no-wait needs %s: without it no file is updated in place", needs);
+}
+
 static const struct option *long_option_named(const struct option *longopts, const char *name,
 					      size_t len)
 {
@@ -130,6 +138,54 @@ static const struct option *long_option_named(const struct option *longopts, con
 	return matches == 1 ? found : NULL;	/* an ambiguous prefix selects nothing */
 }
 
+void cli_repeatable_options(const char *letters)
+{
+	repeatable = letters;
+}
+
+/*
+ * How a message names option c: "-o" when it has a letter, else "--name";
+ * NULL when c takes no value (a flag given twice is the flag given).
+ */
+static const char *value_option_name(int c, const char *optstring, const struct option *longopts)
+{
+	static char letter[3];
+	const char *in = c > 0 && c < 256 && c != ':' ? strchr(optstring, c) : NULL;
+
+	if (in != NULL) {
+		if (in[1] != ':')
+			return NULL;
+		letter[0] = '-';
+		letter[1] = (char)c;
+		return letter;
+	}
+	for (const struct option *o = longopts; o->name; o++)
+		if (o->val == c && o->flag == NULL)
+			return o->has_arg == required_argument ? o->name : NULL;
+	return NULL;
+}
+
+/*
+ * A value option given twice is refused, not the last one kept in
+ * silence (bfbuild -o a.bf -o b.bf wrote only b.bf), unless the program
+ * said it may repeat (cli_repeatable_options: bfgrep -f, bftop -s).
+ */
+static void refuse_repeated(int c, const char *optstring, const struct option *longopts)
+{
+	static int seen[128];
+	static size_t nseen;
+	const char *name = value_option_name(c, optstring, longopts);
+
+	if (name == NULL || (c > 0 && c < 256 && repeatable != NULL && strchr(repeatable, c)))
+		return;
+	for (size_t i = 0; i < nseen; i++)
+		if (seen[i] == c)
+			cli_usage_error("%s%s given twice: it takes one value", name[0] == '-' ? "" : "--",
+					name);
+	if (nseen < sizeof seen / sizeof seen[0])
+		seen[nseen++] = c;
+}
+
 int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts)
 {
 	int c;
@@ -142,6 +198,8 @@ int cli_getopt(int argc, char **argv, const char *optstring, const struct option
 	}
 	if (c == ':')
 		cli_usage_error("option '%s' requires an argument", argv[optind - 1]);
+	if (c != '?' && c != -1)
+		refuse_repeated(c, optstring, longopts);
 	if (c != '?')
 		return c;
 	/* for long options optopt holds the option's code, not a letter */

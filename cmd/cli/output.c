@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * output.c - standard output through a writer, a write error fatal
- * (a full disk is an error, not silent loss), and per-batch flag arrays.
+ * (a full disk is an error, not silent loss), per-batch flag arrays, and
+ * distinct-key estimates in words (never "inf").
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,6 +49,14 @@ void cli_stdout_finish(struct writer *w)
 	if (writer_finish(w) < 0)
 		cli_write_error(errno);
 	cli_stdio_finish();
+}
+
+const char *cli_distinct_keys(double estimate, char text[64])
+{
+	if (!isfinite(estimate))
+		return "every bit set: too many keys to estimate";
+	snprintf(text, 64, "about %.0f distinct keys", estimate);
+	return text;
 }
 
 unsigned char *cli_flags(unsigned char **flags, size_t *cap, size_t n)

@@ -130,6 +130,37 @@ struct cascade *cli_loaded_filter(struct cascade *c, const char *path)
 	return c;
 }
 
+static int warn_overfull;	/* cli_warn_overfull_loads */
+static const struct cascade *warned_overfull;	/* the last filter warned about */
+
+void cli_warn_overfull_loads(void)
+{
+	warn_overfull = 1;
+}
+
+int cli_warned_overfull(const struct cascade *c)
+{
+	return c != NULL && c == warned_overfull;
+}
+
+/*
+ * A filter so full that its rate is over CLI_OVERFULL_FACTOR times what
+ * it was made for answers "present" for much that it never saw: said once
+ * as it is loaded, with the rate its bits give.
+ */
+static void warn_if_overfull(const struct cascade *c, const char *name)
+{
+	double rate = cascade_current_fpr(c);
+	char count[64];
+
+	if (!(rate > CLI_OVERFULL_FACTOR * c->target_p))
+		return;
+	warned_overfull = c;
+	cli_warn("%s: warning: filter over-full: false-positive rate %.3g at its fill, over %d times its target %g (%s, capacity %llu)",
+		 name, rate, CLI_OVERFULL_FACTOR, c->target_p,
+		 cli_distinct_keys(cascade_estimate_count(c), count), (unsigned long long)c->capacity);
+}
+
 void cli_load_any(const char *path, struct cascade **c, struct window **w, struct sketch **sk)
 {
 	const char *why, *name = cli_display_name(path);
@@ -147,6 +178,8 @@ void cli_load_any(const char *path, struct cascade **c, struct window **w, struc
 	}
 	if (*c != NULL) {
 		*c = cli_loaded_filter(*c, path);
+		if (warn_overfull)
+			warn_if_overfull(*c, name);
 		return;
 	}
 	if (cli_key_needed(window_params_of(*w), name, key) && window_supply_key(*w, key, &why) < 0)
@@ -172,18 +205,13 @@ struct format_reader *cli_open_filter(const char *path, struct cascade **shape, 
 
 void cli_warn_over_capacity(const struct cascade *c, double rate)
 {
-	double distinct;
 	char count[64];
 
 	if (!(rate > CASCADE_OVER_CAPACITY_SLACK * c->target_p))
 		return;
-	distinct = cascade_estimate_count(c);
-	if (isinf(distinct))	/* every bit set */
-		snprintf(count, sizeof count, "every bit set: too many keys to estimate");
-	else
-		snprintf(count, sizeof count, "about %.0f distinct keys", distinct);
 	cli_warn("warning: filter over capacity: estimated false-positive rate %.3g exceeds target %g (%s, capacity %llu)",
-		 rate, c->target_p, count, (unsigned long long)c->capacity);
+		 rate, c->target_p, cli_distinct_keys(cascade_estimate_count(c), count),
+		 (unsigned long long)c->capacity);
 }
 
 static void save_filter(const struct cascade *f, const char *path)

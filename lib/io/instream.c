@@ -34,6 +34,12 @@
 static const struct instream_codec *const codecs[] = {
 	&instream_gzip,
 	&instream_zstd,
+	&instream_xz,
+	&instream_bzip2,
+	&instream_lz4,
+	&instream_compress,
+	&instream_lzip,
+	&instream_lz4_legacy,
 };
 #define NCODECS (sizeof codecs / sizeof codecs[0])
 
@@ -154,13 +160,15 @@ static const struct instream_codec *codec_of(const unsigned char *p, size_t n, i
 {
 	*undecided = 0;
 	for (size_t i = 0; i < NCODECS; i++) {
-		size_t m = codecs[i]->magic_len;
+		const struct instream_codec *c = codecs[i];
+		size_t m = c->magic_len, need = c->confirm != NULL ? c->confirm_len : m;
 
-		if (memcmp(p, codecs[i]->magic, n < m ? n : m) != 0)
+		if (memcmp(p, c->magic, n < m ? n : m) != 0)
 			continue;
-		if (n >= m)
-			return codecs[i];
-		*undecided = 1;
+		if (n < need)
+			*undecided = 1;
+		else if (c->confirm == NULL || c->confirm(p))
+			return c;
 	}
 	return NULL;
 }
@@ -182,10 +190,16 @@ static ssize_t sniff(struct instream *s)
 		s->state = PLAIN;
 		return 0;
 	}
+	s->codec = c;
+	if (c->open == NULL) {
+		/* recognised, not decoded: never handed out as text */
+		snprintf(s->message, sizeof s->message,
+			 "%s input cannot be decoded (--no-decompress reads it as it is)", c->name);
+		return fail(s, s->message);
+	}
 	s->decoder = c->open();
 	if (s->decoder == NULL)
 		return fail(s, NULL);
-	s->codec = c;
 	s->state = DECODING;
 	return 0;
 }
@@ -305,7 +319,7 @@ ssize_t instream_read(struct instream *s, void *dst, size_t len)
 
 int instream_compressed_at(int fd, uint64_t offset)
 {
-	unsigned char head[8];
+	unsigned char head[16];	/* room for the longest magic or confirm_len */
 	ssize_t got;
 	int undecided;
 

@@ -5,8 +5,12 @@
  *
  * A stream recognises its format by the first bytes it reads, not by a
  * file name: gzip (1f 8b; several members one after another are one
- * stream, as zcat reads them) and zstd (28 b5 2f fd; frames one after
- * another likewise). Anything else is passed through as it is, and so is
+ * stream, as zcat reads them), zstd (28 b5 2f fd; frames one after
+ * another likewise), xz (fd 37 7a 58 5a 00; streams and stream padding,
+ * as xzcat), bzip2 ("BZh", a size digit and a block's magic; streams)
+ * and lz4 frames (04 22 4d 18; frames). A format recognised but not
+ * decoded (compress's .Z, lzip, lz4's legacy format) fails the stream,
+ * in words, rather than pass for text. Anything else is passed through as it is, and so is
  * everything when decompression is off. Nothing is read at open, and the
  * bytes read to tell the format are never lost, so a pipe or a terminal
  * can be sniffed.
@@ -60,7 +64,7 @@ int instream_needs_input(const struct instream *s);
 /* After instream_read failed: what is wrong in words, or NULL for errno's failure. Lasts until close. */
 const char *instream_error(const struct instream *s);
 
-/* The format recognised: "gzip", "zstd", or NULL (passed through, or not known yet). */
+/* The format recognised: "gzip", "zstd", "xz", "bzip2", "lz4", or NULL (passed through, or not known yet). */
 const char *instream_format(const struct instream *s);
 
 /* Compressed bytes read from the descriptor so far (all bytes, when passed through). */

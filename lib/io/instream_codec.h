@@ -20,7 +20,18 @@ struct instream_codec {
 	const char *name;		/* "gzip": for messages and instream_format */
 	const unsigned char *magic;	/* the bytes a stream of this format begins with */
 	size_t magic_len;
-	/* A decoder at the start of a stream; NULL (errno set) on failure. */
+	/*
+	 * Optional, for a magic that text could begin with: whether the
+	 * first confirm_len bytes (more than magic_len) are this format's.
+	 * An input shorter than that is not. NULL: the magic is enough.
+	 */
+	int (*confirm)(const unsigned char *head);
+	size_t confirm_len;
+	/*
+	 * A decoder at the start of a stream; NULL (errno set) on failure.
+	 * A format recognised but not decoded has no open (nor the rest):
+	 * its input is refused, "NAME input cannot be decoded".
+	 */
 	void *(*open)(void);
 	/*
 	 * Decode from *in (*in_len bytes) into *out (*out_len bytes of room),
@@ -38,5 +49,12 @@ struct instream_codec {
 
 extern const struct instream_codec instream_gzip;
 extern const struct instream_codec instream_zstd;
+extern const struct instream_codec instream_xz;
+extern const struct instream_codec instream_bzip2;
+extern const struct instream_codec instream_lz4;
+/* instream_refused.c: recognised, never decoded */
+extern const struct instream_codec instream_compress;
+extern const struct instream_codec instream_lzip;
+extern const struct instream_codec instream_lz4_legacy;
 
 #endif
