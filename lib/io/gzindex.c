@@ -43,6 +43,8 @@
 #define FLAGS_RESERVED 0xe0
 #define RAW_WINDOW (-15)
 #define SCRATCH ((size_t)64 << 10)	/* where content bound for nowhere is inflated */
+#define PAGE 4096			/* copy_set_pages' unit */
+#define SPARSE_RATIO 8			/* content over deflated bytes from which a run is sparse */
 #define INFLATE_MAX ((uint64_t)1 << 30)	/* avail_out is a 32-bit uInt */
 /* An entry's deflated bytes at most, for a content of len: stored blocks add 5 per 65535. */
 #define DEFLATED_BOUND(len) ((len) + (len) / 8 + 1024)
@@ -213,10 +215,34 @@ static size_t region_of(const struct job *j, uint64_t u, uint64_t *at)
 
 static int all_zero(const unsigned char *p, size_t len)
 {
-	for (size_t i = 0; i < len; i++)
+	size_t i = 0;
+
+	for (uint64_t w[8]; len - i >= sizeof w; i += sizeof w) {
+		memcpy(w, p + i, sizeof w);	/* any alignment; compilers make it loads */
+		if ((w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) != 0)
+			return 0;
+	}
+	for (; i < len; i++)
 		if (p[i] != 0)
 			return 0;
 	return 1;
+}
+
+/*
+ * dst[0..len) from src, skipping each page of src that is all zeros: dst
+ * holds zeros already (its regions are zeroed), and a page never written
+ * is never backed. Pages are counted from dst (page-aligned where a
+ * filter's bits start; elsewhere the cut is merely less exact).
+ */
+static void copy_set_pages(unsigned char *dst, const unsigned char *src, size_t len)
+{
+	for (size_t off = 0, n; off < len; off += n) {
+		n = PAGE - ((uintptr_t)(dst + off) % PAGE);
+		if (n > len - off)
+			n = len - off;
+		if (!all_zero(src + off, n))
+			memcpy(dst + off, src + off, n);
+	}
 }
 
 /*
@@ -230,6 +256,8 @@ static int inflate_entry(struct job *j, z_stream *zs, unsigned char *scratch, si
 	uint64_t at, left = entry_content(j, i);
 	size_t r = region_of(j, j->uoff[i], &at);
 	uLong crc = crc32(0L, NULL, 0);
+	/* mostly zeros (deflated to under an eighth): by way of scratch, so zero pages stay unbacked */
+	int sparse = j->zeroed && (uint64_t)entry_deflated(j, i) * SPARSE_RATIO < left;
 	int ret;
 
 	if (inflateReset(zs) != Z_OK)
@@ -245,13 +273,15 @@ static int inflate_entry(struct job *j, z_stream *zs, unsigned char *scratch, si
 		if (r == j->nregions)
 			return -1;
 		span = j->regions[r].len - at < left ? j->regions[r].len - at : left;
-		dst = j->regions[r].dst && !zero_only ? j->regions[r].dst + at : scratch;
+		dst = j->regions[r].dst && !zero_only && !sparse ? j->regions[r].dst + at : scratch;
 		cap = dst != scratch ? (span < INFLATE_MAX ? span : INFLATE_MAX) : (span < SCRATCH ? span : SCRATCH);
 		zs->next_out = dst;
 		zs->avail_out = (uInt)cap;
 		ret = inflate(zs, Z_NO_FLUSH);
 		if (zero_only && !all_zero(dst, cap - zs->avail_out))
 			return -1;
+		if (sparse && j->regions[r].dst != NULL)
+			copy_set_pages(j->regions[r].dst + at, scratch, cap - zs->avail_out);
 		crc = crc32(crc, dst, (uInt)(cap - zs->avail_out));
 		at += cap - zs->avail_out;
 		left -= cap - zs->avail_out;

@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -2708,6 +2709,73 @@ static int index_serves(const char *path, const struct cascade *c)
 	return ok || __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
 }
 
+/* Pages of [p, p + len) resident now (p page-aligned). */
+static long resident_of(const void *p, size_t len)
+{
+	size_t pages = (len + 4095) / 4096;
+	unsigned char *vec = malloc(pages);
+	long n = 0;
+
+	if (vec == NULL || mincore((void *)p, len, vec) != 0)
+		n = -1;
+	for (size_t i = 0; n >= 0 && i < pages; i++)
+		n += vec[i] & 1;
+	free(vec);
+	return n;
+}
+
+/* The file's index with its zero marks taken out, as a writer before them wrote it. */
+static void strip_zero_marks(unsigned char *f)
+{
+	size_t n = (size_t)bytes_get_le(f + 16, 4);
+
+	f[20] = 0;
+	for (size_t i = 0; i < n; i++)
+		f[12 + 4 + 8 + 8 * i + 7] &= 0x7f;
+	fix_header_crc(f);
+}
+
+/*
+ * A 16 MiB filter with bits in its first MiB only: saved, its 15 empty
+ * chunks are marked zero in the index (the same deflate bytes as before
+ * the marks); loaded, they are never written, so the loaded filter has
+ * only its first MiB resident; and the same file without the marks (an
+ * older writer's) loads the same bits the long way.
+ */
+static void zero_chunks_are_marked_and_never_backed_on_load(void)
+{
+	const uint64_t m = UINT64_C(16) << 23;	/* 16 MiB of bits */
+	struct cascade *c = make_fixed(FILTER_BLOCKED, m, FILL_EMPTY), *back;
+	unsigned char *f;
+	size_t len = 0;
+	const char *why = NULL;
+	long resident;
+
+	CHECK(c != NULL);
+	rng_state = 52;
+	fill_words(c->stages[0]->words, (1 << 20) / 8, FILL_SPARSE);
+	CHECK(format_save_path(c, tmp_path("marked.bf"), &why) == 0);
+	f = slurp(tmp_path("marked.bf"), &len);
+	CHECK(f != NULL && has_index(tmp_path("marked.bf")));
+	CHECKF(f != NULL && bytes_get_le(f + 20, 4) == GZINDEX_ZERO_MARKS, "flags %llu",
+	       f ? (unsigned long long)bytes_get_le(f + 20, 4) : 0ULL);
+	back = format_load_path(tmp_path("marked.bf"), &why);
+	/* before anything reads the words: a page read maps the zero page, resident too */
+	resident = back ? resident_of(back->stages[0]->words, (size_t)(m / 8)) : -1;
+	CHECKF(resident >= 256 && resident <= 2 * 512, "%ld pages resident of 4096", resident);
+	CHECKF(back != NULL && same_cascade(c, back), "%s", why ? why : "");
+	cascade_free(back);
+	if (f != NULL) {
+		strip_zero_marks(f);
+		CHECK(spew(tmp_path("unmarked.bf"), f, len) == 0);
+		back = format_load_path(tmp_path("unmarked.bf"), &why);
+		CHECKF(back != NULL && same_cascade(c, back), "%s", why ? why : "");
+		cascade_free(back);
+	}
+	free(f);
+	cascade_free(c);
+}
+
 static void a_filter_loads_the_same_through_its_index_or_around_a_lie_in_it(void)
 {
 	static const int threads[] = { 1, 2, 4 };
@@ -2771,6 +2839,8 @@ static void suite_format_index(void)
 		 index_is_absent_where_it_cannot_serve);
 	unit_run("index: every lie in an index, and damage around it, is caught",
 		 index_never_trusts_a_lie_or_damage);
+	unit_run("index: a filter's empty chunks are marked zero, never backed on load, and load alike unmarked",
+		 zero_chunks_are_marked_and_never_backed_on_load);
 	unit_run("index: a filter loads the same through its index, and around a lie in it",
 		 a_filter_loads_the_same_through_its_index_or_around_a_lie_in_it);
 }
