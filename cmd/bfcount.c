@@ -403,6 +403,37 @@ static void count_keys(void *ctx, unsigned slot, size_t from, size_t to)
 	}
 }
 
+/* Nothing: where a line may cut the batch, its keys are counted after the cut. */
+static void count_later(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	(void)ctx;
+	(void)slot;
+	(void)from;
+	(void)to;
+}
+
+/* Calling thread, in input order: the batch cut at its first line not JSON (cli_stage.cut). */
+static size_t cut_batch(void *ctx, unsigned slot, const struct line *records, size_t n,
+			char *why, size_t why_len)
+{
+	struct counter *c = ctx;
+
+	(void)records;
+	return cli_bad_lines_cut(&c->keys[slot], n, why, why_len);
+}
+
+/* Calling thread, in input order, after the cut: the keys of the lines before it counted. */
+static int count_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct counter *c = ctx;
+
+	count_keys(c, slot, 0, c->keys[slot].count);
+	(void)cli_bad_lines(&c->keys[slot]);
+	(void)records;
+	(void)n;
+	return 0;
+}
+
 /* Calling thread: lines that are not JSON (--json); the counts are all in the partials. */
 static int batch_counted(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -454,6 +485,15 @@ static int count_input(struct counter *c)
 	static const struct cli_stage stage = {
 		.prepare = prepare_keys, .work = count_keys, .consume = batch_counted
 	};
+	/*
+	 * Where a line not JSON cuts the input (--bad-line=error), nothing
+	 * of a batch is counted before the cut is known: the lines after it
+	 * never are. Such input is read in order (cli_fields_in_order).
+	 */
+	static const struct cli_stage cut = {
+		.prepare = prepare_keys, .work = count_later, .consume = count_batch, .cut = cut_batch
+	};
+	const struct cli_stage *ordered = cli_bad_lines_cut_on() ? &cut : &stage;
 	const char *why;
 	int status;
 
@@ -467,7 +507,7 @@ static int count_input(struct counter *c)
 	 * file is read in ranges by every thread (cli_each_input_ranged), each
 	 * counting its own batches into the partials as above.
 	 */
-	status = cli_each_input_ranged(c->opt->inputs, c->opt->ninputs, c->opt->delim, &stage, &stage,
+	status = cli_each_input_ranged(c->opt->inputs, c->opt->ninputs, c->opt->delim, ordered, &stage,
 				       NULL, c);
 	cli_progress_detail = NULL;
 	sketch_shards_merge(c->shards);
@@ -491,12 +531,13 @@ static int count_stream(struct options *opt, struct writer *out)
 	c.sketch = acquire_sketch(opt);
 	if (reads_input(opt))
 		status = count_input(&c);
-	if (dest && status < 0)
+	/* a clean cut: the lines before it are whole, and saved */
+	if (dest && status < 0 && !cli_inputs_cut())
 		cli_warn("no sketch written: an input could not be read");
 	else if (dest)
 		cli_save_sketch(c.sketch, dest);
 	cli_unlock();
-	put_estimate(opt, c.sketch, status < 0 ? NULL : dest, out);
+	put_estimate(opt, c.sketch, status < 0 && !cli_inputs_cut() ? NULL : dest, out);
 	sketch_free(c.sketch);
 	return status;
 }

@@ -411,6 +411,24 @@ static void write_header(void *ctx, struct line header)
 	put_record(g, header, opt->delim);
 }
 
+/*
+ * Calling thread, in input order: the batch cut at its first line not
+ * JSON (cli_stage.cut), the same in both keysets, which are built alike.
+ */
+static size_t cut_batch(void *ctx, unsigned slot, const struct line *records, size_t n,
+			char *why, size_t why_len)
+{
+	struct grep *g = ctx;
+	struct grep_slot *s = &g->slots[slot];
+	size_t cut = n;
+
+	(void)records;
+	for (int fold = 0; fold < 2; fold++)
+		if (g->wants_fold[fold])
+			cut = cli_bad_lines_cut(&s->keys[fold], n, why, why_len);
+	return cut;
+}
+
 /* Calling thread, in input order: mark the records, answer for the selected. */
 static int select_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -525,7 +543,8 @@ static int end_input(void *ctx, const char *path)
 static int select_lines(struct grep *g)
 {
 	static const struct cli_stage stage = {
-		.prepare = prepare_keys, .work = test_keys, .consume = select_batch
+		.prepare = prepare_keys, .work = test_keys, .consume = select_batch,
+		.cut = cut_batch,
 	};
 	static const struct cli_stage ranged = {
 		.prepare = prepare_keys, .work = test_keys, .consume = count_batch

@@ -46,13 +46,15 @@ void cli_window_finish(struct cli_window *cw, uint64_t capacity, double rate, in
 uint64_t cli_window_clock(const struct cli_window *cw);
 
 /*
- * times[r] for records[0..n) of the batch being consumed: each record's
- * time field in ms. One that cannot be read is fatal, naming the input
- * and line, unless --bad-time=skip: then WINDOW_TIME_NONE, and *skipped
- * grows.
+ * times[r] for records[0..n) of a batch: each record's time field in ms.
+ * With --bad-time=skip one that cannot be read is WINDOW_TIME_NONE, and
+ * *skipped grows. Returns the number of records before the first whose
+ * time cannot be read (--bad-time=error), with what is wrong in why; n
+ * when all can: a cli_stage's cut (cli.h).
  */
-void cli_window_record_times(const struct cli_window *cw, const struct line *records,
-			     size_t n, uint64_t *times, uint64_t *skipped);
+size_t cli_window_record_times(const struct cli_window *cw, const struct line *records,
+			       size_t n, uint64_t *times, uint64_t *skipped, char *why,
+			       size_t why_len);
 
 /* Grow-on-demand array of n times (cli_flags' sibling). Fatal when out of memory. */
 uint64_t *cli_window_times(uint64_t **times, size_t *cap, size_t n);

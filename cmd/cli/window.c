@@ -124,30 +124,34 @@ uint64_t cli_window_clock(const struct cli_window *cw)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The time of one record, or fatal (or WINDOW_TIME_NONE when skipping). */
-static uint64_t record_time(const struct cli_window *cw, struct line record, size_t r)
+/* The time of one record: 0, or -1 with why (WINDOW_TIME_NONE when skipping). */
+static int record_time(const struct cli_window *cw, struct line record, uint64_t *ms,
+		       const char **why)
 {
 	struct line field;
-	const char *why = "no such field", *name;
-	uint64_t ms, first;
 
+	*why = "no such field";
 	if (keys_field(&cw->time, record, &field) &&
-	    numparse_time(field.data, field.len, &ms, &why) == 0)
-		return ms;
-	if (cw->skip_bad_time)
-		return WINDOW_TIME_NONE;
-	cli_batch_origin(&name, &first);
-	cli_fatal("%s:%llu: time field %lu: %s", name ? name : "(standard input)",
-		  (unsigned long long)(first + r), cw->time.field, why);
+	    numparse_time(field.data, field.len, ms, why) == 0)
+		return 0;
+	*ms = WINDOW_TIME_NONE;
+	return cw->skip_bad_time ? 0 : -1;
 }
 
-void cli_window_record_times(const struct cli_window *cw, const struct line *records,
-			     size_t n, uint64_t *times, uint64_t *skipped)
+size_t cli_window_record_times(const struct cli_window *cw, const struct line *records,
+			       size_t n, uint64_t *times, uint64_t *skipped, char *why,
+			       size_t why_len)
 {
+	const char *wrong;
+
 	for (size_t r = 0; r < n; r++) {
-		times[r] = record_time(cw, records[r], r);
+		if (record_time(cw, records[r], &times[r], &wrong) < 0) {
+			snprintf(why, why_len, "time field %lu: %s", cw->time.field, wrong);
+			return r;
+		}
 		*skipped += times[r] == WINDOW_TIME_NONE;
 	}
+	return n;
 }
 
 struct window *cli_window_new(const struct cli_window *cw, const struct filter_params *shape)
@@ -266,6 +270,29 @@ static void adding_region(void *ctx, unsigned slot, unsigned region)
 	owners_region(a->owners, slot, region);
 }
 
+/*
+ * Calling thread, before split or consume: the batch cut at its first
+ * line not JSON or without a time (cli_stage.cut). The times are kept
+ * for adding_consume, which comes next: keyed on each line's time, a
+ * batch is never split.
+ */
+static size_t adding_cut(void *ctx, unsigned slot, const struct line *records, size_t n,
+			 char *why, size_t why_len)
+{
+	struct window_adding *a = ctx;
+	struct cli_keys *k = &a->keys[slot];
+	size_t cut = cli_keys_cut(k, n, why, why_len), timed;
+
+	if (!a->cw->time.field || a->w->wp.kind != WINDOW_TIME)
+		return cut;
+	timed = cli_window_record_times(a->cw, records, cut,
+					cli_window_times(&a->record_times, &a->record_times_cap, n),
+					&a->counts->bad_times, why, why_len);
+	if (timed < cut)
+		keyset_truncate(&k->set, timed);
+	return timed;
+}
+
 static int adding_consume(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct window_adding *a = ctx;
@@ -274,6 +301,7 @@ static int adding_consume(void *ctx, unsigned slot, const struct line *records, 
 	const char *why;
 	size_t fresh;
 
+	(void)records;
 	cli_keys_settle(&a->keys[slot]);
 	(void)cli_bad_lines(&k->set);
 	if (a->in_regions[slot]) {
@@ -285,10 +313,9 @@ static int adding_consume(void *ctx, unsigned slot, const struct line *records, 
 		return 0;
 	}
 	if (a->cw->time.field && a->w->wp.kind == WINDOW_TIME) {
-		uint64_t *rt = cli_window_times(&a->record_times, &a->record_times_cap, n);
+		const uint64_t *rt = a->record_times;	/* adding_cut's */
 		uint64_t *kt = cli_window_times(&a->key_times, &a->key_times_cap, k->set.count);
 
-		cli_window_record_times(a->cw, records, n, rt, &a->counts->bad_times);
 		for (size_t i = 0; i < k->set.count; i++)
 			kt[i] = rt[k->set.record[i]];
 		times = kt;
@@ -308,7 +335,8 @@ int cli_window_add_lines(struct window *w, const struct cli_window *cw, const st
 			 char *const *inputs, int ninputs, char delim, struct cli_window_counts *counts)
 {
 	struct cli_stage stage = {
-		.prepare = adding_prepare, .work = adding_hash, .consume = adding_consume
+		.prepare = adding_prepare, .work = adding_hash, .consume = adding_consume,
+		.cut = adding_cut,
 	};
 	struct window_adding a = { .w = w, .cw = cw, .spec = spec, .counts = counts };
 	int status, threads = pipeline_threads();
