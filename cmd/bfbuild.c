@@ -472,6 +472,7 @@ static struct cascade *acquire_filter(struct options *opt, struct window **w)
 		c = empty_like(opt->like);
 	if (*w != NULL) {
 		cli_window_agrees(&opt->win, *w, opt->filter);
+		cli_window_clock_agrees(&opt->win, *w, opt->filter);
 		agree_on_case(opt, window_params_of(*w)->flags);
 		return NULL;
 	}

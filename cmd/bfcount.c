@@ -575,14 +575,18 @@ static void put_count(struct writer *out, double value, const char *label, const
 }
 
 /*
- * A windowed filter's keys within its window as of its clock: without
+ * A windowed filter's keys within its window at the time every program reads it
+ * (cli_window_read_time: its clock, or the wall clock): without
  * --refresh each key is in one generation, so the sum of the live
  * generations' estimates counts it once.
  */
 static void count_window(const struct options *opt, size_t i, struct window *w,
 			 struct writer *out)
 {
-	put_count(out, window_estimate_count(w, w->clock),
+	struct cli_window at;	/* no --now here: the window's own rule (cli_window.h) */
+
+	cli_window_init(&at);
+	put_count(out, window_estimate_count(w, cli_window_read_time(&at, w, opt->filters[i])),
 		  opt->nfilters > 1 ? opt->filters[i] : NULL, opt->filters[i]);
 	window_free(w);
 }
@@ -759,6 +763,7 @@ static struct cascade *flattened(const char *name)
 {
 	struct cascade *c, *acc = NULL;
 	struct window *w;
+	struct cli_window at;	/* no --now here: the window's own rule (cli_window.h) */
 
 	cli_load_any(name, &c, &w, NULL);
 	if (c != NULL) {
@@ -771,7 +776,8 @@ static struct cascade *flattened(const char *name)
 		cascade_free(c);
 		return acc;
 	}
-	for (size_t g = window_live_from(w, w->clock); g < w->ngen; g++)
+	cli_window_init(&at);
+	for (size_t g = window_live_from(w, cli_window_read_time(&at, w, name)); g < w->ngen; g++)
 		flatten_into(&acc, w->gen[g], name);
 	if (acc == NULL && w->ngen > 0)
 		acc = as_fixed(take_stage(w->gen[w->ngen - 1], 0), name);

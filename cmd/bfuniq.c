@@ -247,6 +247,7 @@ static void acquire_seen_set(struct options *opt, struct cascade **c, struct win
 	cli_load_any(opt->state, c, w, NULL);
 	if (*w != NULL) {
 		cli_window_agrees(&opt->win, *w, opt->state);
+		cli_window_clock_agrees(&opt->win, *w, opt->state);
 		agree_on_case(opt, window_params_of(*w)->flags);
 		return;
 	}

@@ -71,6 +71,23 @@ struct window *cli_window_new(const struct cli_window *cw, const struct filter_p
 /* State loaded from path must be the window cw asks for (when it asks); fatal if not. */
 void cli_window_agrees(const struct cli_window *cw, const struct window *w, const char *path);
 
+/*
+ * A run that adds to w, loaded from path: its clock (--time-field F, or
+ * the wall clock or --now) must be the one w records (window.h), else
+ * fatal, naming both. A window that recorded none takes this run's.
+ */
+void cli_window_clock_agrees(const struct cli_window *cw, struct window *w, const char *path);
+
+/*
+ * The time at which every program reads w (loaded from path): a count
+ * window at its clock; a time window at --now when given, else at its
+ * own clock when that is read from a time field, else at the wall
+ * clock. When w held keys and none of it is live then, says so on
+ * stderr, once.
+ */
+uint64_t cli_window_read_time(const struct cli_window *cw, const struct window *w,
+			      const char *path);
+
 /* Save a window to path atomically, or to stdout when path is NULL. */
 void cli_save_window(const struct window *w, const char *path);
 

@@ -287,7 +287,8 @@ static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *un
 		if (why != NULL)
 			snprintf(s->why, sizeof s->why, "%s", why);
 		inputs_close_current(in);
-		if (err == ENOMEM)
+		/* a directory is no input, as one that cannot be opened: the others are read */
+		if (err == ENOMEM || err == EISDIR)
 			return error_slot(s, err, in->name, 1, units);
 		/* the record that was being read when it failed: a clean cut before it */
 		s->broken = 1;

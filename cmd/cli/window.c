@@ -87,6 +87,10 @@ void cli_window_finish(struct cli_window *cw, uint64_t capacity, double rate, in
 	wp->expected = wp->kind == WINDOW_COUNT ? wp->size
 			: capacity != 0 ? capacity : CLI_WINDOW_EXPECTED;
 	wp->target_p = rate;
+	if (wp->kind == WINDOW_TIME) {	/* recorded in the file: every later run keeps it */
+		wp->clock = cw->time.field ? WINDOW_CLOCK_FIELD : WINDOW_CLOCK_WALL;
+		wp->time_field = (uint32_t)cw->time.field;
+	}
 	if (window_params_check(wp, &why) < 0)
 		cli_usage_error("invalid window: %s", why);
 }
@@ -178,6 +182,75 @@ void cli_window_agrees(const struct cli_window *cw, const struct window *w, cons
 			  w->wp.flags & WINDOW_REFRESH ? ", refreshed" : "",
 			  cli_window_describe(&cw->wp, want), cw->wp.generations,
 			  cw->wp.flags & WINDOW_REFRESH ? ", refreshed" : "");
+}
+
+/* "time field 2", "the wall clock": what a clock reads, in words. */
+static const char *clock_words(enum window_clock clock, uint32_t field, char buf[48])
+{
+	if (clock == WINDOW_CLOCK_FIELD)
+		snprintf(buf, 48, "time field %lu", (unsigned long)field);
+	else
+		snprintf(buf, 48, "the wall clock");
+	return buf;
+}
+
+void cli_window_clock_agrees(const struct cli_window *cw, struct window *w, const char *path)
+{
+	enum window_clock asked = cw->time.field ? WINDOW_CLOCK_FIELD : WINDOW_CLOCK_WALL;
+	char have[48], want[48];
+
+	if (w->wp.kind != WINDOW_TIME)
+		return;
+	if (w->wp.clock == WINDOW_CLOCK_UNRECORDED) {	/* saved before clocks were recorded */
+		w->wp.clock = asked;
+		w->wp.time_field = (uint32_t)cw->time.field;
+		return;
+	}
+	if (w->wp.clock == asked && w->wp.time_field == cw->time.field)
+		return;
+	if (w->wp.clock == WINDOW_CLOCK_FIELD)
+		cli_fatal("%s: a window clocked by %s, not by %s as asked (give --time-field %lu)",
+			  path, clock_words(w->wp.clock, w->wp.time_field, have),
+			  clock_words(asked, (uint32_t)cw->time.field, want),
+			  (unsigned long)w->wp.time_field);
+	cli_fatal("%s: a window clocked by %s, not by %s as asked (leave out --time-field)", path,
+		  clock_words(w->wp.clock, w->wp.time_field, have),
+		  clock_words(asked, (uint32_t)cw->time.field, want));
+}
+
+/* A time in ms as RFC 3339 UTC, to the second. */
+static const char *time_words(uint64_t ms, char buf[48])
+{
+	time_t secs = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (gmtime_r(&secs, &tm) == NULL || strftime(buf, 48, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, 48, "%llu ms", (unsigned long long)ms);
+	return buf;
+}
+
+uint64_t cli_window_read_time(const struct cli_window *cw, const struct window *w,
+			      const char *path)
+{
+	char clock[48], at[48];
+	uint64_t t;
+	int held = 0;
+
+	if (w->wp.kind != WINDOW_TIME)
+		return w->clock;
+	if (cw->now_given)
+		t = cw->now;
+	else if (w->wp.clock == WINDOW_CLOCK_FIELD)
+		t = w->clock;
+	else
+		t = cli_window_clock(cw);
+	for (size_t g = 0; g < w->ngen; g++)
+		held |= cascade_insertions(w->gen[g]) > 0;
+	if (held && window_live_from(w, t) == w->ngen)
+		cli_warn("%s: the window has expired everything it held: its clock is %s, read at %s (%s)",
+			 cli_display_name(path), time_words(w->clock, clock), time_words(t, at),
+			 cw->now_given ? "--now" : "the wall clock");
+	return t;
 }
 
 void cli_save_window(const struct window *w, const char *path)
