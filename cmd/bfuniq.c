@@ -662,6 +662,10 @@ int main(int argc, char **argv)
 	}
 	if (opt.checkpoint_given)
 		cli_checkpoint_when_idle(&u.checkpoint, checkpoint);
+	/* a write error is the cut that cannot be clean: say what STATE holds */
+	if (opt.state)
+		cli_write_error_keeps(opt.state, opt.checkpoint_given ? "its last checkpoint"
+								      : "what it held before this run");
 	input_status = cli_each_batch_ranged(opt.inputs, opt.ninputs, opt.delim, &stage, &u);
 	owners_free(u.owners);
 	cli_stdout_finish(&u.out);

@@ -503,6 +503,12 @@ void cli_stdout_init(struct writer *w, int line_buffered);
 void cli_stdout_finish(struct writer *w);
 /* A write failed: report and exit 2. */
 _Noreturn void cli_write_error(int err);
+/*
+ * What a write error keeps, said after its reason ("(seen.bf not saved:
+ * it holds ...)"): the one cut that cannot be clean (cli_each_batch).
+ * path NULL: nothing to say.
+ */
+void cli_write_error_keeps(const char *path, const char *holds);
 
 /* "2.7 GB", "512 B": decimal units, as disks and the docs count. */
 const char *cli_human_bytes(uint64_t bytes, char buf[32]);

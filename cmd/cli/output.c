@@ -17,8 +17,19 @@ void cli_stdout_init(struct writer *w, int line_buffered)
 	w->line_buffered = line_buffered;
 }
 
+static const char *kept_path, *kept_holds;
+
+void cli_write_error_keeps(const char *path, const char *holds)
+{
+	kept_path = path;
+	kept_holds = holds;
+}
+
 void cli_write_error(int err)
 {
+	if (kept_path != NULL)
+		cli_fatal("write error: %s (%s not saved: it holds %s)", strerror(err), kept_path,
+			  kept_holds);
 	cli_fatal("write error: %s", strerror(err));
 }
 
