@@ -474,6 +474,7 @@ static struct cascade *acquire_filter(struct options *opt, struct window **w)
 		c = empty_like(opt->like);
 	if (*w != NULL) {
 		cli_window_agrees(&opt->win, *w, opt->filter);
+		cli_window_clock_agrees(&opt->win, *w, opt->filter);
 		agree_on_case(opt, window_params_of(*w)->flags);
 		return NULL;
 	}
@@ -495,7 +496,7 @@ static int build_window(const struct options *opt, struct window *w, const char 
 	if (opt->checkpoint_given)
 		cli_usage_error("--checkpoint cannot be used with a windowed filter in bfbuild (bfuniq --window has it)");
 	if (cli_window_add_lines(w, &opt->win, &opt->spec, opt->inputs, opt->ninputs, opt->delim,
-				 &n) < 0)
+				 &n) < 0 && !cli_inputs_cut())
 		cli_fatal("no filter written: an input could not be read");
 	if (opt->verbose)
 		cli_warn("lines read: %llu, keys: %llu (%llu new within the window, %llu lines with no readable time); %zu generations, about %.0f keys, %s",
@@ -505,7 +506,9 @@ static int build_window(const struct options *opt, struct window *w, const char 
 	cli_save_window(w, dest);
 	cli_unlock();
 	window_free(w);
-	return cli_stop_signal() ? 128 + cli_stop_signal() : 0;
+	if (cli_stop_signal())
+		return 128 + cli_stop_signal();
+	return cli_inputs_cut() ? EXIT_TROUBLE : 0;	/* the lines before the cut saved */
 }
 
 static const char *layout_name(enum filter_layout layout)
@@ -658,6 +661,16 @@ static void region_keys(void *ctx, unsigned slot, unsigned region)
 	owners_region(b->owners, slot, region);
 }
 
+/* Calling thread, before split or consume: the batch cut at its first line not JSON. */
+static size_t cut_batch(void *ctx, unsigned slot, const struct line *records, size_t n,
+			char *why, size_t why_len)
+{
+	struct build *b = ctx;
+
+	(void)records;
+	return cli_keys_cut(&b->keys[slot], n, why, why_len);
+}
+
 /* Calling thread: the ordered adds (growing, counting, removing), and the counts. */
 static int add_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -749,7 +762,8 @@ static struct owners *share_out(const struct build *b)
 
 static void add_lines(struct build *b, const struct options *opt)
 {
-	struct cli_stage stage = { .prepare = prepare_keys, .work = hash_keys, .consume = add_batch };
+	struct cli_stage stage = { .prepare = prepare_keys, .work = hash_keys, .consume = add_batch,
+				   .cut = cut_batch };
 	static const struct cli_stage ranged = {
 		.prepare = prepare_keys, .work = hash_keys, .consume = add_ranged
 	};
@@ -766,10 +780,11 @@ static void add_lines(struct build *b, const struct options *opt)
 	 * the atomic fetch-ors (a locked instruction per word: on 2 cores
 	 * measured at ~35 ns a key more CPU). Not with checkpoints: a snapshot
 	 * forked between batches would catch later batches' bits half set, and
-	 * the file would depend on timing.
+	 * the file would depend on timing. Nor where a line not JSON cuts
+	 * the input: a cut is known only after the work step.
 	 */
 	b->shared = b->hasher != NULL && cascade_can_add_shared(b->filter) &&
-		    pipeline_threads() > 2 && b->checkpoint_path == NULL;
+		    pipeline_threads() > 2 && b->checkpoint_path == NULL && !cli_bad_lines_cut_on();
 	atomic_init(&b->ranged_records, 0);
 	atomic_init(&b->ranged_keyed, 0);
 	pthread_mutex_init(&b->adding, NULL);
@@ -806,7 +821,7 @@ static void add_lines(struct build *b, const struct options *opt)
 	b->keyed += atomic_load(&b->ranged_keyed);
 	if (b->shared && atomic_load(&b->ranged_keyed) > 0)
 		cascade_count_added(b->filter, atomic_load(&b->ranged_keyed));
-	if (status < 0)
+	if (status < 0 && !cli_inputs_cut())
 		cli_fatal("no filter written: an input could not be read");
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&b->keys[i]);
@@ -941,6 +956,8 @@ int main(int argc, char **argv)
 	cli_fields_release(&opt.spec);
 	if (cli_stop_signal())
 		return 128 + cli_stop_signal();	/* cut short, all of it saved */
+	if (cli_inputs_cut())
+		return EXIT_TROUBLE;	/* the lines before the cut saved */
 	if (b.absent == 0)
 		return 0;
 	cli_warn("%llu key%s to remove %s not in the filter", (unsigned long long)b.absent,

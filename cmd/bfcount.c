@@ -405,6 +405,37 @@ static void count_keys(void *ctx, unsigned slot, size_t from, size_t to)
 	}
 }
 
+/* Nothing: where a line may cut the batch, its keys are counted after the cut. */
+static void count_later(void *ctx, unsigned slot, size_t from, size_t to)
+{
+	(void)ctx;
+	(void)slot;
+	(void)from;
+	(void)to;
+}
+
+/* Calling thread, in input order: the batch cut at its first line not JSON (cli_stage.cut). */
+static size_t cut_batch(void *ctx, unsigned slot, const struct line *records, size_t n,
+			char *why, size_t why_len)
+{
+	struct counter *c = ctx;
+
+	(void)records;
+	return cli_bad_lines_cut(&c->keys[slot], n, why, why_len);
+}
+
+/* Calling thread, in input order, after the cut: the keys of the lines before it counted. */
+static int count_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct counter *c = ctx;
+
+	count_keys(c, slot, 0, c->keys[slot].count);
+	(void)cli_bad_lines(&c->keys[slot]);
+	(void)records;
+	(void)n;
+	return 0;
+}
+
 /* Calling thread: lines that are not JSON (--json); the counts are all in the partials. */
 static int batch_counted(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -456,6 +487,15 @@ static int count_input(struct counter *c)
 	static const struct cli_stage stage = {
 		.prepare = prepare_keys, .work = count_keys, .consume = batch_counted
 	};
+	/*
+	 * Where a line not JSON cuts the input (--bad-line=error), nothing
+	 * of a batch is counted before the cut is known: the lines after it
+	 * never are. Such input is read in order (cli_fields_in_order).
+	 */
+	static const struct cli_stage cut = {
+		.prepare = prepare_keys, .work = count_later, .consume = count_batch, .cut = cut_batch
+	};
+	const struct cli_stage *ordered = cli_bad_lines_cut_on() ? &cut : &stage;
 	const char *why;
 	int status;
 
@@ -469,7 +509,7 @@ static int count_input(struct counter *c)
 	 * file is read in ranges by every thread (cli_each_input_ranged), each
 	 * counting its own batches into the partials as above.
 	 */
-	status = cli_each_input_ranged(c->opt->inputs, c->opt->ninputs, c->opt->delim, &stage, &stage,
+	status = cli_each_input_ranged(c->opt->inputs, c->opt->ninputs, c->opt->delim, ordered, &stage,
 				       NULL, c);
 	cli_progress_detail = NULL;
 	sketch_shards_merge(c->shards);
@@ -493,12 +533,13 @@ static int count_stream(struct options *opt, struct writer *out)
 	c.sketch = acquire_sketch(opt);
 	if (reads_input(opt))
 		status = count_input(&c);
-	if (dest && status < 0)
+	/* a clean cut: the lines before it are whole, and saved */
+	if (dest && status < 0 && !cli_inputs_cut())
 		cli_warn("no sketch written: an input could not be read");
 	else if (dest)
 		cli_save_sketch(c.sketch, dest);
 	cli_unlock();
-	put_estimate(opt, c.sketch, status < 0 ? NULL : dest, out);
+	put_estimate(opt, c.sketch, status < 0 && !cli_inputs_cut() ? NULL : dest, out);
 	sketch_free(c.sketch);
 	return status;
 }
@@ -536,14 +577,18 @@ static void put_count(struct writer *out, double value, const char *label, const
 }
 
 /*
- * A windowed filter's keys within its window as of its clock: without
+ * A windowed filter's keys within its window at the time every program reads it
+ * (cli_window_read_time: its clock, or the wall clock): without
  * --refresh each key is in one generation, so the sum of the live
  * generations' estimates counts it once.
  */
 static void count_window(const struct options *opt, size_t i, struct window *w,
 			 struct writer *out)
 {
-	put_count(out, window_estimate_count(w, w->clock),
+	struct cli_window at;	/* no --now here: the window's own rule (cli_window.h) */
+
+	cli_window_init(&at);
+	put_count(out, window_estimate_count(w, cli_window_read_time(&at, w, opt->filters[i])),
 		  opt->nfilters > 1 ? opt->filters[i] : NULL, opt->filters[i]);
 	window_free(w);
 }
@@ -720,6 +765,7 @@ static struct cascade *flattened(const char *name)
 {
 	struct cascade *c, *acc = NULL;
 	struct window *w;
+	struct cli_window at;	/* no --now here: the window's own rule (cli_window.h) */
 
 	cli_load_any(name, &c, &w, NULL);
 	if (c != NULL) {
@@ -732,7 +778,8 @@ static struct cascade *flattened(const char *name)
 		cascade_free(c);
 		return acc;
 	}
-	for (size_t g = window_live_from(w, w->clock); g < w->ngen; g++)
+	cli_window_init(&at);
+	for (size_t g = window_live_from(w, cli_window_read_time(&at, w, name)); g < w->ngen; g++)
 		flatten_into(&acc, w->gen[g], name);
 	if (acc == NULL && w->ngen > 0)
 		acc = as_fixed(take_stage(w->gen[w->ngen - 1], 0), name);

@@ -238,7 +238,7 @@ struct grep {
 	const struct options *opt;
 	struct cascade **filters;	/* NULL where windows[j] is not */
 	struct window **windows;	/* windowed filters (window.h) */
-	uint64_t now;			/* the time windows answer as of, ms */
+	uint64_t *now;			/* the time window j answers as of, ms */
 	int wants_fold[2];	/* some filter wants keys as read / folded */
 	struct grep_slot slots[CLI_SLOTS];
 	unsigned char *selected;
@@ -256,13 +256,13 @@ static int filter_folds(const struct grep *g, size_t j)
 	return (p->flags & FILTER_FOLD_CASE) != 0;
 }
 
-/* Filter j's answers for keys (hashes h, or NULL): a window's as of g->now. */
+/* Filter j's answers for keys (hashes h, or NULL): a window's as of g->now[j]. */
 static void test_filter(const struct grep *g, size_t j, const struct line *keys,
 			const uint64_t *h, size_t n, unsigned char *present)
 {
 	/* the key, if kept outside, was supplied on loading: these cannot fail */
 	if (g->windows[j])
-		(void)window_test_hashed(g->windows[j], keys, h, n, g->now, present);
+		(void)window_test_hashed(g->windows[j], keys, h, n, g->now[j], present);
 	else
 		(void)cascade_test_hashed(g->filters[j], keys, h, n, present);
 }
@@ -412,6 +412,24 @@ static void write_header(void *ctx, struct line header)
 	put_record(g, header, opt->delim);
 }
 
+/*
+ * Calling thread, in input order: the batch cut at its first line not
+ * JSON (cli_stage.cut), the same in both keysets, which are built alike.
+ */
+static size_t cut_batch(void *ctx, unsigned slot, const struct line *records, size_t n,
+			char *why, size_t why_len)
+{
+	struct grep *g = ctx;
+	struct grep_slot *s = &g->slots[slot];
+	size_t cut = n;
+
+	(void)records;
+	for (int fold = 0; fold < 2; fold++)
+		if (g->wants_fold[fold])
+			cut = cli_bad_lines_cut(&s->keys[fold], n, why, why_len);
+	return cut;
+}
+
 /* Calling thread, in input order: mark the records, answer for the selected. */
 static int select_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -526,7 +544,8 @@ static int end_input(void *ctx, const char *path)
 static int select_lines(struct grep *g)
 {
 	static const struct cli_stage stage = {
-		.prepare = prepare_keys, .work = test_keys, .consume = select_batch
+		.prepare = prepare_keys, .work = test_keys, .consume = select_batch,
+		.cut = cut_batch,
 	};
 	static const struct cli_stage ranged = {
 		.prepare = prepare_keys, .work = test_keys, .consume = count_batch
@@ -566,6 +585,7 @@ static void release(struct grep *g, struct options *opt)
 	}
 	free(g->filters);
 	free(g->windows);
+	free(g->now);
 	free(g->selected);
 	free(g->input.name_copy);
 	for (unsigned i = 0; i < CLI_SLOTS; i++) {
@@ -589,11 +609,14 @@ int main(int argc, char **argv)
 	g.opt = &opt;
 	g.filters = calloc(opt.nfilters, sizeof *g.filters);
 	g.windows = calloc(opt.nfilters, sizeof *g.windows);
-	if (g.filters == NULL || g.windows == NULL)
+	g.now = calloc(opt.nfilters, sizeof *g.now);
+	if (g.filters == NULL || g.windows == NULL || g.now == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
-	for (size_t j = 0; j < opt.nfilters; j++)
+	for (size_t j = 0; j < opt.nfilters; j++) {
 		cli_load_any(opt.filters[j], &g.filters[j], &g.windows[j], NULL);
-	g.now = cli_window_clock(&opt.win);
+		if (g.windows[j] != NULL)	/* as every program reads it (cli_window.h) */
+			g.now[j] = cli_window_read_time(&opt.win, g.windows[j], opt.filters[j]);
+	}
 	cli_stdout_init(&g.out, opt.line_buffered);
 	cli_stdout_async(&g.out);
 	/* as grep: -m 0 reads nothing and selects nothing, but -L lists the FILEs */

@@ -663,12 +663,36 @@ static void text_generation(struct writer *w, const struct window *win, size_t g
 	text_field(w, 2, "memory", "%s", cli_human_bytes(cascade_bytes(c), human));
 }
 
+/* What a window's clock reads, in words (window.h). */
+static const char *clock_source(const struct window_params *wp, char buf[64])
+{
+	if (wp->kind == WINDOW_COUNT)
+		return strcpy(buf, "the keys offered");
+	if (wp->clock == WINDOW_CLOCK_FIELD)
+		snprintf(buf, 64, "time field %lu", (unsigned long)wp->time_field);
+	else
+		snprintf(buf, 64, "the wall clock%s",
+			 wp->clock == WINDOW_CLOCK_UNRECORDED ? " (not recorded: a file from before)" : "");
+	return buf;
+}
+
+/* The time the window is read at, as every program reads it (cli_window_read_time). */
+static uint64_t read_time(const struct window *win, const char *path)
+{
+	struct cli_window cw;
+
+	cli_window_init(&cw);
+	return cli_window_read_time(&cw, win, path);
+}
+
 static void describe_window_text(struct writer *w, const char *path, const struct window *win)
 {
 	const struct window_params *wp = &win->wp;
 	const struct filter_params *p = window_params_of(win);
-	char span[48], clock[64];
+	char span[48], clock[64], source[64], at_text[64];
 	unsigned per = wp->generations - 1;
+	uint64_t at = read_time(win, path);
+	size_t live = window_live_from(win, at);
 
 	put(w, "file:", 5);
 	putf(w, "%*s%s\n", LABEL_WIDTH - 5, "", cli_display_name(path));
@@ -679,6 +703,8 @@ static void describe_window_text(struct writer *w, const char *path, const struc
 		   wp->generations, per, wp->generations, per);
 	text_field(w, 0, "refresh", "%s", wp->flags & WINDOW_REFRESH ? "yes" : "no");
 	text_field(w, 0, "clock", "%s", clock_text(wp, win->clock, clock));
+	text_field(w, 0, "clock source", "%s", clock_source(wp, source));
+	text_field(w, 0, "read at", "%s", clock_text(wp, at, at_text));
 	text_field(w, 0, "layout", "%s", layout_name(win->layout));
 	text_field(w, 0, "hash function", "%s", hash_name(p->hash));
 	text_field(w, 0, "key fingerprint", "%016llx", (unsigned long long)p->fingerprint);
@@ -686,17 +712,20 @@ static void describe_window_text(struct writer *w, const char *path, const struc
 	text_field(w, 0, "key normalisation", "%s", p->flags & FILTER_FOLD_CASE ? "ASCII case folded" : "none");
 	text_field(w, 0, "expected keys", "%llu per window", (unsigned long long)wp->expected);
 	text_field(w, 0, "target rate", "%g", wp->target_p);
-	text_field(w, 0, "live generations", "%zu", win->ngen);
-	text_keys(w, 0, window_estimate_count(win, win->clock));
-	for (size_t g = 0; g < win->ngen; g++)
+	text_field(w, 0, "live generations", "%zu", win->ngen - live);
+	text_keys(w, 0, window_estimate_count(win, at));
+	for (size_t g = live; g < win->ngen; g++)
 		text_generation(w, win, g);
-	text_estimate(w, 0, window_estimate_count(win, win->clock));
+	text_estimate(w, 0, window_estimate_count(win, at));
 	text_bytes(w, "memory", window_bytes(win));
 }
 
 static void describe_window_json(struct writer *w, const char *path, const struct window *win)
 {
 	const struct window_params *wp = &win->wp;
+	char source[64];
+	uint64_t at = read_time(win, path);
+	size_t live = window_live_from(win, at);
 
 	put(w, "{\"file\":", 8);
 	json_string(w, path);
@@ -708,13 +737,16 @@ static void describe_window_json(struct writer *w, const char *path, const struc
 	json_key(w, "refresh");
 	put(w, wp->flags & WINDOW_REFRESH ? "true" : "false", wp->flags & WINDOW_REFRESH ? 4 : 5);
 	json_u64(w, wp->kind == WINDOW_TIME ? "clock_ms" : "clock_keys", win->clock);
+	json_key(w, "clock_source");
+	json_string(w, clock_source(wp, source));
+	json_u64(w, wp->kind == WINDOW_TIME ? "read_at_ms" : "read_at_keys", at);
 	json_key(w, "target_rate");
 	json_double(w, wp->target_p);
-	json_keys(w, window_estimate_count(win, win->clock));
+	json_keys(w, window_estimate_count(win, at));
 	json_key(w, "live");
 	put(w, "[", 1);
-	for (size_t g = 0; g < win->ngen; g++) {
-		putf(w, "%s{\"number\":%llu", g ? "," : "", (unsigned long long)win->gen_no[g]);
+	for (size_t g = live; g < win->ngen; g++) {
+		putf(w, "%s{\"number\":%llu", g > live ? "," : "", (unsigned long long)win->gen_no[g]);
 		json_u64(w, "stages", win->gen[g]->nstages);
 		json_u64(w, "insertions", cascade_insertions(win->gen[g]));
 		json_u64(w, "bytes", cascade_bytes(win->gen[g]));
@@ -722,7 +754,7 @@ static void describe_window_json(struct writer *w, const char *path, const struc
 	}
 	put(w, "]", 1);
 	json_key(w, "estimated_elements");
-	json_double(w, window_estimate_count(win, win->clock));
+	json_double(w, window_estimate_count(win, at));
 	json_u64(w, "bytes", window_bytes(win));
 	put(w, "}\n", 2);
 }

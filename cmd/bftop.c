@@ -416,7 +416,28 @@ static void end_json(struct counter *c)
 		put(c->out, c->first ? "[]\n" : "\n]\n", 3);
 }
 
-/* The times of the batch's keys in a time window: their records', or now for all. */
+/*
+ * Calling thread, in input order (--window --time-field): the batch cut
+ * at its first line without a time (cli_stage.cut). The times are kept
+ * for add_keys_windowed, which comes next (no split).
+ */
+static size_t cut_batch(void *ctx, unsigned slot, const struct line *records, size_t n,
+			char *why, size_t why_len)
+{
+	struct counter *c = ctx;
+	const struct cli_window *cw = &c->opt->win;
+	size_t timed;
+
+	if (cw->wp.kind != WINDOW_TIME || cw->time.field == 0)
+		return n;
+	timed = cli_window_record_times(cw, records, n,
+					cli_window_times(&c->record_times, &c->record_times_cap, n),
+					&c->bad_times, why, why_len);
+	keyset_truncate(&c->keys[slot], timed);
+	return timed;
+}
+
+/* The times of the batch's keys in a time window: their records' (cut_batch), or now for all. */
 static const uint64_t *key_times(struct counter *c, const struct keyset *ks,
 				 const struct line *records, size_t n)
 {
@@ -432,8 +453,9 @@ static const uint64_t *key_times(struct counter *c, const struct keyset *ks,
 			kt[i] = now;
 		return kt;
 	}
-	rt = cli_window_times(&c->record_times, &c->record_times_cap, n);
-	cli_window_record_times(cw, records, n, rt, &c->bad_times);
+	(void)records;
+	(void)n;
+	rt = c->record_times;
 	for (size_t i = 0; i < ks->count; i++)
 		kt[i] = rt[ks->record[i]];
 	return kt;
@@ -491,7 +513,8 @@ static int read_input(struct counter *c, const struct cli_stage *stage)
 static int read_windowed(struct counter *c)
 {
 	static const struct cli_stage stage = {
-		.prepare = prepare_keys, .work = hash_keys, .consume = add_keys_windowed
+		.prepare = prepare_keys, .work = hash_keys, .consume = add_keys_windowed,
+		.cut = cut_batch,
 	};
 	const struct cli_window *cw = &c->opt->win;
 	struct topk *merged;
@@ -586,7 +609,8 @@ int main(int argc, char **argv)
 			status = read_input(&c, &counting);
 		put_top(&c);
 	}
-	if (opt.output && status < 0)
+	/* a clean cut: the lines before it are whole, and saved */
+	if (opt.output && status < 0 && !cli_inputs_cut())
 		cli_warn("no summary written: an input could not be read");
 	else if (opt.output)
 		save_summary(c.topk, opt.output);

@@ -278,6 +278,7 @@ static void acquire_seen_set(struct options *opt, struct cascade **c, struct win
 	cli_load_any(opt->state, c, w, NULL);
 	if (*w != NULL) {
 		cli_window_agrees(&opt->win, *w, opt->state);
+		cli_window_clock_agrees(&opt->win, *w, opt->state);
 		state_agrees(opt, window_params_of(*w),
 			     (*w)->wp.kind == WINDOW_TIME ? (*w)->wp.expected : 0, (*w)->wp.target_p,
 			     (*w)->wp.kind == WINDOW_TIME ? NULL
@@ -477,6 +478,29 @@ static void hash_keys(void *ctx, unsigned slot, size_t from, size_t to)
 }
 
 /*
+ * Calling thread, in input order, before split and consume: the batch cut
+ * at its first line not JSON or without a time (cli_stage.cut). The
+ * times are kept for classify, which comes next: keyed on each line's
+ * time, a batch is never split (share_out).
+ */
+static size_t cut_batch(void *ctx, unsigned slot, const struct line *records, size_t n,
+			char *why, size_t why_len)
+{
+	struct uniq *u = ctx;
+	struct cli_keys *k = &u->keys[slot];
+	size_t cut = cli_keys_cut(k, n, why, why_len), timed;
+
+	if (!u->opt->win.time.field || u->window == NULL || u->window->wp.kind != WINDOW_TIME)
+		return cut;
+	timed = cli_window_record_times(&u->opt->win, records, cut,
+					cli_window_times(&u->record_times, &u->record_times_cap, n),
+					&u->bad_times, why, why_len);
+	if (timed < cut)
+		keyset_truncate(&k->set, timed);
+	return timed;
+}
+
+/*
  * Calling thread, in input order, after hashing: a blocked seen-set's
  * test-and-add shared out by region (owners.h), unless the batch must go
  * whole (then classify does it).
@@ -523,11 +547,12 @@ static size_t test_and_add_window(struct uniq *u, const struct cli_keys *k,
 	const char *why;
 	size_t fresh;
 
+	(void)records;
+	(void)n;
 	if (cw->time.field && u->window->wp.kind == WINDOW_TIME) {
-		uint64_t *rt = cli_window_times(&u->record_times, &u->record_times_cap, n);
+		const uint64_t *rt = u->record_times;	/* cut_batch's */
 		uint64_t *kt = cli_window_times(&u->key_times, &u->key_times_cap, k->set.count);
 
-		cli_window_record_times(cw, records, n, rt, &u->bad_times);
 		for (size_t i = 0; i < k->set.count; i++)
 			kt[i] = rt[k->set.record[i]];
 		times = kt;
@@ -744,7 +769,8 @@ static int may_overlap(const struct options *opt)
 
 int main(int argc, char **argv)
 {
-	struct cli_stage stage = { .prepare = prepare_keys, .work = hash_keys, .consume = emit_batch };
+	struct cli_stage stage = { .prepare = prepare_keys, .work = hash_keys, .consume = emit_batch,
+				   .cut = cut_batch };
 	struct options opt;
 	struct uniq u = { 0 };
 	int input_status;
@@ -797,6 +823,10 @@ int main(int argc, char **argv)
 	}
 	if (opt.checkpoint_given)
 		cli_checkpoint_when_idle(&u.checkpoint, checkpoint);
+	/* a write error is the cut that cannot be clean: say what STATE holds */
+	if (opt.state)
+		cli_write_error_keeps(opt.state, opt.checkpoint_given ? "its last checkpoint"
+								      : "what it held before this run");
 	input_status = cli_each_batch_ranged(opt.inputs, opt.ninputs, opt.delim, &stage, &u);
 	owners_free(u.owners);
 	cli_stdout_finish(&u.out);

@@ -341,8 +341,18 @@ void cli_sketch_difference(const struct sketch *a, const struct sketch *b, const
  *            (adding, output); 0 to go on, 1 to stop
  * State a batch needs lives in the program's arrays of CLI_SLOTS, indexed
  * by slot; records stay valid until consume returns. An input that cannot
- * be read is reported in its place in the order, and skipped. Returns 0
+ * be opened is reported in its place in the order, and skipped. Returns 0
  * when all inputs were read (or consume stopped), -1 when any could not be.
+ *
+ * A failure mid-input is a clean cut (the programs' man pages): a bad
+ * record (cut, below), damaged compressed data, a CSV quote never closed
+ * or a failed read. The records before it are split and consumed as
+ * usual, in order, as a run over those records alone would; then one
+ * message "PROG: NAME:LINE: WHY" naming the first record not taken, the
+ * input's end event (bfgrep -c's count of the prefix), and the run stops:
+ * no later record or input is read, and the result is -1, so a program
+ * finishes as after any input error (output flushed, state saved, exit
+ * 2) and a rerun from that line on neither repeats nor loses a record.
  */
 #define CLI_SLOTS PIPELINE_SLOTS
 struct cli_stage {
@@ -361,6 +371,17 @@ struct cli_stage {
 	void (*part)(void *ctx, unsigned slot, unsigned part);
 	unsigned parts;		/* 0: no parts */
 	int overlap;		/* as pipeline_fns.overlap */
+	/*
+	 * Optional, for ordered runs: calling thread, in input order, after
+	 * the slot's work and before its split or consume (once a slot):
+	 * the number of its records before the first bad one (a line not
+	 * JSON, a time that cannot be read), n when none is, with what is
+	 * wrong with it in why (why_len bytes). When fewer than n, the
+	 * program has already dropped what the rest gave (keyset_truncate),
+	 * and split and consume see only the records before it.
+	 */
+	size_t (*cut)(void *ctx, unsigned slot, const struct line *records, size_t n, char *why,
+		      size_t why_len);
 };
 int cli_each_batch(char *const *paths, int npaths, char delim,
 			    const struct cli_stage *stage, void *ctx);
@@ -370,6 +391,13 @@ int cli_each_batch(char *const *paths, int npaths, char delim,
  * the line number of its first record (records count from 1 per input).
  */
 void cli_batch_origin(const char **name, uint64_t *first_line);
+
+/*
+ * Whether the inputs ended at a clean cut (a failure mid-input, above):
+ * then what was read before it is whole, and a program saves it, where
+ * an input that could not be opened may leave it with nothing to save.
+ */
+int cli_inputs_cut(void);
 
 /*
  * For programs that answer per input (bfgrep -c, -l, -H): cli_each_batch
@@ -482,6 +510,13 @@ void cli_keys_hash(struct cli_keys *k, const struct filter *hasher, size_t from,
  * (keyset_compact). Nothing to do otherwise, or a second time.
  */
 void cli_keys_settle(struct cli_keys *k);
+/*
+ * A cli_stage's cut for keys of records[0..n) (--json's bad lines): settle
+ * k, then, when a record is not JSON and --bad-line is error, keep what
+ * the records before the first such gave and say so in why. The records
+ * before it: n when none is.
+ */
+size_t cli_keys_cut(struct cli_keys *k, size_t n, char *why, size_t why_len);
 
 /*
  * A cli_stage's split for a blocked cascade shared out by region
@@ -509,6 +544,12 @@ void cli_stdout_async(struct writer *w);
 void cli_stdout_finish(struct writer *w);
 /* A write failed: report and exit 2. */
 _Noreturn void cli_write_error(int err);
+/*
+ * What a write error keeps, said after its reason ("(seen.bf not saved:
+ * it holds ...)"): the one cut that cannot be clean (cli_each_batch).
+ * path NULL: nothing to say.
+ */
+void cli_write_error_keeps(const char *path, const char *holds);
 
 /*
  * An estimate of distinct keys in words: "about 6143 distinct keys", or

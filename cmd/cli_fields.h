@@ -59,12 +59,21 @@ void cli_fields_check(struct key_spec *spec, int header);
 void cli_fields_option(int c, const char *arg);
 
 /*
- * Calling thread, during consume: the records of ks that are not JSON. A
- * usage of --bad-line=error (the default) is fatal here, naming the input
- * and line of the first; with skip, they are counted and their number
- * returned (ks->bad lists them).
+ * Calling thread, before a batch's split or consume (cli_stage.cut): with
+ * --bad-line=error (the default) and a record of ks that is not JSON,
+ * ks keeps what the records before the first gave (keyset_truncate), why
+ * says what is wrong, and that record's index is returned; else n.
+ * ks must be compacted.
+ */
+size_t cli_bad_lines_cut(struct keyset *ks, size_t n, char *why, size_t why_len);
+/*
+ * Calling thread, during consume: the records of ks that are not JSON,
+ * with --bad-line=skip counted and their number returned (ks->bad lists
+ * them). With error there are none left (cli_bad_lines_cut).
  */
 uint64_t cli_bad_lines(const struct keyset *ks);
+/* Whether a line that is not JSON cuts the input (--json, --bad-line=error). */
+int cli_bad_lines_cut_on(void);
 /* For -v: how many lines were not JSON, if any. */
 void cli_bad_lines_report(void);
 

@@ -46,13 +46,15 @@ void cli_window_finish(struct cli_window *cw, uint64_t capacity, double rate, in
 uint64_t cli_window_clock(const struct cli_window *cw);
 
 /*
- * times[r] for records[0..n) of the batch being consumed: each record's
- * time field in ms. One that cannot be read is fatal, naming the input
- * and line, unless --bad-time=skip: then WINDOW_TIME_NONE, and *skipped
- * grows.
+ * times[r] for records[0..n) of a batch: each record's time field in ms.
+ * With --bad-time=skip one that cannot be read is WINDOW_TIME_NONE, and
+ * *skipped grows. Returns the number of records before the first whose
+ * time cannot be read (--bad-time=error), with what is wrong in why; n
+ * when all can: a cli_stage's cut (cli.h).
  */
-void cli_window_record_times(const struct cli_window *cw, const struct line *records,
-			     size_t n, uint64_t *times, uint64_t *skipped);
+size_t cli_window_record_times(const struct cli_window *cw, const struct line *records,
+			       size_t n, uint64_t *times, uint64_t *skipped, char *why,
+			       size_t why_len);
 
 /* Grow-on-demand array of n times (cli_flags' sibling). Fatal when out of memory. */
 uint64_t *cli_window_times(uint64_t **times, size_t *cap, size_t n);
@@ -68,6 +70,23 @@ struct window *cli_window_new(const struct cli_window *cw, const struct filter_p
 
 /* State loaded from path must be the window cw asks for (when it asks); fatal if not. */
 void cli_window_agrees(const struct cli_window *cw, const struct window *w, const char *path);
+
+/*
+ * A run that adds to w, loaded from path: its clock (--time-field F, or
+ * the wall clock or --now) must be the one w records (window.h), else
+ * fatal, naming both. A window that recorded none takes this run's.
+ */
+void cli_window_clock_agrees(const struct cli_window *cw, struct window *w, const char *path);
+
+/*
+ * The time at which every program reads w (loaded from path): a count
+ * window at its clock; a time window at --now when given, else at its
+ * own clock when that is read from a time field, else at the wall
+ * clock. When w held keys and none of it is live then, says so on
+ * stderr, once.
+ */
+uint64_t cli_window_read_time(const struct cli_window *cw, const struct window *w,
+			      const char *path);
 
 /* Save a window to path atomically, or to stdout when path is NULL. */
 void cli_save_window(const struct window *w, const char *path);

@@ -841,7 +841,7 @@ expect_awk_first_seen() {
 	cp state.bf before.bf
 	put_lines more.txt fig grape
 	run --separate-stderr bash -c 'bfuniq -f state.bf more.txt >/dev/full'
-	expect_fail "bfuniq: write error: No space left on device"
+	expect_fail "bfuniq: write error: No space left on device (state.bf not saved: it holds what it held before this run)"
 	cmp before.bf state.bf
 	expect_eq "files" "$(printf '%s\n' .state.bf.lock before.bf in.txt more.txt state.bf)" "$(ls -A)"
 	# so the next run delivers them

@@ -195,9 +195,10 @@ bfbuild: no filter written: an input could not be read"
 
 # every_pread_failure_in_place J: bfuniq -j J on big.txt then keys.txt,
 # big.txt read in ranges consumed in order, with the 1st, 2nd, ... pread
-# failing: exit 2 with big.txt's one line, its lines before the failed
-# range written (1..m, in order: no range skipped), then the lines of
-# keys.txt not among them, as when a stream's read fails (the last
+# failing: exit 2 with big.txt's one line naming the first line not
+# read, its lines before the failed range written (1..m, in order: no
+# range skipped), and nothing of keys.txt: a clean cut. (Once all of
+# big.txt is read, keys.txt's lines not among them follow; the last
 # failure is keys.txt's own, which a stream reads with a pread too).
 every_pread_failure_in_place() {
 	local n st m want
@@ -208,10 +209,18 @@ every_pread_failure_in_place() {
 			bfuniq -j "$1" --key "$KEY" -n 3e5 "$F/big.txt" "$F/keys.txt" >got.out 2>got.err || st=$?
 		[ -e made.log ] || break
 		m=$(awk '$0 != NR { exit } END { print NR - ($0 != NR) }' got.out)
+		[ "$m" -ge 0 ] || m=0	# nothing written
 		{ seq 1 "$m"; [ "$m" -ge 3000 ] || seq "$((m + 1))" 3000; } >want.out
 		# all of big.txt read: the failure was keys.txt's (its sniffing pread)
 		want=big.txt
 		[ "$m" -lt 250000 ] || want=keys.txt
+		# a failed read is a clean cut: the lines before it, the line named, no
+		# later input; unless it is the sniffing read, before any line (then
+		# big.txt is unreadable, as if it could not be opened, and keys.txt read)
+		if [ "$want" = big.txt ] && [ "$(cat got.err)" != "bfuniq: $F/big.txt: Input/output error" ]; then
+			seq 1 "$m" >want.out
+			want="$want:$((m + 1))"
+		fi
 		[ "$st" -eq 2 ] && [ "$(cat got.err)" = "bfuniq: $F/$want: Input/output error" ] &&
 			cmp -s got.out want.out ||
 			note_failure "bfuniq -j $1 (pread #$n): status $st, $m lines in order, stderr: $(head -c 300 got.err)"

@@ -30,6 +30,7 @@ READERS="bfuniq bfgrep bfinfo bfmerge bfcount"
 # count_victim: a count window of 30 keys, G = 4 (10 keys a generation),
 # after 25 keys: generations 0, 1, 2 of one stage each, clock 25.
 count_victim() {
+	UNIQ_CLOCK=""
 	seq 1 25 | sed 's/^/key/' >in.txt
 	bfuniq --key "$KEY" --window 30 --generations 4 -p 0.01 -f victim.bf <in.txt >/dev/null
 	victim_sound
@@ -40,6 +41,7 @@ count_victim() {
 # generation 0 to 3 stages (3 + 6), 4 at 15 s grow generation 1 to 2,
 # one at 21 s: generations 0, 1, 2, clock 21000 ms.
 time_victim() {
+	UNIQ_CLOCK="--time-field 1"	# its clock (bf(5)): bfuniq must go on with it
 	{
 		for i in 1 2 3 4 5 6 7 8 9 10; do echo "5 a$i"; done
 		for i in 1 2 3 4; do echo "15 b$i"; done
@@ -72,7 +74,7 @@ run_reader() {
 	st=0
 	rm -f merged.bf
 	case $1 in
-	bfuniq) bfuniq -f "$2" <in.txt >out.txt 2>err.txt || st=$? ;;
+	bfuniq) bfuniq $UNIQ_CLOCK -f "$2" <in.txt >out.txt 2>err.txt || st=$? ;;
 	bfgrep) bfgrep -c -f "$2" <in.txt >out.txt 2>err.txt || st=$? ;;
 	bfinfo) bfinfo "$2" >out.txt 2>err.txt || st=$? ;;
 	bfmerge) bfmerge -o merged.bf victim.bf "$2" >out.txt 2>err.txt || st=$? ;;

@@ -61,18 +61,25 @@ static void json_paths(struct key_spec *spec, int header)
 		cli_usage_error("invalid path '%s': %s", text, why);
 }
 
+size_t cli_bad_lines_cut(struct keyset *ks, size_t n, char *why, size_t why_len)
+{
+	size_t cut;
+
+	if (ks->nbad == 0 || bad_line_skip)
+		return n;
+	cut = ks->bad[0];
+	snprintf(why, why_len, "not JSON: %s", ks->bad_why);
+	keyset_truncate(ks, cut);
+	return cut;
+}
+
+int cli_bad_lines_cut_on(void)
+{
+	return json_inputs && !bad_line_skip;
+}
+
 uint64_t cli_bad_lines(const struct keyset *ks)
 {
-	const char *name;
-	uint64_t first;
-
-	if (ks->nbad == 0)
-		return 0;
-	if (!bad_line_skip) {
-		cli_batch_origin(&name, &first);
-		cli_fatal("%s:%llu: not JSON: %s", name ? name : "(standard input)",
-			  (unsigned long long)(first + ks->bad[0]), ks->bad_why);
-	}
 	bad_lines += ks->nbad;
 	return ks->nbad;
 }

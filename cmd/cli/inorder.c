@@ -15,6 +15,9 @@
  * reads the range, splits its records and runs the stage's prepare and
  * work over them; split, parts and consume then come in order as for
  * any input (inputs.c). Line numbers are counted in consume order.
+ * A bad record (the stage's cut) or a range that cannot be read is a
+ * clean cut (cli.h): the records before it are consumed, in order, then
+ * the message names the line, and the run stops.
  *
  * Not for inputs that cannot be cut (pipes, compressed, --header, --csv,
  * -r: ranged.c decides) nor for per-input events (bfgrep): those are
@@ -28,13 +31,15 @@
 
 #include "ranges.h"
 
-/* consume's answer when the slot reports a read error: the input ends, the run goes on. */
-#define READ_ERROR 3
+/* consume's answer at a clean cut (a read error, a bad record): the run stops there. */
+#define CUT 3
 
 struct inorder_slot {
 	struct lines_batch batch;
 	uint64_t range;		/* its range's number */
 	int err;		/* errno of its read, or ENOMEM of its prepare; 0 */
+	int checked;		/* the stage's cut has seen the batch */
+	char bad[200];		/* what is wrong with its record batch.n, cut there; or "" */
 };
 
 struct inorder {
@@ -44,6 +49,7 @@ struct inorder {
 	const char *name;	/* the input as messages name it */
 	uint64_t next;		/* the next range to hand out (reader thread) */
 	atomic_int failed;	/* a read failed: hand out no more */
+	int cut_seen;		/* a batch was cut: split no later one (calling thread) */
 	uint64_t lines;		/* records of this input consumed so far */
 	uint64_t base;		/* bytes of the inputs before, for progress */
 	uint64_t start;		/* where the input's bytes begin */
@@ -61,6 +67,8 @@ static int inorder_fill(void *ctx, unsigned slot, size_t *units)
 		return 0;
 	s->range = in->next++;
 	s->err = 0;
+	s->checked = 0;
+	s->bad[0] = '\0';
 	s->batch.n = 0;
 	*units = 1;
 	return 1;
@@ -93,11 +101,34 @@ static void inorder_work(void *ctx, unsigned slot, size_t from, size_t to)
 		in->stage->work(in->ctx, slot, 0, units);
 }
 
+/* Calling thread, once a slot, before its split or consume: the stage's cut. */
+static void cut_batch(struct inorder *in, unsigned slot)
+{
+	struct inorder_slot *s = &in->slots[slot];
+	size_t n;
+
+	if (s->checked)
+		return;
+	s->checked = 1;
+	if (in->stage->cut == NULL || s->err != 0 || s->batch.n == 0)
+		return;
+	n = in->stage->cut(in->ctx, slot, s->batch.records, s->batch.n, s->bad, sizeof s->bad);
+	if (n >= s->batch.n) {
+		s->bad[0] = '\0';
+		return;
+	}
+	s->batch.n = n;
+	in->cut_seen = 1;
+}
+
 static int inorder_split(void *ctx, unsigned slot)
 {
 	struct inorder *in = ctx;
 	struct inorder_slot *s = &in->slots[slot];
 
+	if (in->cut_seen)	/* after a cut: never consumed */
+		return 0;
+	cut_batch(in, slot);
 	if (s->err != 0 || s->batch.n == 0)
 		return 0;
 	return in->stage->split(in->ctx, slot, s->batch.records, s->batch.n) != 0;
@@ -121,17 +152,25 @@ static int inorder_consume(void *ctx, unsigned slot)
 		cli_fatal("%s", strerror(s->err));
 	if (s->err != 0) {
 		if (!cli_inputs_quiet)
-			cli_warn("%s: %s", in->name, strerror(s->err));
-		return READ_ERROR;
+			cli_warn("%s:%llu: %s", in->name, (unsigned long long)(in->lines + 1),
+				 strerror(s->err));
+		cli_inputs_cut_set();
+		return CUT;
 	}
-	if (s->batch.n == 0)
-		return 0;
-	cli_batch_origin_set(in->name, in->lines + 1);
-	rc = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
-	in->lines += s->batch.n;
-	cli_progress_at(cli_progress_lines() + s->batch.n,
-			in->base + ranges_end_of(in->rs, s->range) - in->start);
-	return rc;
+	cut_batch(in, slot);
+	rc = 0;
+	if (s->batch.n > 0) {
+		cli_batch_origin_set(in->name, in->lines + 1);
+		rc = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
+		in->lines += s->batch.n;
+		cli_progress_at(cli_progress_lines() + s->batch.n,
+				in->base + ranges_end_of(in->rs, s->range) - in->start);
+	}
+	if (s->bad[0] == '\0')
+		return rc;
+	cli_warn("%s:%llu: %s", in->name, (unsigned long long)(in->lines + 1), s->bad);
+	cli_inputs_cut_set();
+	return CUT;
 }
 
 int cli_read_in_order(const char *path, int fd, uint64_t start, uint64_t end, char delim,
@@ -170,6 +209,6 @@ int cli_read_in_order(const char *path, int fd, uint64_t start, uint64_t end, ch
 	ranges_close(in.rs);
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		lines_batch_free(&in.slots[i].batch);
-	*stopped = rc == 1;
-	return rc == READ_ERROR ? -1 : 0;
+	*stopped = rc == 1 || rc == CUT;
+	return rc == CUT ? -1 : 0;
 }

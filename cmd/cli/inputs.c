@@ -30,7 +30,11 @@
  * The reader side of cli_each_batch: the inputs in turn, each
  * batch in a slot with what consume needs to report it. An input that
  * cannot be opened or read becomes a slot of its own carrying the error,
- * so it is reported in its place in the output's order. Each input's
+ * so it is reported in its place in the output's order. A failure
+ * mid-input (a read error, damaged compressed data, a CSV quote never
+ * closed, or a bad record the stage's cut finds) is a clean cut (cli.h):
+ * the records before it are consumed, then the message names the input
+ * and line, and the run stops. Each input's
  * first slot says so (begins) and its end is a slot of its own (ends,
  * after the last batch, or with the read error), so that per-input
  * answers (bfgrep -c) come in order too. Inputs are numbered from 1; the
@@ -54,6 +58,9 @@ struct input_slot {
 	int idle;		/* no batch: the input was quiet (cli_inputs_when_idle) */
 	struct line header;	/* --header: the input's, in its first slot */
 	int has_header;
+	int broken;		/* err came mid-input, after first_line - 1 records: a cut */
+	int checked;		/* the stage's cut has seen the batch */
+	char bad[WHY_MAX];	/* what is wrong with its record batch.n, cut there; or "" */
 };
 
 struct inputs {
@@ -76,6 +83,8 @@ struct inputs {
 	const struct cli_input_events *events;
 	void *ctx;
 	int more;		/* inputs follow these (cli_each_input_ranged) */
+	int broken;		/* an input failed mid-way: read no further (reader thread) */
+	int cut_seen;		/* a batch was cut: split no later one (calling thread) */
 	struct input_slot slots[CLI_SLOTS];
 };
 
@@ -271,11 +280,20 @@ static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *un
 	s->ends = 1;
 	if (n < 0) {
 		int err = errno;
-		const char *why = instream_error(in->stream);
+		const char *why = lines_error(in->reader);
 
+		if (why == NULL)
+			why = instream_error(in->stream);
 		if (why != NULL)
 			snprintf(s->why, sizeof s->why, "%s", why);
 		inputs_close_current(in);
+		/* a directory is no input, as one that cannot be opened: the others are read */
+		if (err == ENOMEM || err == EISDIR)
+			return error_slot(s, err, in->name, 1, units);
+		/* the record that was being read when it failed: a clean cut before it */
+		s->broken = 1;
+		s->first_line = in->lines + 1;
+		in->broken = 1;
 		return error_slot(s, err, in->name, 1, units);
 	}
 	inputs_close_current(in);
@@ -295,6 +313,11 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 	s->begins = s->ends = 0;
 	s->idle = 0;
 	s->input = 0;
+	s->broken = 0;
+	s->checked = 0;
+	s->bad[0] = '\0';
+	if (in->broken)		/* the run stops at that cut */
+		return 0;
 	if (in->reader == NULL) {
 		int opened = inputs_open_next(in);
 
@@ -316,6 +339,18 @@ void cli_batch_origin(const char **name, uint64_t *first_line)
 	*first_line = batch_first_line;
 }
 
+static int inputs_cut;
+
+int cli_inputs_cut(void)
+{
+	return inputs_cut;
+}
+
+void cli_inputs_cut_set(void)
+{
+	inputs_cut = 1;
+}
+
 void cli_batch_origin_set(const char *name, uint64_t first_line)
 {
 	batch_name = name;
@@ -327,6 +362,31 @@ static void inputs_work(void *ctx, unsigned slot, size_t from, size_t to)
 	struct inputs *in = ctx;
 
 	in->stage->work(in->ctx, slot, from, to);
+}
+
+/*
+ * Calling thread, once a slot, before its split or consume: the stage's
+ * cut (cli_stage.cut) of a batch of records, from an input not being
+ * skipped; a batch cut short keeps its records before the bad one.
+ */
+static void cut_batch(struct inputs *in, unsigned slot)
+{
+	struct input_slot *s = &in->slots[slot];
+	size_t n;
+
+	if (s->checked)
+		return;
+	s->checked = 1;
+	if (in->stage->cut == NULL || s->fatal || s->idle || s->err != 0 || s->why[0] != '\0' ||
+	    s->batch.n == 0 || atomic_load(&in->skip) >= s->input)
+		return;
+	n = in->stage->cut(in->ctx, slot, s->batch.records, s->batch.n, s->bad, sizeof s->bad);
+	if (n >= s->batch.n) {
+		s->bad[0] = '\0';
+		return;
+	}
+	s->batch.n = n;
+	in->cut_seen = 1;
 }
 
 /* A batch for the program, unless its input is being skipped: what consume said. */
@@ -358,6 +418,9 @@ static int inputs_split(void *ctx, unsigned slot)
 	struct inputs *in = ctx;
 	struct input_slot *s = &in->slots[slot];
 
+	if (in->cut_seen)	/* after a cut: never consumed */
+		return 0;
+	cut_batch(in, slot);
 	if (s->fatal || s->idle || s->err != 0 || s->why[0] != '\0' || s->batch.n == 0 ||
 	    atomic_load(&in->skip) >= s->input)
 		return 0;
@@ -387,7 +450,10 @@ static int inputs_consume(void *ctx, unsigned slot)
 	if (s->begins && ev)
 		ev->begin(in->ctx, s->path);
 	if (s->err != 0) {
-		if (!cli_inputs_quiet)
+		if (!cli_inputs_quiet && s->broken)
+			cli_warn("%s:%llu: %s", s->name, (unsigned long long)s->first_line,
+				 s->why[0] ? s->why : strerror(s->err));
+		else if (!cli_inputs_quiet)
 			cli_warn("%s: %s", s->name, s->why[0] ? s->why : strerror(s->err));
 		in->status = -1;
 	} else if (s->why[0] != '\0') {	/* a header's fault: the input ends here */
@@ -396,15 +462,26 @@ static int inputs_consume(void *ctx, unsigned slot)
 	} else if (s->has_header) {
 		cli_header_pass(in->ctx, s->header);
 	}
+	cut_batch(in, slot);
 	rc = consume_batch(in, slot);
 	/*
 	 * Skipping the rest of the last input is the end: no need to wait
 	 * for a read that may never return (tail -f | bfgrep -m 1).
 	 */
 	stop = rc == 1 || (rc == CLI_SKIP_INPUT && s->last);
+	if (s->bad[0] != '\0' && rc != CLI_SKIP_INPUT) {	/* a clean cut: the input ends here */
+		cli_warn("%s:%llu: %s", s->name, (unsigned long long)(s->first_line + s->batch.n),
+			 s->bad);
+		in->status = -1;
+		inputs_cut = 1;
+		s->ends = 1;
+		stop = 1;
+	}
 	if ((s->ends || (rc == CLI_SKIP_INPUT && s->last)) && ev && ev->end(in->ctx, s->path))
 		stop = 1;
-	return stop;
+	if (s->broken)
+		inputs_cut = 1;
+	return stop || s->broken;
 }
 
 /*

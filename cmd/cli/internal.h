@@ -79,6 +79,8 @@ int cli_ordered_inputs(char *const *paths, int npaths, char delim, const struct 
 		       int more, int *stopped);
 /* The origin cli_batch_origin reports for the batch about to be consumed. */
 void cli_batch_origin_set(const char *name, uint64_t first_line);
+/* The inputs ended at a clean cut (cli_inputs_cut). */
+void cli_inputs_cut_set(void);
 
 /* ranged.c */
 /*

@@ -7,6 +7,7 @@
  * ceiling of --json's speed.
  */
 #include "internal.h"
+#include "../cli_fields.h"
 
 #include "owners.h"
 
@@ -69,6 +70,12 @@ void cli_keys_settle(struct cli_keys *k)
 		k->hashes[2 * j] = k->hashes[2 * from];
 		k->hashes[2 * j + 1] = k->hashes[2 * from + 1];
 	}
+}
+
+size_t cli_keys_cut(struct cli_keys *k, size_t n, char *why, size_t why_len)
+{
+	cli_keys_settle(k);
+	return cli_bad_lines_cut(&k->set, n, why, why_len);
 }
 
 int cli_keys_split(struct cli_keys *k, struct owners *o, unsigned slot, struct cascade *c,

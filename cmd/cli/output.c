@@ -37,8 +37,19 @@ void cli_stdout_halt(void)
 	async_out = NULL;
 }
 
+static const char *kept_path, *kept_holds;
+
+void cli_write_error_keeps(const char *path, const char *holds)
+{
+	kept_path = path;
+	kept_holds = holds;
+}
+
 void cli_write_error(int err)
 {
+	if (kept_path != NULL)
+		cli_fatal("write error: %s (%s not saved: it holds %s)", strerror(err), kept_path,
+			  kept_holds);
 	cli_fatal("write error: %s", strerror(err));
 }
 

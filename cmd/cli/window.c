@@ -87,6 +87,10 @@ void cli_window_finish(struct cli_window *cw, uint64_t capacity, double rate, in
 	wp->expected = wp->kind == WINDOW_COUNT ? wp->size
 			: capacity != 0 ? capacity : CLI_WINDOW_EXPECTED;
 	wp->target_p = rate;
+	if (wp->kind == WINDOW_TIME) {	/* recorded in the file: every later run keeps it */
+		wp->clock = cw->time.field ? WINDOW_CLOCK_FIELD : WINDOW_CLOCK_WALL;
+		wp->time_field = (uint32_t)cw->time.field;
+	}
 	if (window_params_check(wp, &why) < 0)
 		cli_usage_error("invalid window: %s", why);
 }
@@ -124,30 +128,34 @@ uint64_t cli_window_clock(const struct cli_window *cw)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The time of one record, or fatal (or WINDOW_TIME_NONE when skipping). */
-static uint64_t record_time(const struct cli_window *cw, struct line record, size_t r)
+/* The time of one record: 0, or -1 with why (WINDOW_TIME_NONE when skipping). */
+static int record_time(const struct cli_window *cw, struct line record, uint64_t *ms,
+		       const char **why)
 {
 	struct line field;
-	const char *why = "no such field", *name;
-	uint64_t ms, first;
 
+	*why = "no such field";
 	if (keys_field(&cw->time, record, &field) &&
-	    numparse_time(field.data, field.len, &ms, &why) == 0)
-		return ms;
-	if (cw->skip_bad_time)
-		return WINDOW_TIME_NONE;
-	cli_batch_origin(&name, &first);
-	cli_fatal("%s:%llu: time field %lu: %s", name ? name : "(standard input)",
-		  (unsigned long long)(first + r), cw->time.field, why);
+	    numparse_time(field.data, field.len, ms, why) == 0)
+		return 0;
+	*ms = WINDOW_TIME_NONE;
+	return cw->skip_bad_time ? 0 : -1;
 }
 
-void cli_window_record_times(const struct cli_window *cw, const struct line *records,
-			     size_t n, uint64_t *times, uint64_t *skipped)
+size_t cli_window_record_times(const struct cli_window *cw, const struct line *records,
+			       size_t n, uint64_t *times, uint64_t *skipped, char *why,
+			       size_t why_len)
 {
+	const char *wrong;
+
 	for (size_t r = 0; r < n; r++) {
-		times[r] = record_time(cw, records[r], r);
+		if (record_time(cw, records[r], &times[r], &wrong) < 0) {
+			snprintf(why, why_len, "time field %lu: %s", cw->time.field, wrong);
+			return r;
+		}
 		*skipped += times[r] == WINDOW_TIME_NONE;
 	}
+	return n;
 }
 
 struct window *cli_window_new(const struct cli_window *cw, const struct filter_params *shape)
@@ -174,6 +182,75 @@ void cli_window_agrees(const struct cli_window *cw, const struct window *w, cons
 			  w->wp.flags & WINDOW_REFRESH ? ", refreshed" : "",
 			  cli_window_describe(&cw->wp, want), cw->wp.generations,
 			  cw->wp.flags & WINDOW_REFRESH ? ", refreshed" : "");
+}
+
+/* "time field 2", "the wall clock": what a clock reads, in words. */
+static const char *clock_words(enum window_clock clock, uint32_t field, char buf[48])
+{
+	if (clock == WINDOW_CLOCK_FIELD)
+		snprintf(buf, 48, "time field %lu", (unsigned long)field);
+	else
+		snprintf(buf, 48, "the wall clock");
+	return buf;
+}
+
+void cli_window_clock_agrees(const struct cli_window *cw, struct window *w, const char *path)
+{
+	enum window_clock asked = cw->time.field ? WINDOW_CLOCK_FIELD : WINDOW_CLOCK_WALL;
+	char have[48], want[48];
+
+	if (w->wp.kind != WINDOW_TIME)
+		return;
+	if (w->wp.clock == WINDOW_CLOCK_UNRECORDED) {	/* saved before clocks were recorded */
+		w->wp.clock = asked;
+		w->wp.time_field = (uint32_t)cw->time.field;
+		return;
+	}
+	if (w->wp.clock == asked && w->wp.time_field == cw->time.field)
+		return;
+	if (w->wp.clock == WINDOW_CLOCK_FIELD)
+		cli_fatal("%s: a window clocked by %s, not by %s as asked (give --time-field %lu)",
+			  path, clock_words(w->wp.clock, w->wp.time_field, have),
+			  clock_words(asked, (uint32_t)cw->time.field, want),
+			  (unsigned long)w->wp.time_field);
+	cli_fatal("%s: a window clocked by %s, not by %s as asked (leave out --time-field)", path,
+		  clock_words(w->wp.clock, w->wp.time_field, have),
+		  clock_words(asked, (uint32_t)cw->time.field, want));
+}
+
+/* A time in ms as RFC 3339 UTC, to the second. */
+static const char *time_words(uint64_t ms, char buf[48])
+{
+	time_t secs = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (gmtime_r(&secs, &tm) == NULL || strftime(buf, 48, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, 48, "%llu ms", (unsigned long long)ms);
+	return buf;
+}
+
+uint64_t cli_window_read_time(const struct cli_window *cw, const struct window *w,
+			      const char *path)
+{
+	char clock[48], at[48];
+	uint64_t t;
+	int held = 0;
+
+	if (w->wp.kind != WINDOW_TIME)
+		return w->clock;
+	if (cw->now_given)
+		t = cw->now;
+	else if (w->wp.clock == WINDOW_CLOCK_FIELD)
+		t = w->clock;
+	else
+		t = cli_window_clock(cw);
+	for (size_t g = 0; g < w->ngen; g++)
+		held |= cascade_insertions(w->gen[g]) > 0;
+	if (held && window_live_from(w, t) == w->ngen)
+		cli_warn("%s: the window has expired everything it held: its clock is %s, read at %s (%s)",
+			 cli_display_name(path), time_words(w->clock, clock), time_words(t, at),
+			 cw->now_given ? "--now" : "the wall clock");
+	return t;
 }
 
 void cli_save_window(const struct window *w, const char *path)
@@ -266,6 +343,29 @@ static void adding_region(void *ctx, unsigned slot, unsigned region)
 	owners_region(a->owners, slot, region);
 }
 
+/*
+ * Calling thread, before split or consume: the batch cut at its first
+ * line not JSON or without a time (cli_stage.cut). The times are kept
+ * for adding_consume, which comes next: keyed on each line's time, a
+ * batch is never split.
+ */
+static size_t adding_cut(void *ctx, unsigned slot, const struct line *records, size_t n,
+			 char *why, size_t why_len)
+{
+	struct window_adding *a = ctx;
+	struct cli_keys *k = &a->keys[slot];
+	size_t cut = cli_keys_cut(k, n, why, why_len), timed;
+
+	if (!a->cw->time.field || a->w->wp.kind != WINDOW_TIME)
+		return cut;
+	timed = cli_window_record_times(a->cw, records, cut,
+					cli_window_times(&a->record_times, &a->record_times_cap, n),
+					&a->counts->bad_times, why, why_len);
+	if (timed < cut)
+		keyset_truncate(&k->set, timed);
+	return timed;
+}
+
 static int adding_consume(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct window_adding *a = ctx;
@@ -274,6 +374,7 @@ static int adding_consume(void *ctx, unsigned slot, const struct line *records, 
 	const char *why;
 	size_t fresh;
 
+	(void)records;
 	cli_keys_settle(&a->keys[slot]);
 	(void)cli_bad_lines(&k->set);
 	if (a->in_regions[slot]) {
@@ -285,10 +386,9 @@ static int adding_consume(void *ctx, unsigned slot, const struct line *records, 
 		return 0;
 	}
 	if (a->cw->time.field && a->w->wp.kind == WINDOW_TIME) {
-		uint64_t *rt = cli_window_times(&a->record_times, &a->record_times_cap, n);
+		const uint64_t *rt = a->record_times;	/* adding_cut's */
 		uint64_t *kt = cli_window_times(&a->key_times, &a->key_times_cap, k->set.count);
 
-		cli_window_record_times(a->cw, records, n, rt, &a->counts->bad_times);
 		for (size_t i = 0; i < k->set.count; i++)
 			kt[i] = rt[k->set.record[i]];
 		times = kt;
@@ -308,7 +408,8 @@ int cli_window_add_lines(struct window *w, const struct cli_window *cw, const st
 			 char *const *inputs, int ninputs, char delim, struct cli_window_counts *counts)
 {
 	struct cli_stage stage = {
-		.prepare = adding_prepare, .work = adding_hash, .consume = adding_consume
+		.prepare = adding_prepare, .work = adding_hash, .consume = adding_consume,
+		.cut = adding_cut,
 	};
 	struct window_adding a = { .w = w, .cw = cw, .spec = spec, .counts = counts };
 	int status, threads;

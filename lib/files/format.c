@@ -325,7 +325,10 @@ static int decode_growth(const unsigned char *h, struct file_info *fi, const cha
 
 /*
  * Bytes 64-127 of a version 2 file: the window, and the generations' plan
- * (bytes 40-57 of the file header) that follows from it.
+ * (bytes 40-57 of the file header) that follows from it. Byte 68 (the
+ * clock source) and bytes 104-107 (the time field) were reserved, 0,
+ * before bftools recorded a time window's clock: such files still load,
+ * their clock WINDOW_CLOCK_UNRECORDED (window.h).
  */
 static int decode_window_block(const unsigned char *h, struct file_info *fi, const char **errstr)
 {
@@ -334,9 +337,11 @@ static int decode_window_block(const unsigned char *h, struct file_info *fi, con
 	double rate;
 	unsigned growth, tighten;
 
-	if (!bytes_all_zero(h + 4, 4) || !bytes_all_zero(h + 40, 24))
+	if (!bytes_all_zero(h + 5, 3) || !bytes_all_zero(h + 44, 20))
 		return bad(errstr, "bad header: window reserved field not zero");
 	wp->kind = (enum window_kind)h[0];
+	wp->clock = (enum window_clock)h[4];
+	wp->time_field = (uint32_t)bytes_get_le(h + 40, 4);
 	wp->generations = h[1];
 	wp->flags = h[2];
 	fi->window_layout = (enum filter_layout)h[3];
@@ -614,6 +619,8 @@ static int encode_window_checked(const struct window *w, unsigned char h[HEADERS
 	b[1] = (unsigned char)w->wp.generations;
 	b[2] = (unsigned char)w->wp.flags;
 	b[3] = (unsigned char)w->layout;
+	b[4] = (unsigned char)w->wp.clock;
+	bytes_put_le(b + 40, w->wp.time_field, 4);
 	bytes_put_le(b + 8, w->wp.size, 8);
 	bytes_put_le(b + 16, w->wp.expected, 8);
 	bytes_put_le(b + 24, w->clock, 8);

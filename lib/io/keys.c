@@ -719,3 +719,17 @@ void keyset_compact(struct keyset *ks)
 	ks->spec = NULL;
 	ks->records = NULL;
 }
+
+void keyset_truncate(struct keyset *ks, size_t n)
+{
+	size_t count = ks->count, nbad = ks->nbad;
+
+	while (count > 0 && ks->record[count - 1] >= n)
+		count--;
+	while (nbad > 0 && ks->bad[nbad - 1] >= n)
+		nbad--;
+	ks->count = count;
+	ks->nbad = nbad;
+	if (nbad == 0)
+		ks->bad_why = NULL;
+}

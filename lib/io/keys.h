@@ -124,6 +124,13 @@ int keyset_defer(struct keyset *ks, const struct key_spec *spec, const struct li
 void keyset_cut(struct keyset *ks, size_t from, size_t to);
 void keyset_compact(struct keyset *ks);
 
+/*
+ * Keep only what records[0..n) gave: their keys (a prefix, records being
+ * in order) and their bad records. For a batch cut short at its record n
+ * (the first bad one). ks must not be deferred (keyset_compact first).
+ */
+void keyset_truncate(struct keyset *ks, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -58,8 +58,10 @@
  * begun outside quotes, costs one more memchr; only lines with quotes go
  * byte by byte. Like Python's csv module, a quote inside an unquoted field
  * is data, and bytes after a closing quote belong to the same field (keys.c
- * reads them so too); a quote left open runs to the end of input, which is
- * then one last record. CSV readers are never ranged: a range cannot know
+ * reads them so too). A quote left open at the end of input is an error
+ * (lines_error), after every record before the one it opened: that record
+ * cannot be told from the rest of the input, so nothing of it is handed
+ * out, as zcat stops at damage. CSV readers are never ranged: a range cannot know
  * whether it begins inside quotes.
  *
  * Deliberately absent: shrinking the buffer after a huge record, seeking
@@ -127,6 +129,7 @@ struct lines_reader {
 	int csv;
 	unsigned char csv_sep;
 	int csv_state;		/* the quote state at scanned (enum csv_state) */
+	const char *why;	/* lines_error: what is wrong with the input, or NULL */
 	/* a ranged reader (lines_open_range): */
 	int ranged;
 	int skipping;		/* still looking for the range's first record */
@@ -409,6 +412,11 @@ static long take_last(struct lines_reader *r, struct line *out)
 {
 	if (r->start == r->end)
 		return 0;
+	if (r->csv && r->csv_state == CSV_QUOTED) {
+		r->why = "a quoted field is never closed";
+		errno = EILSEQ;
+		return -1;
+	}
 	out[0].data = r->buf + r->start;
 	out[0].len = r->end - r->start;
 	r->consumed += out[0].len;
@@ -726,9 +734,11 @@ static long next_owned(struct lines_reader *r, struct lines_batch *b,
 		if (take_all(r, b) < 0)
 			return -1;
 		if (b->n == 0 && r->eof) {
-			if (batch_reserve(b) < 0)
+			long last;
+
+			if (batch_reserve(b) < 0 || (last = take_last(r, b->records)) < 0)
 				return -1;
-			b->n = (size_t)take_last(r, b->records);
+			b->n = (size_t)last;
 		}
 		if (b->n > 0 || r->eof)
 			break;
@@ -792,6 +802,11 @@ void lines_batch_free(struct lines_batch *b)
 	b->records = NULL;
 	b->bytes = NULL;
 	b->n = b->records_cap = b->bytes_cap = 0;
+}
+
+const char *lines_error(const struct lines_reader *r)
+{
+	return r->why;
 }
 
 unsigned long long lines_bytes_read(const struct lines_reader *r)

@@ -40,7 +40,9 @@ void lines_close(struct lines_reader *r);
  * delimiter inside a quoted field, one that begins with '"', does not end
  * the record, so a record may span lines; fields are separated by
  * separator (not '"' nor the delimiter). Records are handed out as read,
- * quotes and all. A quote left open runs to the end of input.
+ * quotes and all. A quote left open at the end of input is a read error
+ * (EILSEQ, lines_error says why) after every record before the one that
+ * opened it.
  */
 void lines_csv(struct lines_reader *r, char separator);
 
@@ -98,6 +100,13 @@ struct lines_batch {
  */
 long lines_next_owned(struct lines_reader *r, struct lines_batch *b);
 void lines_batch_free(struct lines_batch *b);
+
+/*
+ * After a read error: what is wrong with the input in words, when the
+ * reader found it (a CSV quote never closed); NULL when it was the
+ * stream's or errno's.
+ */
+const char *lines_error(const struct lines_reader *r);
 
 /*
  * Every record that begins in bytes [from, to) of r's file (r from

@@ -125,6 +125,10 @@ int window_params_check(const struct window_params *wp, const char **errstr)
 		return bad(errstr, "a count window expects its own size");
 	if (!(wp->target_p > 0.0 && wp->target_p < 1.0))
 		return bad(errstr, "window rate not in (0, 1)");
+	if (wp->clock > WINDOW_CLOCK_FIELD || (wp->kind == WINDOW_COUNT && wp->clock != 0))
+		return bad(errstr, "unknown window clock");
+	if ((wp->clock == WINDOW_CLOCK_FIELD) != (wp->time_field != 0))
+		return bad(errstr, "a window's time field comes with a clock read from it");
 	return 0;
 }
 
@@ -949,6 +953,9 @@ static int same_window(const struct window *a, const struct window *b, const cha
 		return bad(errstr, "generations");
 	if (a->wp.flags != b->wp.flags)
 		return bad(errstr, "refresh");
+	if (a->wp.clock != 0 && b->wp.clock != 0 &&
+	    (a->wp.clock != b->wp.clock || a->wp.time_field != b->wp.time_field))
+		return bad(errstr, "clock");
 	if (a->wp.expected != b->wp.expected || a->wp.target_p != b->wp.target_p ||
 	    a->layout != b->layout)
 		return bad(errstr, "size");
@@ -1033,5 +1040,9 @@ int window_merge(struct window *a, const struct window *b, const char **errstr)
 	memcpy(a->gen_no, nos, n * sizeof *nos);
 	a->ngen = n;
 	a->clock = clock;
+	if (a->wp.clock == WINDOW_CLOCK_UNRECORDED) {
+		a->wp.clock = b->wp.clock;
+		a->wp.time_field = b->wp.time_field;
+	}
 	return 0;
 }

@@ -48,6 +48,21 @@ enum window_kind {
 /* Seconds in a time window, at most 2^40 (some 34,000 years). */
 #define WINDOW_SECONDS_MAX (UINT64_C(1) << 40)
 
+/*
+ * What a time window's clock reads, recorded in its file so that every
+ * run that adds to it, and every program that reads it, keeps one time:
+ * each key's time from a field of its line (the clock is then the
+ * latest time seen), or the wall clock (--now stands in for it). A count
+ * window has none; a file saved before it was recorded says
+ * UNRECORDED, read as the wall clock, and takes the clock of the next
+ * run that adds to it.
+ */
+enum window_clock {
+	WINDOW_CLOCK_UNRECORDED = 0,
+	WINDOW_CLOCK_WALL = 1,
+	WINDOW_CLOCK_FIELD = 2,
+};
+
 /* What defines a window; recorded in its file. */
 struct window_params {
 	enum window_kind kind;
@@ -61,6 +76,8 @@ struct window_params {
 	 */
 	uint64_t expected;
 	double target_p;	/* the rate promised for the whole window, P */
+	enum window_clock clock;	/* TIME: what its clock reads; COUNT: UNRECORDED */
+	uint32_t time_field;	/* WINDOW_CLOCK_FIELD: the field, from 1; else 0 */
 };
 
 struct window {
@@ -227,7 +244,8 @@ uint64_t window_bytes(const struct window *w);
 size_t window_stages(const struct window *w);
 
 /*
- * OR b into a, generation-wise: same kind, size, G, flags, hash, key and
+ * OR b into a, generation-wise: same kind, size, G, flags, clock (where
+ * both recorded theirs; a takes b's where it has none), hash, key and
  * shapes. Generations with the same number are OR-ed (stage by stage, as
  * cascade_compatible); the union of numbers is kept, the newest G, and the
  * clock is the later one. Returns 0, or -1 with *errstr: naming what

@@ -33,8 +33,8 @@ static int refused(struct window_params wp, const char *msg)
 
 static void test_params_out_of_range(void)
 {
-	const struct window_params count = { WINDOW_COUNT, 1000, 8, 0, 1000, 1e-3 };
-	const struct window_params time = { WINDOW_TIME, 60, 8, 0, 5000, 1e-3 };
+	const struct window_params count = { WINDOW_COUNT, 1000, 8, 0, 1000, 1e-3, WINDOW_CLOCK_UNRECORDED, 0 };
+	const struct window_params time = { WINDOW_TIME, 60, 8, 0, 5000, 1e-3, WINDOW_CLOCK_UNRECORDED, 0 };
 	struct window_params wp;
 	const char *why;
 
@@ -63,7 +63,7 @@ static void test_params_out_of_range(void)
 
 static void test_layouts_refused(void)
 {
-	const struct window_params wp = { WINDOW_COUNT, 1000, 8, 0, 1000, 1e-3 };
+	const struct window_params wp = { WINDOW_COUNT, 1000, 8, 0, 1000, 1e-3, WINDOW_CLOCK_UNRECORDED, 0 };
 	struct filter_params counting = cov_shape(FILTER_COUNTING);
 	const char *why = NULL;
 
@@ -74,7 +74,7 @@ static void test_layouts_refused(void)
 /* Merging a window into one that differs in a single setting: refused, naming it. */
 static int merge_refused(struct window_params wb, struct filter_params pb, const char *msg)
 {
-	const struct window_params wa = { WINDOW_TIME, 60, 8, 0, 5000, 1e-3 };
+	const struct window_params wa = { WINDOW_TIME, 60, 8, 0, 5000, 1e-3, WINDOW_CLOCK_UNRECORDED, 0 };
 	struct filter_params pa = cov_shape(FILTER_BLOCKED);
 	const char *why = NULL;
 	struct window *a = window_new(&wa, &pa, &why), *b = window_new(&wb, &pb, &why);
@@ -90,7 +90,7 @@ static int merge_refused(struct window_params wb, struct filter_params pb, const
 
 static void test_merge_refusals(void)
 {
-	const struct window_params base = { WINDOW_TIME, 60, 8, 0, 5000, 1e-3 };
+	const struct window_params base = { WINDOW_TIME, 60, 8, 0, 5000, 1e-3, WINDOW_CLOCK_UNRECORDED, 0 };
 	struct filter_params p = cov_shape(FILTER_BLOCKED), q;
 	struct window_params w;
 
@@ -113,7 +113,7 @@ static void test_merge_refusals(void)
 /* A window whose key is kept outside takes it once given, and only the right one. */
 static void test_supply_key(void)
 {
-	const struct window_params wp = { WINDOW_COUNT, 1000, 4, 0, 1000, 1e-3 };
+	const struct window_params wp = { WINDOW_COUNT, 1000, 4, 0, 1000, 1e-3, WINDOW_CLOCK_UNRECORDED, 0 };
 	struct filter_params p = cov_shape(FILTER_BLOCKED), outside;
 	unsigned char wrong[16];
 	const char *why;
@@ -137,7 +137,7 @@ static void test_supply_key(void)
 /* Merging into an empty window copies the other's generations, keys and all. */
 static void test_merge_into_empty(void)
 {
-	const struct window_params wp = { WINDOW_COUNT, 1000, 4, 0, 1000, 1e-3 };
+	const struct window_params wp = { WINDOW_COUNT, 1000, 4, 0, 1000, 1e-3, WINDOW_CLOCK_UNRECORDED, 0 };
 	struct filter_params p = cov_shape(FILTER_BLOCKED);
 	struct line key = { "merged", 6 };
 	unsigned char present = 2;

@@ -116,9 +116,45 @@ static void crlf_records_keep_their_carriage_returns(void)
 	CHECK(READS("a,b\r\n\"c\r\nd\"\r\n", "a,b\r", "\"c\r\nd\"\r"));
 }
 
-static void an_unclosed_quote_runs_to_the_end_of_input(void)
+/* Records of text, read as CSV in pieces, until a read error: how many, or -1 if no error came. */
+static long csv_records_before_error(const char *text, size_t piece, const char **why)
 {
-	CHECK(READS("a\n\"b\nc\nd\n", "a", "\"b\nc\nd\n"));
+	pid_t child;
+	int status, fd = piped(text, strlen(text), piece, &child);
+	struct lines_reader *r = fd >= 0 ? lines_open(fd, '\n') : NULL;
+	struct lines_batch b = { 0 };
+	long got, seen = 0;
+
+	if (r == NULL)
+		return -1;
+	lines_csv(r, ',');
+	while ((got = lines_next_owned(r, &b)) > 0)
+		seen += got;
+	*why = lines_error(r);
+	if (got == 0 || errno != EILSEQ)
+		seen = -1;
+	lines_batch_free(&b);
+	lines_close(r);
+	close(fd);
+	if (waitpid(child, &status, 0) != child)
+		return -1;
+	return seen;
+}
+
+/* The record it opened cannot be told from the rest: a read error after the records before it. */
+static void an_unclosed_quote_is_an_error_after_the_records_before_it(void)
+{
+	static const size_t pieces[] = { 1, 3, 4096 };
+
+	for (size_t p = 0; p < sizeof pieces / sizeof pieces[0]; p++) {
+		const char *why = NULL;
+
+		CHECK(csv_records_before_error("a\n\"b\nc\nd\n", pieces[p], &why) == 1);
+		CHECK(why != NULL && strcmp(why, "a quoted field is never closed") == 0);
+		CHECK(csv_records_before_error("x,\"\"\n\"", pieces[p], &why) == 1);
+	}
+	/* a quote closed just before the end is no error */
+	CHECK(READS("a\n\"b\nc\"", "a", "\"b\nc\""));
 }
 
 static void the_separator_decides_where_fields_start(void)
@@ -272,7 +308,8 @@ void suite_csv(void)
 	unit_run("csv: a quote opens only at a field's start", a_quote_opened_after_a_separator_spans_lines);
 	unit_run("csv: CRLF records are handed out with their carriage returns",
 		 crlf_records_keep_their_carriage_returns);
-	unit_run("csv: an unclosed quote runs to the end of input", an_unclosed_quote_runs_to_the_end_of_input);
+	unit_run("csv: an unclosed quote is an error after the records before it",
+		 an_unclosed_quote_is_an_error_after_the_records_before_it);
 	unit_run("csv: the separator decides where fields start", the_separator_decides_where_fields_start);
 	unit_run("csv: 150000 generated records straddle buffers and batches intact",
 		 generated_records_straddle_buffers_intact);

@@ -151,8 +151,36 @@ static void compacting_is_done_once_and_a_build_ends_a_deferral(void)
 	keyset_free(&ks);
 }
 
+/* A batch cut at record n keeps what records[0..n) gave, as a build of them alone. */
+static void a_truncated_keyset_equals_one_built_from_the_prefix(void)
+{
+	const char *why;
+	struct key_spec spec = { .separator = -1 };
+
+	spec.json = json_paths_parse(".url", &why);
+	CHECK(spec.json != NULL);
+	for (size_t n = 0; n <= NJSON; n++) {
+		struct keyset whole = { 0 }, prefix = { 0 };
+
+		CHECK(keyset_build(&whole, &spec, json_recs, NJSON) == 0);
+		CHECK(keyset_build(&prefix, &spec, json_recs, n) == 0);
+		keyset_truncate(&whole, n);
+		CHECK(whole.count == prefix.count && whole.nbad == prefix.nbad);
+		for (size_t j = 0; j < whole.count && j < prefix.count; j++)
+			CHECK(whole.record[j] == prefix.record[j] &&
+			      whole.keys[j].len == prefix.keys[j].len);
+		for (size_t b = 0; b < whole.nbad && b < prefix.nbad; b++)
+			CHECK(whole.bad[b] == prefix.bad[b]);
+		keyset_free(&whole);
+		keyset_free(&prefix);
+	}
+	json_paths_free((struct json_paths *)spec.json);
+}
+
 void suite_keys_cut(void)
 {
+	unit_run("keys cut: a keyset truncated at record n equals one built from records[0..n)",
+		 a_truncated_keyset_equals_one_built_from_the_prefix);
 	unit_run("keys cut: JSON keys cut in pieces equal built ones, bad records included",
 		 json_keys_cut_in_pieces_equal_built_ones);
 	unit_run("keys cut: CSV and field-list keys cut in pieces equal built ones",

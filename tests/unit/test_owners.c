@@ -308,7 +308,7 @@ static void test_region_counts_outside_1_to_256_are_refused(void)
  */
 static struct window *make_window(enum window_kind kind, uint64_t size, uint32_t flags)
 {
-	struct window_params wp = { kind, size, 4, flags, kind == WINDOW_COUNT ? size : 20000, 1e-3 };
+	struct window_params wp = { kind, size, 4, flags, kind == WINDOW_COUNT ? size : 20000, 1e-3, WINDOW_CLOCK_UNRECORDED, 0 };
 	struct filter_params p = blocked_params(1000);
 	const char *why;
 	struct window *w = window_new(&wp, &p, &why);

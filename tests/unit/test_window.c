@@ -31,7 +31,7 @@ static struct filter_params shape(void)
 
 static struct window *count_window(uint64_t n, unsigned g, uint32_t flags)
 {
-	struct window_params wp = { WINDOW_COUNT, n, g, flags, n, 1e-4 };
+	struct window_params wp = { WINDOW_COUNT, n, g, flags, n, 1e-4, WINDOW_CLOCK_UNRECORDED, 0 };
 	struct filter_params p = shape();
 	const char *why;
 	struct window *w = window_new(&wp, &p, &why);
@@ -106,7 +106,7 @@ static void test_refresh(void)
 
 static struct window *time_window(uint64_t seconds, unsigned g)
 {
-	struct window_params wp = { WINDOW_TIME, seconds, g, 0, 1000, 1e-4 };
+	struct window_params wp = { WINDOW_TIME, seconds, g, 0, 1000, 1e-4, WINDOW_CLOCK_UNRECORDED, 0 };
 	struct filter_params p = shape();
 	const char *why;
 	struct window *w = window_new(&wp, &p, &why);
@@ -184,6 +184,35 @@ static struct window *roundtrip(const struct window *w)
 	close(fd);
 	unlink(path);
 	return back;
+}
+
+/* The clock source and field round-trip; a mismatch does not merge; unrecorded takes the other's. */
+static void test_clock_source(void)
+{
+	struct window *w = time_window(70, 8), *back, *old = time_window(70, 8);
+	uint64_t t = 1005000;
+	const char *why;
+
+	w->wp.clock = WINDOW_CLOCK_FIELD;
+	w->wp.time_field = 3;
+	offer(w, 1, &t);
+	back = roundtrip(w);
+	CHECK(back->wp.clock == WINDOW_CLOCK_FIELD && back->wp.time_field == 3);
+	window_free(back);
+	back = roundtrip(old);	/* saved as before clocks were recorded: byte 68 zero */
+	CHECK(back->wp.clock == WINDOW_CLOCK_UNRECORDED && back->wp.time_field == 0);
+	CHECK(window_merge(back, w, &why) == 0 && back->wp.clock == WINDOW_CLOCK_FIELD &&
+	      back->wp.time_field == 3);
+	old->wp.clock = WINDOW_CLOCK_WALL;
+	CHECK(window_merge(old, w, &why) < 0 && strcmp(why, "clock") == 0);
+	/* a field comes with a field clock, and only then */
+	w->wp.time_field = 0;
+	CHECK(window_params_check(&w->wp, &why) < 0);
+	old->wp.time_field = 2;
+	CHECK(window_params_check(&old->wp, &why) < 0);
+	window_free(back);
+	window_free(old);
+	window_free(w);
 }
 
 static void test_file_roundtrip(void)
@@ -268,7 +297,7 @@ static void test_fast_path_agrees(void)
 	uint64_t v = 1;
 
 	for (uint32_t flags = 0; flags <= WINDOW_REFRESH; flags += WINDOW_REFRESH) {
-		struct window_params wp = { WINDOW_COUNT, 1000, 4, flags, 1000, 0.05 };
+		struct window_params wp = { WINDOW_COUNT, 1000, 4, flags, 1000, 0.05, WINDOW_CLOCK_UNRECORDED, 0 };
 		struct filter_params p = shape();
 		const char *why;
 		struct window *a = window_new(&wp, &p, &why), *b = window_new(&wp, &p, &why);
@@ -300,6 +329,8 @@ void suite_window(void)
 	unit_run("window: time generations are floor(t / tau), aligned to the epoch", test_time_bounds);
 	unit_run("window: a batch across generations answers as keys one by one", test_batch_spans_generations);
 	unit_run("window: files round-trip and plain loaders refuse them", test_file_roundtrip);
+	unit_run("window: the clock source round-trips, old files load unrecorded, merges agree",
+		 test_clock_source);
 	unit_run("window: shards merge generation by generation", test_merge);
 	unit_run("window: the fast path answers, sets bits and counts as the general one",
 		 test_fast_path_agrees);
