@@ -372,6 +372,14 @@ logs/mail.log.2.bz2:2858
 logs/mail.log.3.lz4:2858"
 }
 
+# expect_cut LINE PROG NAME WHAT: LINE is "PROG: NAME:N: WHAT", N the line where the input broke (a clean cut).
+expect_cut() {
+	local re="^$2: $3:[0-9]+: $4\$"
+	[[ $1 =~ $re ]] && return 0
+	printf 'expected "%s: %s:N: %s", got:\n%s\n' "$2" "$3" "$4" "$1" >&2
+	return 1
+}
+
 @test "compressed: a truncated xz, bzip2 or lz4 input is one error line and status 2, in every program" {
 	need_tools
 	for fmt in xz bzip2 lz4; do
@@ -380,16 +388,16 @@ logs/mail.log.3.lz4:2858"
 		for prog in bfuniq bfcount "bfgrep -f some.bf" "bftop"; do
 			run --separate-stderr $prog t.$fmt
 			expect_status 2
-			expect_stderr "${prog%% *}: t.$fmt: truncated $fmt input"
+			expect_cut "$stderr" "${prog%% *}" "t\.$fmt" "truncated $fmt input"
 		done
-		# bfbuild then says that it wrote no filter
+		# bfbuild saves the filter of the lines before the cut (a clean cut)
 		run --separate-stderr bfbuild --key "$KEY" -o t.bf t.$fmt
 		expect_status 2
-		[ ! -e t.bf ]
-		expect_eq "first line of stderr" "bfbuild: t.$fmt: truncated $fmt input" "${stderr%%$'\n'*}"
+		bfinfo t.bf >/dev/null
+		expect_cut "${stderr%%$'\n'*}" bfbuild "t\.$fmt" "truncated $fmt input"
 		run --separate-stderr bfcount <t.$fmt
 		expect_status 2
-		expect_stderr "bfcount: (standard input): truncated $fmt input"
+		expect_cut "$stderr" bfcount "\(standard input\)" "truncated $fmt input"
 		# the lines before the cut, whole, as the reference tool delivers them
 		run --separate-stderr bfuniq t.$fmt
 		[ "${#lines[@]}" -ge 1000 ]
@@ -408,8 +416,8 @@ logs/mail.log.3.lz4:2858"
 		run --separate-stderr bfuniq c.$fmt
 		expect_status 2
 		case $stderr in
-		"bfuniq: c.$fmt: corrupt $fmt input: "?*) ;;
-		*) expect_eq "stderr" "bfuniq: c.$fmt: corrupt $fmt input: ..." "$stderr" ;;
+		"bfuniq: c.$fmt:"[0-9]*": corrupt $fmt input: "?*) ;;
+		*) expect_eq "stderr" "bfuniq: c.$fmt:N: corrupt $fmt input: ..." "$stderr" ;;
 		esac
 		run --separate-stderr bfcount -j 4 c.$fmt
 		expect_status 2
@@ -424,7 +432,7 @@ logs/mail.log.3.lz4:2858"
 		expect_status 2
 		expect_eq "$f: the lines" "$(cat in.txt)" "$output"
 	done
-	expect_stderr "bfuniq: g.bz2: trailing garbage after bzip2 data"
+	expect_cut "$stderr" bfuniq "g\.bz2" "trailing garbage after bzip2 data"
 }
 
 @test "compressed: xz stream padding between and after streams is read as xzcat reads it" {
@@ -457,13 +465,13 @@ logs/mail.log.3.lz4:2858"
 	lz4 -q -l -c <in.txt >legacy.lz4
 	run --separate-stderr bfcount legacy.lz4
 	expect_status 2
-	expect_stderr "bfcount: legacy.lz4: lz4 legacy input cannot be decoded (--no-decompress reads it as it is)"
+	expect_stderr "bfcount: legacy.lz4:1: lz4 legacy input cannot be decoded (--no-decompress reads it as it is)"
 	run --separate-stderr bfgrep -c -f some.bf <legacy.lz4
 	expect_status 2
-	expect_stderr "bfgrep: (standard input): lz4 legacy input cannot be decoded (--no-decompress reads it as it is)"
+	expect_stderr "bfgrep: (standard input):1: lz4 legacy input cannot be decoded (--no-decompress reads it as it is)"
 	printf 'LZIP\001\014' >x.lz
 	run --separate-stderr bfuniq x.lz
-	expect_fail "bfuniq: x.lz: lzip input cannot be decoded (--no-decompress reads it as it is)"
+	expect_fail "bfuniq: x.lz:1: lzip input cannot be decoded (--no-decompress reads it as it is)"
 	bfuniq --no-decompress x.lz >raw.out
 	expect_file raw.out 'LZIP\001\014\n'
 }
