@@ -61,8 +61,8 @@
 /*
  * A piece's output at most: zlib's conservative deflateBound is len + len/8
  * + len/64 + 5 + wrapper; 256 covers the rest, and stored blocks' 5 bytes
- * per 65535. The buffer grows to the biggest piece seen, no further: a
- * small file's save allocates little (iosize.h says why that matters).
+ * per 65535. Each buffer is made for the largest piece, but a small file's
+ * save backs only the pages it writes (iosize.h says why that matters).
  */
 #define OUT_BOUND(len) ((len) + (len) / 8 + (len) / 64 + 256)
 /* Slots per thread: one being deflated, one queued behind it. */
@@ -196,18 +196,20 @@ static void deflate_piece(struct piece *pc, struct stream *st, int strategy)
 	pc->out_len = pc->out_cap - zs->avail_out;
 }
 
-/* Room for the piece's output; 0, or -1 with pc->err. */
+/*
+ * Room for the piece's output: a buffer for the largest piece, allocated
+ * once (malloc maps a block this size lazily, so a small save backs only
+ * what it writes). 0, or -1 with pc->err.
+ */
 static int out_room(struct piece *pc)
 {
-	size_t need = OUT_BOUND(pc->len);
-	unsigned char *bigger;
-
-	if (need <= pc->out_cap)
+	if (pc->len > PGZIP_PIECE_MAX)	/* callers refuse these: here for the bound's sake */
+		return fail(&pc->err, "pgzip: piece larger than PGZIP_PIECE_MAX");
+	if (pc->out != NULL)
 		return 0;
-	if ((bigger = realloc(pc->out, need)) == NULL)
+	if ((pc->out = malloc(OUT_BOUND(PGZIP_PIECE_MAX))) == NULL)
 		return fail(&pc->err, strerror(ENOMEM));
-	pc->out = bigger;
-	pc->out_cap = need;
+	pc->out_cap = OUT_BOUND(PGZIP_PIECE_MAX);
 	return 0;
 }
 
