@@ -541,7 +541,7 @@ static const char *destination(const struct options *opt)
 		return opt->output;
 	}
 	if (opt->filter && strcmp(opt->filter, "-") != 0) {
-		cli_check_destination(opt->filter);
+		cli_check_state(opt->filter);
 		return opt->filter;
 	}
 	if (isatty(STDOUT_FILENO))

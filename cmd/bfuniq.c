@@ -606,11 +606,13 @@ int main(int argc, char **argv)
 	u.opt = &opt;
 	u.checkpoint = opt.checkpoint;
 	if (opt.state) {
-		cli_check_destination(opt.state);
+		cli_check_state(opt.state);
 		cli_lock_update(opt.state);	/* until saved: runs on one STATE take turns */
-		cli_stop_on_signals();	/* after the lock: while waiting, a signal just ends it */
 	}
 	acquire_seen_set(&opt, &u.seen, &u.window);
+	/* after the lock and the load: while waiting for those, a signal just ends the run */
+	if (opt.state)
+		cli_stop_on_signals();
 	/*
 	 * A state's insertions are the keys that were new to it: those passed.
 	 * A counting state counts every key it saw, as its counters do, so

@@ -164,9 +164,17 @@ void cli_separator_option(struct key_spec *spec, const char *arg);
 
 /*
  * Fail early, before reading any input, when path could not be written at
- * the end: its directory missing or not writable.
+ * the end: the directory where it leads (symbolic links followed) missing
+ * or not writable. A device, a FIFO or a name of a descriptor
+ * (/dev/stdout) is written in place, as a stream: nothing to check.
  */
 void cli_check_destination(const char *path);
+
+/*
+ * The same for a state (-f), which is read and then replaced: a device, a
+ * FIFO or a name of a descriptor is refused, exit 2.
+ */
+void cli_check_state(const char *path);
 
 /*
  * Updating a file in place (read, change, rename over it): take its lock
@@ -175,8 +183,8 @@ void cli_check_destination(const char *path);
  * holder, saying so on stderr once after about a second; with --no-wait,
  * fatal at once. Nothing for "-" or a path that is not a regular file
  * (nothing is renamed over those); a missing path is locked, since it is
- * about to be created. Held until cli_unlock or exit; taking it again is
- * nothing.
+ * about to be created. A symbolic link's file is locked, not the link.
+ * Held until cli_unlock or exit; taking it again is nothing.
  */
 void cli_lock_update(const char *path);
 void cli_unlock(void);
