@@ -598,7 +598,7 @@ int main(int argc, char **argv)
 	struct cli_stage stage = { .prepare = prepare_keys, .work = hash_keys, .consume = emit_batch };
 	struct options opt;
 	struct uniq u = { 0 };
-	int input_status;
+	int input_status, unsaved;
 
 	cli_init(argv[0]);
 	cli_dcso_readable();	/* a DCSO STATE is added to and written back as such */
@@ -644,9 +644,11 @@ int main(int argc, char **argv)
 	cli_checkpoint_finish(&u.checkpoint);
 	if (opt.verbose)
 		report(&u);
-	if (opt.state && u.window)
+	/* the state records only lines the reader took; a signal meanwhile ends it unsaved */
+	unsaved = opt.state && cli_await_delivery(STDOUT_FILENO) != 0;
+	if (opt.state && !unsaved && u.window)
 		cli_save_window(u.window, opt.state);
-	else if (opt.state)
+	else if (opt.state && !unsaved)
 		cli_save_filter(u.seen, opt.state);
 	cli_unlock();
 	cascade_free(u.seen);

@@ -252,13 +252,26 @@ void cli_stop_on_signals(void);
 int cli_stop_signal(void);
 
 /*
+ * Wait until the reader of fd, when fd is a pipe or a FIFO, has read every
+ * byte written to it, so that a state saved next records only delivered
+ * lines. 0 when it has (at once for anything else than a pipe); 1 when a
+ * signal came during the wait (the caller then saves nothing more). A
+ * reader gone with bytes unread ends the program as a write would:
+ * SIGPIPE, or "write error" and exit 2 where SIGPIPE is ignored.
+ */
+int cli_await_delivery(int fd);
+
+/*
  * --checkpoint=INTERVAL (bfuniq -f, bfbuild -f): save the state every
  * INTERVAL while the input goes on: a duration (30s, 10m, 1h) or a line
  * count (1e6, 10M). A save is a fork()ed child writing a copy-on-write
  * snapshot to a temporary file and renaming it over the state, so the
  * stream pauses only for the fork. Output written up to the snapshot is
- * flushed before it, so the state saved holds every key whose line was
- * written. While a snapshot is still being written the next one waits.
+ * flushed before it, and read by the reader of an output pipe before it
+ * (cli_await_delivery), so the state saved holds no key whose line was
+ * not delivered. While a snapshot is still being written the next one
+ * waits. A snapshot that fails ends the run, exit 2. A DCSO state is
+ * saved as DCSO, as at the end.
  * A timed snapshot is taken on time while the input is quiet as well
  * (cli_checkpoint_when_idle), but not when no line came since the last.
  */
