@@ -146,6 +146,8 @@ struct cascade *cli_load_filter(const char *path)
 
 	if (c == NULL && why == format_err_sketch)
 		cli_fatal("%s: %s (bfcount -s, bfmerge and bfinfo read sketches)", cli_display_name(path), why);
+	if (c == NULL && why == format_err_summary)
+		cli_fatal("%s: %s (bftop -s, bfmerge and bfinfo read summaries)", cli_display_name(path), why);
 	if (c == NULL)
 		cli_fatal("%s: %s", cli_display_name(path), cli_explain(why));
 	return cli_loaded_filter(c, path);
@@ -171,9 +173,14 @@ void cli_load_any(const char *path, struct cascade **c, struct window **w, struc
 	const char *why, *name = cli_display_name(path);
 	unsigned char key[16];
 
+	int r;
+
 	cli_progress_file(name);
-	if (format_load_any_path(path, c, w, sk, &why) < 0 && why == format_err_sketch)
+	r = format_load_any_path(path, c, w, sk, &why);
+	if (r < 0 && why == format_err_sketch)
 		cli_fatal("%s: %s (bfcount -s, bfmerge and bfinfo read sketches)", name, why);
+	if (r < 0 && why == format_err_summary)
+		cli_fatal("%s: %s (bftop -s, bfmerge and bfinfo read summaries)", name, why);
 	if (*c == NULL && (w == NULL || *w == NULL) && (sk == NULL || *sk == NULL))
 		cli_fatal("%s: %s", name, cli_explain(why));
 	cli_progress_done();
@@ -201,6 +208,11 @@ struct format_reader *cli_open_filter(const char *path, struct cascade **shape, 
 	r = format_open(*fd, shape, &why);
 	if (r == NULL && why == format_err_sketch)	/* bfmerge's first input was a filter */
 		cli_fatal("%s: %s: sketches and filters cannot be merged", cli_display_name(path), why);
+	if (r == NULL && why == format_err_summary)
+		cli_fatal("%s: %s: summaries and filters cannot be merged", cli_display_name(path), why);
+	if (r == NULL && why == format_err_windowed)	/* the first input was not windowed */
+		cli_fatal("%s: a windowed filter (bfuniq --window): it merges only with windowed filters",
+			  cli_display_name(path));
 	if (r == NULL)
 		cli_fatal("%s: %s", cli_display_name(path), why);
 	return r;
