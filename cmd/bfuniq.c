@@ -274,6 +274,7 @@ struct uniq {
 	size_t state_cap;
 	struct writer out;
 	uint64_t lines, written, repeats, keyless, fresh;
+	size_t batch_fresh;	/* keys the batch just classified added */
 	double expected_lost;
 	double lost_before_newest;	/* expected_lost when the newest stage began */
 	double older_miss;		/* chance a new key passes every older stage */
@@ -314,18 +315,30 @@ static double model_rate(struct uniq *u, size_t fresh)
 						       newest->params.m, newest->params.k));
 }
 
-static void warn_over_capacity(struct uniq *u)
+/*
+ * Once, when a fixed seen-set (-n) takes its capacity's next key: the line
+ * that brought it, found among the batch's first-seen records (each added
+ * one key), so the warning says the same for every way the input came
+ * (a pipe's batches end where its reads did, a file's where its ranges do).
+ */
+static void warn_over_capacity(struct uniq *u, size_t n, size_t fresh)
 {
 	const struct cascade *c = u->seen;
-	const struct filter_params *p;
+	uint64_t capacity, before, line;
+	size_t r = 0;
 
 	if (c == NULL || u->warned || c->growth != 0 || c->newest_keys <= c->stages[0]->params.capacity)
 		return;
-	p = &c->stages[0]->params;
+	capacity = c->stages[0]->params.capacity;
+	before = c->newest_keys - fresh;
+	for (uint64_t seen = before; r < n; r++)
+		if (u->state[r] == FIRST_SEEN && ++seen > capacity)
+			break;
+	line = u->lines - n + (r < n ? r : n - 1) + 1;
 	u->warned = 1;
-	cli_warn("warning: filter over capacity: %llu distinct keys, capacity %llu: estimated false-positive rate %.3g exceeds target %g and is rising",
-		 (unsigned long long)c->newest_keys, (unsigned long long)p->capacity,
-		 sizing_fpr(p->layout, c->newest_keys, p->m, p->k), c->target_p);
+	cli_warn("warning: filter over capacity: line %llu brought distinct key %llu, capacity %llu: from there the false-positive rate exceeds target %g and is rising",
+		 (unsigned long long)line, (unsigned long long)(before < capacity ? capacity + 1 : before + 1),
+		 (unsigned long long)capacity, c->target_p);
 }
 
 /* Reader thread: the batch's keys (or room for them), and room for their hashes. */
@@ -443,6 +456,7 @@ static void classify(struct uniq *u, unsigned slot, const struct line *records, 
 		if (u->record_times[r] == WINDOW_TIME_NONE)
 			u->state[r] = BAD_TIME;
 	u->fresh += fresh;
+	u->batch_fresh = fresh;
 	/* each new key ran the model's risk of testing present and being lost */
 	if (u->opt->verbose && u->seen != NULL)
 		u->expected_lost += (double)fresh * model_rate(u, fresh);
@@ -497,7 +511,7 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 		if (writer_record(&u->out, records[r], u->opt->delim) < 0)
 			cli_write_error(errno);
 	}
-	warn_over_capacity(u);
+	warn_over_capacity(u, n, u->batch_fresh);
 	checkpoint(u);
 	return 0;
 }
