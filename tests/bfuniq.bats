@@ -953,3 +953,28 @@ expect_awk_first_seen() {
 	expect_status 0
 	expect_stderr ""
 }
+
+@test "bfuniq(1): FILES says what SIGNALS and EXIT STATUS say: SIGINT, SIGTERM and SIGHUP save the state" {
+	# issue 38: FILES said a state is not saved when bfuniq is killed by them
+	local files
+	files=$(sed -n '/^\.SH FILES/,/^\.SH CONCURRENCY/p' "$BATS_TEST_DIRNAME/../man/bfuniq.1" | tr '\n' ' ')
+	case $files in
+	*"killed (SIGINT"* | *"killed (SIGTERM"*) expect_eq "FILES" "saved on SIGINT, SIGTERM, SIGHUP" "not saved when killed by them" ;;
+	esac
+	[[ $files == *"also saved when \%bfuniq is stopped by SIGINT, SIGTERM or SIGHUP"* ]] ||
+		expect_eq "FILES" "...also saved when bfuniq is stopped by SIGINT, SIGTERM or SIGHUP..." "$files"
+	# and what SIGNALS says, the programs do (signals.bats): exit 143, state saved
+	put_lines in.txt alice
+	mkfifo in.fifo
+	env --default-signal=TERM bfuniq --key "$KEY" -f state.bf --line-buffered in.txt - <in.fifo >out.txt 3>&- &
+	local pid=$!
+	exec 7>in.fifo
+	local i
+	for i in $(seq 300); do grep -qx alice out.txt && break; sleep 0.1; done
+	kill -s TERM "$pid"
+	local st=0
+	wait "$pid" || st=$?
+	exec 7>&-
+	expect_eq "exit status" 143 "$st"
+	expect_eq "alice saved" 1 "$(bfgrep -c -f state.bf in.txt)"
+}
