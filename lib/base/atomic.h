@@ -21,7 +21,8 @@ extern "C" {
 struct atomic_file {
 	int fd;			/* write the new contents here */
 	char *target;		/* final path */
-	char *temp;		/* temporary path, NULL once committed/aborted */
+	char *temp;		/* temporary path, NULL once committed/aborted,
+				   and NULL for a target written in place */
 	int mode;		/* permission bits the new file gets */
 };
 

@@ -815,7 +815,9 @@ static int save_path(const struct saving *sv, const char *path, const char **err
 
 	if (atomic_open(&af, path, errstr) < 0)
 		return -1;
-	if (save(sv, af.fd, sv->bytes >= SAVE_DIRECT_MIN, errstr) < 0) {
+	/* around the page cache only into our own temporary: a descriptor
+	 * written in place (-o /dev/stdout) shares its flags with others */
+	if (save(sv, af.fd, sv->bytes >= SAVE_DIRECT_MIN && af.temp != NULL, errstr) < 0) {
 		atomic_abort(&af);
 		return -1;
 	}
