@@ -281,6 +281,7 @@ struct cli_checkpoint {
 	double last_time;	/* when the last snapshot began */
 	uint64_t last_lines;	/* lines read when it began */
 	long child;		/* pid of the snapshot being written, or 0 */
+	const char *path;	/* where it is written, for messages */
 	uint64_t saved, failed;	/* snapshots finished, and failed */
 };
 void cli_checkpoint_option(struct cli_checkpoint *cp, const char *arg);

@@ -195,8 +195,12 @@ static int checkpoint_busy(struct cli_checkpoint *cp, int wait)
 		return 0;
 	}
 	cp->failed++;
+	if (got < 0)
+		cli_fatal("%s: checkpoint failed: %s", cp->path, strerror(errno));
+	if (WIFSIGNALED(status))	/* it could not say why: say what we know */
+		cli_fatal("%s: checkpoint failed: killed by signal %d", cp->path, WTERMSIG(status));
 	pipeline_halt();
-	exit(EXIT_TROUBLE);
+	exit(EXIT_TROUBLE);	/* the child said why */
 }
 
 /* The child: write the snapshot, atomically, and say nothing unless it fails. */
@@ -232,6 +236,7 @@ void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, cons
 	double now = cli_seconds_now();
 	pid_t pid;
 
+	cp->path = path;
 	checkpoint_busy(cp, 0);	/* one that failed ends the run now, not at the next */
 	if (cp->last_time == 0.0)
 		cp->last_time = now;	/* the interval counts from the start */
