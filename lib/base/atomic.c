@@ -28,9 +28,10 @@
  * those whose maker no longer exists (kill(pid, 0) says ESRCH). A live
  * process's temporary is never touched: its PID exists. A PID reused by
  * an unrelated process only keeps a stale file a while longer. Processes
- * on other machines (NFS) are not seen: their PIDs mean nothing here, so
- * a temporary of theirs may be removed, and their rename then fails with
- * an error, never with a mixed file.
+ * on other machines (NFS) or in another PID namespace are not seen: their
+ * PIDs mean nothing here, so a temporary of theirs may be removed, and
+ * their rename then fails with an error, never with a mixed file. The
+ * directory is read once per save: a cost in proportion to its entries.
  *
  * Signals: pending temporary names live in a small static table of plain
  * char arrays, so the handler needs nothing but unlink(2), sigaction(2) and
