@@ -546,7 +546,7 @@ static const char *destination(const struct options *opt)
 		return opt->output;
 	}
 	if (opt->filter && strcmp(opt->filter, "-") != 0) {
-		cli_check_destination(opt->filter);
+		cli_check_state(opt->filter);
 		return opt->filter;
 	}
 	if (isatty(STDOUT_FILENO))
@@ -930,9 +930,10 @@ int main(int argc, char **argv)
 	dest = destination(&opt);
 	if (dest && opt.filter && cli_same_file(dest, opt.filter))
 		cli_lock_update(dest);	/* -f: read, then replaced */
+	b.filter = acquire_filter(&opt, &window);
+	/* after the lock and the load: while waiting for those, a signal just ends the run */
 	if (opt.filter && strcmp(opt.filter, "-") != 0)
 		cli_stop_on_signals();
-	b.filter = acquire_filter(&opt, &window);
 	if (window != NULL) {
 		int rc = build_window(&opt, window, dest);
 

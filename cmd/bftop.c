@@ -9,7 +9,10 @@
  * the stream, beside a count-min sketch with conservative update for the
  * frequency of any key (-q). The summary outlives the process as a file
  * (topk_file.h): -o saves it, -s loads it (and adds the FILEs given),
- * bfmerge merges summaries of parallel jobs, bfinfo shows one.
+ * bfmerge merges summaries of parallel jobs, bfinfo shows one. -o onto
+ * one of the -s summaries is an update: its lock (lock.h) is held from
+ * before it is read until the new one is renamed into place, so
+ * concurrent updates of one summary take turns instead of losing counts.
  *
  * Threads: -j N reads, splits and hashes keys on N threads, but the
  * summary is updated on one, in input order. Its updates depend on the
@@ -594,6 +597,9 @@ int main(int argc, char **argv)
 	parse_options(&opt, argc, argv);
 	if (opt.output)
 		cli_check_destination(opt.output);
+	for (size_t i = 0; opt.output && i < opt.nsummaries; i++)
+		if (cli_same_file(opt.output, opt.summaries[i]))
+			cli_lock_update(opt.output);	/* -s T -o T: read, then replaced */
 	c.opt = &opt;
 	c.out = &out;
 	c.topk = acquire_summary(&opt);
@@ -616,6 +622,7 @@ int main(int argc, char **argv)
 		save_summary(c.topk, opt.output);
 	if (opt.bounds && !opt.json)
 		report(c.topk);
+	cli_unlock();
 	cli_stdout_finish(&out);
 	topk_free(c.topk);
 	free(opt.summaries);

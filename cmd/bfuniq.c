@@ -314,6 +314,7 @@ struct uniq {
 	uint64_t lines, written, repeats, keyless, fresh;
 	double expected_lost, lost_variance;	/* add_expected_loss */
 	double arrived;			/* new keys that reached the newest stage, lost or not */
+	size_t batch_fresh;	/* keys the batch just classified added */
 	double older_miss;		/* chance a new key passes every older stage */
 	size_t stages_seen;
 	int warned;
@@ -440,18 +441,30 @@ static void fixed_loss(struct uniq *u)
 		u->lost_variance = HUGE_VAL;
 }
 
-static void warn_over_capacity(struct uniq *u)
+/*
+ * Once, when a fixed seen-set (-n) takes its capacity's next key: the line
+ * that brought it, found among the batch's first-seen records (each added
+ * one key), so the warning says the same for every way the input came
+ * (a pipe's batches end where its reads did, a file's where its ranges do).
+ */
+static void warn_over_capacity(struct uniq *u, size_t n, size_t fresh)
 {
 	const struct cascade *c = u->seen;
-	const struct filter_params *p;
+	uint64_t capacity, before, line;
+	size_t r = 0;
 
 	if (c == NULL || u->warned || cli_warned_overfull(c) || c->growth != 0 || c->newest_keys <= c->stages[0]->params.capacity)
 		return;
-	p = &c->stages[0]->params;
+	capacity = c->stages[0]->params.capacity;
+	before = c->newest_keys - fresh;
+	for (uint64_t seen = before; r < n; r++)
+		if (u->state[r] == FIRST_SEEN && ++seen > capacity)
+			break;
+	line = u->lines - n + (r < n ? r : n - 1) + 1;
 	u->warned = 1;
-	cli_warn("warning: filter over capacity: %llu distinct keys, capacity %llu: estimated false-positive rate %.3g exceeds target %g and is rising",
-		 (unsigned long long)c->newest_keys, (unsigned long long)p->capacity,
-		 sizing_fpr(p->layout, c->newest_keys, p->m, p->k), c->target_p);
+	cli_warn("warning: filter over capacity: line %llu brought distinct key %llu, capacity %llu: from there the false-positive rate exceeds target %g and is rising",
+		 (unsigned long long)line, (unsigned long long)(before < capacity ? capacity + 1 : before + 1),
+		 (unsigned long long)capacity, c->target_p);
 }
 
 /* Reader thread: the batch's keys (or room for them), and room for their hashes. */
@@ -593,6 +606,7 @@ static void classify(struct uniq *u, unsigned slot, const struct line *records, 
 		if (u->record_times[r] == WINDOW_TIME_NONE)
 			u->state[r] = BAD_TIME;
 	u->fresh += fresh;
+	u->batch_fresh = fresh;
 	/* each new key ran the model's risk of testing present and being lost */
 	if (u->opt->verbose && u->seen != NULL)
 		add_expected_loss(u, fresh);
@@ -647,7 +661,7 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 		if (writer_record(&u->out, records[r], u->opt->delim) < 0)
 			cli_write_error(errno);
 	}
-	warn_over_capacity(u);
+	warn_over_capacity(u, n, u->batch_fresh);
 	checkpoint(u);
 	return 0;
 }
@@ -773,7 +787,7 @@ int main(int argc, char **argv)
 				   .cut = cut_batch };
 	struct options opt;
 	struct uniq u = { 0 };
-	int input_status;
+	int input_status, unsaved;
 
 	cli_init(argv[0]);
 	/* its ordered step is its ceiling: fastest at 8 threads of 16 (pipeline.h) */
@@ -784,9 +798,8 @@ int main(int argc, char **argv)
 	u.opt = &opt;
 	u.checkpoint = opt.checkpoint;
 	if (opt.state) {
-		cli_check_destination(opt.state);
+		cli_check_state(opt.state);
 		cli_lock_update(opt.state);	/* until saved: runs on one STATE take turns */
-		cli_stop_on_signals();	/* after the lock: while waiting, a signal just ends it */
 	}
 	acquire_seen_set(&opt, &u.seen, &u.window);
 	if (u.seen != NULL) {
@@ -797,6 +810,9 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i + 1 < u.seen->nstages; i++)
 			u.older_miss *= 1.0 - filter_current_fpr(u.seen->stages[i]);
 	}
+	/* after the lock and the load: while waiting for those, a signal just ends the run */
+	if (opt.state)
+		cli_stop_on_signals();
 	/*
 	 * A state's insertions are the keys that were new to it: those passed.
 	 * A counting state counts every key it saw, as its counters do, so
@@ -833,9 +849,11 @@ int main(int argc, char **argv)
 	cli_checkpoint_finish(&u.checkpoint);
 	if (opt.verbose)
 		report(&u);
-	if (opt.state && u.window)
+	/* the state records only lines the reader took; a signal meanwhile ends it unsaved */
+	unsaved = opt.state && cli_await_delivery(STDOUT_FILENO) != 0;
+	if (opt.state && !unsaved && u.window)
 		cli_save_window(u.window, opt.state);
-	else if (opt.state)
+	else if (opt.state && !unsaved)
 		cli_save_filter(u.seen, opt.state);
 	cli_unlock();
 	cascade_free(u.seen);

@@ -183,9 +183,17 @@ void cli_separator_option(struct key_spec *spec, const char *arg);
 
 /*
  * Fail early, before reading any input, when path could not be written at
- * the end: its directory missing or not writable.
+ * the end: the directory where it leads (symbolic links followed) missing
+ * or not writable. A device, a FIFO or a name of a descriptor
+ * (/dev/stdout) is written in place, as a stream: nothing to check.
  */
 void cli_check_destination(const char *path);
+
+/*
+ * The same for a state (-f), which is read and then replaced: a device, a
+ * FIFO or a name of a descriptor is refused, exit 2.
+ */
+void cli_check_state(const char *path);
 
 /*
  * Updating a file in place (read, change, rename over it): take its lock
@@ -194,8 +202,8 @@ void cli_check_destination(const char *path);
  * holder, saying so on stderr once after about a second; with --no-wait,
  * fatal at once. Nothing for "-" or a path that is not a regular file
  * (nothing is renamed over those); a missing path is locked, since it is
- * about to be created. Held until cli_unlock or exit; taking it again is
- * nothing.
+ * about to be created. A symbolic link's file is locked, not the link.
+ * Held until cli_unlock or exit; taking it again is nothing.
  */
 void cli_lock_update(const char *path);
 void cli_unlock(void);
@@ -276,13 +284,26 @@ void cli_stop_on_signals(void);
 int cli_stop_signal(void);
 
 /*
+ * Wait until the reader of fd, when fd is a pipe or a FIFO, has read every
+ * byte written to it, so that a state saved next records only delivered
+ * lines. 0 when it has (at once for anything else than a pipe); 1 when a
+ * signal came during the wait (the caller then saves nothing more). A
+ * reader gone with bytes unread ends the program as a write would:
+ * SIGPIPE, or "write error" and exit 2 where SIGPIPE is ignored.
+ */
+int cli_await_delivery(int fd);
+
+/*
  * --checkpoint=INTERVAL (bfuniq -f, bfbuild -f): save the state every
  * INTERVAL while the input goes on: a duration (30s, 10m, 1h) or a line
  * count (1e6, 10M). A save is a fork()ed child writing a copy-on-write
  * snapshot to a temporary file and renaming it over the state, so the
  * stream pauses only for the fork. Output written up to the snapshot is
- * flushed before it, so the state saved holds every key whose line was
- * written. While a snapshot is still being written the next one waits.
+ * flushed before it, and read by the reader of an output pipe before it
+ * (cli_await_delivery), so the state saved holds no key whose line was
+ * not delivered. While a snapshot is still being written the next one
+ * waits. A snapshot that fails ends the run, exit 2. A DCSO state is
+ * saved as DCSO, as at the end.
  * A timed snapshot is taken on time while the input is quiet as well
  * (cli_checkpoint_when_idle), but not when no line came since the last.
  */
@@ -292,6 +313,7 @@ struct cli_checkpoint {
 	double last_time;	/* when the last snapshot began */
 	uint64_t last_lines;	/* lines read when it began */
 	long child;		/* pid of the snapshot being written, or 0 */
+	const char *path;	/* where it is written, for messages */
 	uint64_t saved, failed;	/* snapshots finished, and failed */
 };
 void cli_checkpoint_option(struct cli_checkpoint *cp, const char *arg);

@@ -361,3 +361,17 @@ size on disk:         $(wc -c <s.top | tr -d ' ') B ($(wc -c <s.top | tr -d ' ')
 	run --separate-stderr bftop --max-memory 10M --window 10 </dev/null
 	expect_fail "bftop: the window's summaries need 42.6 MB (42601176 bytes), over the memory limit of 10.0 MB"
 }
+
+@test "bftop: a summary given where a filter is read is named a summary, and who reads one" {
+	# issue 38: it was "not a bftools filter (bad magic)", where a sketch is named a sketch
+	printf 'a\nb\na\n' | bftop -o t.top >/dev/null
+	printf 'a\n' | bfbuild --key 000102030405060708090a0b0c0d0e0f -n 100 -o f.bf
+	run --separate-stderr bfgrep -f t.top /dev/null
+	expect_fail "bfgrep: t.top: a bftop summary, not a filter (bftop -s, bfmerge and bfinfo read summaries)"
+	run --separate-stderr bfuniq -f t.top </dev/null
+	expect_fail "bfuniq: t.top: a bftop summary, not a filter (bftop -s, bfmerge and bfinfo read summaries)"
+	run --separate-stderr bfbuild -f t.top </dev/null
+	expect_fail "bfbuild: t.top: a bftop summary, not a filter (bftop -s, bfmerge and bfinfo read summaries)"
+	run --separate-stderr bfmerge f.bf t.top
+	expect_fail "bfmerge: t.top: a bftop summary, not a filter: summaries and filters cannot be merged"
+}

@@ -240,6 +240,20 @@ refuse_edit() {
 	no_failures
 }
 
+@test "damage: a short file whose header claims m = 2^40 bits says truncated, not out of memory" {
+	# issue 38: the headers alone, claiming 2^37 bytes of payload: those
+	# are 0 mod 2^32, so gzip's ISIZE (128) agreed with the header and the
+	# load went on to allocate 137.4 GB
+	recompress_victim
+	local esc
+	esc=$(octal_escapes content.bin)
+	printf "${esc:0:4*72}"'\000\000\000\000\000\001\000\000'"${esc:4*80:4*24}"'\000\000\000\000\040\000\000\000'"${esc:4*112:4*16}" |
+		gzip -n -c >edit.bf
+	[ "$(gzip -dc edit.bf | wc -c)" -eq 128 ]
+	run --separate-stderr timeout 60 bfgrep -c -f edit.bf </dev/null
+	expect_fail "bfgrep: edit.bf: truncated or corrupt (the header claims more bytes than a file this size can hold)"
+}
+
 @test "damage: one byte more or less of payload inside the gzip member is refused" {
 	recompress_victim
 	{ cat content.bin; printf '\000'; } | gzip -n -c >edit.bf

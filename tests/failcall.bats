@@ -10,7 +10,7 @@
 #  - exit 0 with the same standard output as the undisturbed run (an
 #    allocation may be optional: a cache, a faster path), and any file
 #    written a complete filter;
-# and never leave a temporary file (".NAME.XXXXXX") behind. A crash, a
+# and never leave a temporary file (".NAME.PID.XXXXXX") behind. A crash, a
 # hang, another status or a second line is a failure.
 #
 # The shim interposes malloc, so it cannot be used with ASan or valgrind,

@@ -10,7 +10,7 @@
 #  - output that cannot be written is "PROG: write error: ..." and exit 2,
 #    or silent death by SIGPIPE; never a hang, never exit 0 with output lost;
 #  - a filter file is the complete old one or the complete new one, whatever
-#    happens during the save, and no temporary file (".NAME.XXXXXX" beside
+#    happens during the save, and no temporary file (".NAME.PID.XXXXXX" beside
 #    it) outlives the program, except after SIGKILL, which nothing can catch;
 #  - a filter that does not fit in memory is refused with the bytes it needs.
 #

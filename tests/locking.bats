@@ -312,3 +312,33 @@ each_stderr_ok() {
 	# 4000 distinct keys: below 8192 a sketch counts exactly
 	expect_eq "distinct keys" 4000 "$(bfcount -s s.hll </dev/null)"
 }
+
+# counted SUMMARY: the keys a bftop summary has counted (bfinfo).
+counted() {
+	bfinfo "$1" | sed -n 's/^keys counted: *//p'
+}
+
+@test "locking: bftop -s T -o T takes T's lock; concurrent updates of one summary all count" {
+	# issue 38: three at once on 300k keys each counted 300,001, not 900,001
+	seq 1 1000 | bftop -o t.top >/dev/null
+	job_lines 1 >in1.txt
+	# the lock held by hand (flock(1) takes the same flock(2) lock): the update must wait
+	exec 9<>.t.top.lock
+	flock -x 9
+	bftop -s t.top -o t.top in1.txt >/dev/null 2>wait.err 3>&- 9>&- &
+	local job=$!
+	wait_for "bftop to say it waits" grep -q "waiting for another bftools process to release it" wait.err ||
+		expect_eq "bftop -s t.top -o t.top" "waiting for the lock" "$(running "$job" && echo running || echo ended): $(cat wait.err)"
+	expect_eq "keys counted while it waits" 1000 "$(counted t.top)"
+	exec 9>&-
+	wait "$job"
+	expect_eq "keys counted after it" 21000 "$(counted t.top)"
+	# three at once take turns: every job's keys counted
+	local i pids=()
+	for i in 2 3 4; do
+		job_lines "$i" | bftop -s t.top -o t.top - >/dev/null 2>"top$i.err" 3>&- &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	expect_eq "keys counted after three more" 81000 "$(counted t.top)"
+}

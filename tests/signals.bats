@@ -315,3 +315,150 @@ burst_then_quiet() {
 		tail -n +"$((n + 1))" big.txt | cmp - "rest.$t"
 	done
 }
+
+# ---------------------------------------------------------------- delivered, not just written
+
+# take N: the next N lines of standard input to standard output, then exit.
+# bash's read takes a pipe one byte at a time, so what it printed is
+# exactly what it read: nothing is left in its own buffer when it goes.
+take() {
+	local i line
+	for ((i = 0; i < $1; i++)); do
+		IFS= read -r line || break
+		printf '%s\n' "$line"
+	done
+}
+
+# Issue 38: the output pipe (widened to 1 MiB) held some 64,000 lines the
+# reader never got, and the checkpoint recorded their keys. The reader
+# here takes 30,000 lines, slowly, and leaves, as if killed; bfuniq dies of
+# SIGPIPE. Whatever the timing, no key in the state may be one of a line
+# the reader did not get. flock waits for a snapshot child still writing
+# (it holds the lock too).
+@test "bfuniq -f --checkpoint: a slow reader that leaves mid-run got every line whose key the state holds" {
+	seq 1 200000 | sed 's/^/line-/' >in.txt
+	local t
+	for t in 1 2; do
+		rm -f state.bf
+		"${DEFAULT_SIGNALS[@]}" env --default-signal=PIPE bfuniq -j "$t" --key "$KEY" -p 1e-9 -f state.bf \
+			--checkpoint 1000 in.txt 2>err.txt 3>&- | take 30000 >got.txt || true
+		flock .state.bf.lock true
+		expect_eq "lines the reader got" 30000 "$(wc -l <got.txt)"
+		head -n 30000 in.txt | cmp - got.txt
+		[ -f state.bf ] || expect_eq "state.bf" "saved by a checkpoint before the reader left" "missing"
+		tail -n +30001 in.txt >not-got.txt
+		expect_eq "keys in the state of lines the reader never got (-j $t)" 0 \
+			"$(bfgrep -c -f state.bf not-got.txt)"
+		# and it holds some: the snapshots before the reader left
+		[ "$(bfgrep -c -f state.bf got.txt)" -gt 0 ]
+	done
+}
+
+@test "bfuniq -f: the final save waits for a slow reader: one that leaves with lines unread leaves the state unsaved" {
+	# the whole input fits in the pipe: write(2) returned for every line,
+	# but the reader takes 20,000 and goes; saving now would record 30,000
+	# keys nobody got, so bfuniq meets SIGPIPE as a write would
+	seq 1 50000 | sed 's/^/line-/' >in.txt
+	local st
+	"${DEFAULT_SIGNALS[@]}" env --default-signal=PIPE bfuniq --key "$KEY" -p 1e-9 -f state.bf \
+		in.txt 2>err.txt 3>&- | take 20000 >got.txt
+	st=${PIPESTATUS[0]}
+	flock .state.bf.lock true
+	expect_eq "lines the reader got" 20000 "$(wc -l <got.txt)"
+	expect_eq "exit status (SIGPIPE)" 141 "$st"
+	[ ! -e state.bf ] || expect_eq "state.bf" "not saved" "saved, $(bfgrep -c -f state.bf in.txt) keys"
+	expect_eq "stderr" "" "$(cat err.txt)"
+	# a reader that takes everything, however slowly, gets the state saved
+	"${DEFAULT_SIGNALS[@]}" bfuniq --key "$KEY" -p 1e-9 -f state.bf in.txt 3>&- | take 50000 >got.txt
+	expect_eq "keys saved" 50000 "$(bfgrep -c -f state.bf in.txt)"
+}
+
+# ---------------------------------------------------------------- checkpoints that cannot be saved
+
+@test "bfuniq --checkpoint: a DCSO state is snapshot as DCSO; kill -9 keeps what was written" {
+	bfbuild --format dcso -n 10000 -p 0.001 -o s.bloom </dev/null
+	mkfifo in.fifo out.fifo
+	"${DEFAULT_SIGNALS[@]}" bfuniq -f s.bloom --line-buffered --checkpoint 1s <in.fifo >out.fifo 2>err.txt 3>&- &
+	pid=$!
+	exec 7>in.fifo 8<out.fifo
+	seq 1 300 >keys.txt
+	cat keys.txt >&7
+	read_lines 300 >out.txt
+	wait_until_holds s.bloom keys.txt || expect_eq "s.bloom after 30 s" "every key (a DCSO snapshot)" \
+		"$(bfgrep -c -f s.bloom keys.txt 2>&1; cat err.txt)"
+	kill -s KILL "$pid"
+	wait "$pid" || true
+	exec 7>&- 8<&-
+	expect_eq "stderr" "" "$(cat err.txt)"
+	expect_eq "keys found after kill -9" 300 "$(bfgrep -c -f s.bloom keys.txt)"
+	bfinfo s.bloom | grep -q DCSO
+}
+
+@test "bfbuild -f --checkpoint: a DCSO filter is snapshot as DCSO, and -v counts no failure" {
+	bfbuild --format dcso -n 10000 -p 0.001 -o s.bloom </dev/null
+	seq 1 3000 >keys.txt
+	run --separate-stderr bfbuild -v -f s.bloom --checkpoint 1000 keys.txt
+	expect_status 0
+	case $stderr in *"checkpoint failed"*) expect_eq "stderr" "no failed checkpoint" "$stderr" ;; esac
+	expect_eq "keys found" 3000 "$(bfgrep -c -f s.bloom keys.txt)"
+}
+
+# A checkpoint that fails (its directory gone) ends the run at once, exit
+# 2, with the reason on one line, instead of counting failures to the end.
+@test "bfuniq --checkpoint: the first snapshot that fails ends the run with exit 2" {
+	mkdir d
+	mkfifo in.fifo out.fifo
+	"${DEFAULT_SIGNALS[@]}" bfuniq --key "$KEY" -f d/state.bf --line-buffered --checkpoint 1s \
+		<in.fifo >out.fifo 2>err.txt 3>&- &
+	pid=$!
+	exec 7>in.fifo 8<out.fifo
+	printf 'a\n' >&7
+	expect_eq "output" a "$(read_lines 1)"
+	wait_for d/state.bf
+	rm -rf d
+	printf 'b\n' >&7
+	expect_eq "output" b "$(read_lines 1)"
+	# input still open: it must end by itself
+	local i
+	for i in $(seq 300); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && { kill -s KILL "$pid"; expect_eq "bfuniq" "ended by the failed checkpoint" "still running after 30 s"; }
+	status=0
+	wait "$pid" || status=$?
+	exec 7>&- 8<&-
+	expect_eq "exit status" 2 "$status"
+	expect_eq "stderr" "bfuniq: d/state.bf: checkpoint failed: No such file or directory" "$(cat err.txt)"
+}
+
+# ---------------------------------------------------------------- waits that end on a signal
+
+@test "bfuniq -f: SIGTERM while a FIFO input has no writer yet ends the run, 143, state saved" {
+	mkfifo in.fifo
+	"${DEFAULT_SIGNALS[@]}" bfuniq --key "$KEY" -f state.bf in.fifo >out.txt 2>err.txt 3>&- &
+	pid=$!
+	# past the lock: the input is being opened
+	local i
+	for i in $(seq 300); do
+		flock -n .state.bf.lock true 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep 0.3
+	kill -s TERM "$pid"
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && { kill -s KILL "$pid"; expect_eq "bfuniq" "ended by SIGTERM" "still waiting for a writer after 10 s"; }
+	status=0
+	wait "$pid" || status=$?
+	expect_eq "exit status" 143 "$status"
+	[ -f state.bf ]
+	expect_eq "stderr" "" "$(cat err.txt)"
+}
+
+@test "bfuniq -f /dev/fd/1: refused at once, not a wait reading its own output" {
+	run --separate-stderr bash -c 'set -o pipefail; timeout -k 5 10 bfuniq --key "$1" -f /dev/fd/1 </dev/null | cat' _ "$KEY"
+	expect_fail "bfuniq: /dev/fd/1: not a regular file: a state is read, then replaced, which a device, a FIFO or a descriptor cannot be"
+}

@@ -382,6 +382,9 @@ k49"
 	expect_fail "bfmerge: b.bf: cannot be merged with a.bf: different window size"
 	run --separate-stderr bfmerge -o m.bf a.bf plain.bf
 	expect_fail "bfmerge: plain.bf: cannot be merged with a.bf: not a windowed filter"
+	# the other way round: bfmerge does merge windows, only not into a plain filter
+	run --separate-stderr bfmerge -o m.bf plain.bf a.bf
+	expect_fail "bfmerge: a.bf: a windowed filter (bfuniq --window): it merges only with windowed filters"
 	run --separate-stderr bfmerge --intersect -o m.bf a.bf a.bf
 	expect_fail "bfmerge: a.bf: cannot intersect windowed filters"
 }

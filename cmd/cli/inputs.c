@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "instream.h"
@@ -190,6 +191,31 @@ static int next_path(struct inputs *in, const char **path)
 	return r;
 }
 
+/*
+ * Open path to read. O_NONBLOCK: a FIFO with no writer yet would block
+ * open(2) itself, where no signal can end the wait (the stop handlers
+ * restart it). Opened at once, a FIFO is waited on with poll(2) beside
+ * the stop pipe (cli_wait_readable) until a writer's first bytes or its
+ * close: before a writer comes, read(2) would say end of input. Then
+ * blocking again.
+ */
+static int open_input(const char *path)
+{
+	struct stat st;
+	int fd, flags;
+
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+		cli_wait_readable(fd);	/* stopped: the reader's own poll sees it too */
+	if ((flags = fcntl(fd, F_GETFL)) >= 0)
+		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
 /* Open the next input; 1 when one is open, 0 at the end, -1 with errno. */
 static int inputs_open_next(struct inputs *in)
 {
@@ -202,7 +228,7 @@ static int inputs_open_next(struct inputs *in)
 	}
 	in->name = path;
 	in->lines = 0;
-	in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open_input(path);
 	if (in->fd < 0)
 		return -1;
 	in->stream = instream_open(in->fd, cli_decompress);

@@ -38,6 +38,9 @@ extern int cli_decompress;
 /* messages.c: flush stdio's stdout; a write error is fatal */
 void cli_stdio_finish(void);
 
+/* signals.c: wait until fd is readable (or at its end); 1 when a stop signal came first. */
+int cli_wait_readable(int fd);
+
 /* sipkey.c */
 void cli_read_key_file(unsigned char key[16]);
 /* Why a DCSO filter cannot be used by this program, or NULL when it can. */

@@ -4,18 +4,37 @@
  * saved, and --checkpoint: a snapshot of the filter written by a forked
  * child, every DURATION or every N lines. A timed one is taken on time
  * while the input is quiet too (cli_checkpoint_when_idle).
+ *
+ * Delivered, not just written: a line write(2) put in a pipe is not yet
+ * read, and a reader killed then never gets it. A state recording its key
+ * would make every later run skip a line nobody received. So before a
+ * snapshot, and before the final save (cli_await_delivery), the program
+ * waits until the reader of its output pipe has taken every byte
+ * (FIONREAD on the pipe says how many are left). The writer does not stop
+ * for it between snapshots: the cost is a pipe's drain per snapshot
+ * (README, "Promises, measured"). A reader gone with bytes unread is
+ * what a write to it would meet: SIGPIPE, or EPIPE where that is
+ * ignored. What can be known ends at the reader's read(2): what it did
+ * with the line after, nobody can tell.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "dcso.h"
 #include "format.h"
+#include "layout.h"
 #include "lines.h"
 #include "numparse.h"
 
@@ -28,6 +47,7 @@
  */
 /* atomic: the reader thread reads it (a lock-free atomic is safe in a handler) */
 static atomic_int stop_signal;
+static atomic_int stops;	/* how many signals came: a wait ends at a new one */
 static int stop_pipe[2] = { -1, -1 };
 
 static void note_stop_signal(int sig)
@@ -37,6 +57,7 @@ static void note_stop_signal(int sig)
 	int none = 0;
 
 	atomic_compare_exchange_strong(&stop_signal, &none, sig);
+	atomic_fetch_add(&stops, 1);
 	if (write(stop_pipe[1], "s", 1) < 0) {
 		/* full (a byte is there already) or closed: nothing to do */
 	}
@@ -81,6 +102,60 @@ int cli_stop_signal(void)
 	return atomic_load(&stop_signal);
 }
 
+int cli_wait_readable(int fd)
+{
+	struct pollfd fds[2] = { { fd, POLLIN, 0 }, { stop_pipe[0], POLLIN, 0 } };
+	nfds_t n = stop_pipe[0] < 0 ? 1 : 2;
+	int ready;
+
+	for (;;) {
+		ready = poll(fds, n, -1);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready < 0 || fds[0].revents)
+			return 0;	/* readable, at its end, or for read(2) to report */
+		if (n == 2 && fds[1].revents)
+			return 1;
+	}
+}
+
+/* Whether the readers of the pipe fd have all gone (its write end reports POLLERR). */
+static int reader_gone(int fd)
+{
+	struct pollfd p = { fd, 0, 0 };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLERR);
+}
+
+/* What a write to a pipe with no reader meets: SIGPIPE, or EPIPE where it is ignored. */
+static _Noreturn void as_broken_pipe(void)
+{
+	pipeline_halt();
+	raise(SIGPIPE);
+	cli_write_error(EPIPE);
+}
+
+int cli_await_delivery(int fd)
+{
+	struct timespec pause = { 0, 50000 };	/* 50 us, doubled up to 10 ms */
+	int before = atomic_load(&stops), unread;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return 0;	/* a file, a terminal: write(2) returning is all there is */
+	for (;;) {
+		if (ioctl(fd, FIONREAD, &unread) < 0 || unread <= 0)
+			return 0;
+		if (reader_gone(fd))
+			as_broken_pipe();
+		if (atomic_load(&stops) != before)
+			return 1;
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 10000000L)
+			pause.tv_nsec *= 2;
+	}
+}
+
 void cli_checkpoint_option(struct cli_checkpoint *cp, const char *arg)
 {
 	const char *why;
@@ -96,7 +171,12 @@ void cli_checkpoint_option(struct cli_checkpoint *cp, const char *arg)
 		cli_usage_error("invalid --checkpoint '%s': not a duration (30s, 10m, 1h) or a line count", arg);
 }
 
-/* Reap a finished snapshot; 1 while one is still being written. */
+/*
+ * Reap a finished snapshot; 1 while one is still being written. One that
+ * failed ends the run, exit 2: going on would let the user believe the
+ * state is kept while it is not (the child said why, on one line; the
+ * state is what the last save left).
+ */
 static int checkpoint_busy(struct cli_checkpoint *cp, int wait)
 {
 	int status;
@@ -110,11 +190,17 @@ static int checkpoint_busy(struct cli_checkpoint *cp, int wait)
 	if (got == 0)
 		return 1;
 	cp->child = 0;
-	if (got > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	if (got > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		cp->saved++;
-	else
-		cp->failed++;	/* the child said why */
-	return 0;
+		return 0;
+	}
+	cp->failed++;
+	if (got < 0)
+		cli_fatal("%s: checkpoint failed: %s", cp->path, strerror(errno));
+	if (WIFSIGNALED(status))	/* it could not say why: say what we know */
+		cli_fatal("%s: checkpoint failed: killed by signal %d", cp->path, WTERMSIG(status));
+	pipeline_halt();
+	exit(EXIT_TROUBLE);	/* the child said why */
 }
 
 /* The child: write the snapshot, atomically, and say nothing unless it fails. */
@@ -130,7 +216,12 @@ static _Noreturn void write_snapshot(const struct cascade *c, const struct windo
 	 * this one alone) and touch nothing but the filter and the file.
 	 */
 	pipeline_set_threads(1);
-	r = w ? format_save_window_path(w, path, &why) : format_save_path(c, path, &why);
+	if (w != NULL)
+		r = format_save_window_path(w, path, &why);
+	else if (layout_has(cascade_params(c)->layout, LAYOUT_FOREIGN))	/* DCSO, as it came */
+		r = dcso_save_path(c, path, c->dcso_gzip, &why);
+	else
+		r = format_save_path(c, path, &why);
 
 	if (r < 0) {
 		cli_warn("%s: checkpoint failed: %s", path, why);
@@ -145,6 +236,8 @@ void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, cons
 	double now = cli_seconds_now();
 	pid_t pid;
 
+	cp->path = path;
+	checkpoint_busy(cp, 0);	/* one that failed ends the run now, not at the next */
 	if (cp->last_time == 0.0)
 		cp->last_time = now;	/* the interval counts from the start */
 	if (cp->seconds > 0.0 ? now - cp->last_time < cp->seconds
@@ -154,16 +247,16 @@ void cli_checkpoint_due(struct cli_checkpoint *cp, const struct cascade *c, cons
 		return;	/* quiet since the last snapshot: the same state again */
 	if (checkpoint_busy(cp, 0))
 		return;
-	/* what the snapshot holds must be on its way out first */
+	/* what the snapshot holds must have been read from the output first */
 	if (out != NULL && writer_flush(out) < 0)
 		cli_write_error(errno);
+	if (out != NULL && cli_await_delivery(out->fd) != 0)
+		return;	/* a signal: the run is ending, and its save waits the same way */
 	pid = fork();
 	if (pid == 0)
 		write_snapshot(c, w, path);
-	if (pid < 0) {
-		cp->failed++;
-		cli_warn("%s: checkpoint failed: cannot fork: %s", path, strerror(errno));
-	}
+	if (pid < 0)
+		cli_fatal("%s: checkpoint failed: cannot fork: %s", path, strerror(errno));
 	cp->child = pid > 0 ? pid : 0;
 	cp->last_time = now;
 	cp->last_lines = lines;

@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic.h"
 #include "dcso.h"
 #include "format.h"
 #include "layout.h"
@@ -21,20 +23,55 @@
 #include "sketch.h"
 #include "sketch_file.h"
 
+/*
+ * Where path leads, for writing: *stream set when it is written in place
+ * (a name of a descriptor, a device, a FIFO: atomic.h), so nothing is
+ * renamed over it and nothing need be locked. In memory to free.
+ */
+static char *leads_to(const char *path, int *stream)
+{
+	struct stat st;
+	int named;
+	char *target = atomic_resolve(path, &named);
+
+	if (target == NULL)
+		cli_fatal("%s: %s", path, strerror(errno));
+	*stream = named >= 0 || (stat(target, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+	return target;
+}
+
 void cli_check_destination(const char *path)
 {
-	const char *slash = strrchr(path, '/');
+	int stream;
+	char *target = leads_to(path, &stream);
+	const char *slash = strrchr(target, '/');
 	char dir[4096];
 
+	if (stream) {	/* written through, never replaced: its directory does not matter */
+		free(target);
+		return;
+	}
 	if (slash == NULL)
 		snprintf(dir, sizeof dir, ".");
-	else if (slash == path)
+	else if (slash == target)
 		snprintf(dir, sizeof dir, "/");
 	else
-		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-	/* the new file is made beside path and renamed over it */
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - target), target);
+	free(target);
+	/* the new file is made beside where path leads and renamed over it */
 	if (access(dir, W_OK | X_OK) < 0)
 		cli_fatal("%s: cannot write here: %s", path, strerror(errno));
+}
+
+void cli_check_state(const char *path)
+{
+	int stream;
+
+	free(leads_to(path, &stream));
+	if (stream)
+		cli_fatal("%s: not a regular file: a state is read, then replaced, which a device, a FIFO or a descriptor cannot be",
+			  path);
+	cli_check_destination(path);
 }
 
 /* ---- taking turns at updating a file ---------------------------------- */
@@ -55,13 +92,12 @@ int cli_same_file(const char *a, const char *b)
 /* Whether path is replaced by rename when saved: a regular file, or none yet. */
 static int renamed_over(const char *path)
 {
-	struct stat st;
+	int stream;
 
 	if (strcmp(path, "-") == 0)
 		return 0;
-	if (stat(path, &st) < 0)
-		return errno == ENOENT;
-	return S_ISREG(st.st_mode);
+	free(leads_to(path, &stream));
+	return !stream;
 }
 
 _Noreturn static void lock_failed(const char *path, const char *why)
@@ -110,6 +146,8 @@ struct cascade *cli_load_filter(const char *path)
 
 	if (c == NULL && why == format_err_sketch)
 		cli_fatal("%s: %s (bfcount -s, bfmerge and bfinfo read sketches)", cli_display_name(path), why);
+	if (c == NULL && why == format_err_summary)
+		cli_fatal("%s: %s (bftop -s, bfmerge and bfinfo read summaries)", cli_display_name(path), why);
 	if (c == NULL)
 		cli_fatal("%s: %s", cli_display_name(path), cli_explain(why));
 	return cli_loaded_filter(c, path);
@@ -166,9 +204,14 @@ void cli_load_any(const char *path, struct cascade **c, struct window **w, struc
 	const char *why, *name = cli_display_name(path);
 	unsigned char key[16];
 
+	int r;
+
 	cli_progress_file(name);
-	if (format_load_any_path(path, c, w, sk, &why) < 0 && why == format_err_sketch)
+	r = format_load_any_path(path, c, w, sk, &why);
+	if (r < 0 && why == format_err_sketch)
 		cli_fatal("%s: %s (bfcount -s, bfmerge and bfinfo read sketches)", name, why);
+	if (r < 0 && why == format_err_summary)
+		cli_fatal("%s: %s (bftop -s, bfmerge and bfinfo read summaries)", name, why);
 	if (*c == NULL && (w == NULL || *w == NULL) && (sk == NULL || *sk == NULL))
 		cli_fatal("%s: %s", name, cli_explain(why));
 	cli_progress_done();
@@ -198,6 +241,11 @@ struct format_reader *cli_open_filter(const char *path, struct cascade **shape, 
 	r = format_open(*fd, shape, &why);
 	if (r == NULL && why == format_err_sketch)	/* bfmerge's first input was a filter */
 		cli_fatal("%s: %s: sketches and filters cannot be merged", cli_display_name(path), why);
+	if (r == NULL && why == format_err_summary)
+		cli_fatal("%s: %s: summaries and filters cannot be merged", cli_display_name(path), why);
+	if (r == NULL && why == format_err_windowed)	/* the first input was not windowed */
+		cli_fatal("%s: a windowed filter (bfuniq --window): it merges only with windowed filters",
+			  cli_display_name(path));
 	if (r == NULL)
 		cli_fatal("%s: %s", cli_display_name(path), why);
 	return r;

@@ -21,19 +21,35 @@ extern "C" {
 struct atomic_file {
 	int fd;			/* write the new contents here */
 	char *target;		/* final path */
-	char *temp;		/* temporary path, NULL once committed/aborted */
+	char *temp;		/* temporary path, NULL once committed/aborted,
+				   and NULL for a target written in place */
 	int mode;		/* permission bits the new file gets */
 };
 
 /*
  * "dir/.base" + suffix for "dir/base", in memory the caller frees: the
- * temporary file's name (suffix ".XXXXXX") and the lock file's
+ * temporary file's name (suffix ".PID.XXXXXX") and the lock file's
  * (lock.h). NULL with errno set: EISDIR for a name ending in '/', ENOENT
  * for "", ENOMEM.
  */
 char *atomic_hidden_name(const char *target, const char *suffix);
 
-/* Returns 0, or -1 with *errstr set; af is then unusable. */
+/*
+ * Where writing target leads, in memory the caller frees: the symbolic
+ * links of its last component followed (a missing destination is where
+ * the file will be made). A name for one of the process's descriptors
+ * (/dev/stdout, /dev/fd/N, /proc/self/fd/N, or a link to one) sets *fd to
+ * that descriptor, else *fd is -1. NULL with errno set (ELOOP, ENOMEM,
+ * or readlink's).
+ */
+char *atomic_resolve(const char *target, int *fd);
+
+/*
+ * Returns 0, or -1 with *errstr set; af is then unusable. A symbolic link
+ * is followed; a device, a FIFO or a name of a descriptor is written in
+ * place (atomic.c); temporaries of target left by processes that no
+ * longer exist are removed first.
+ */
 int atomic_open(struct atomic_file *af, const char *target, const char **errstr);
 
 /* close (checked), fsync, rename. Returns 0, or -1 with *errstr (file aborted). */

@@ -55,9 +55,17 @@
 static const char err_not_regular[] = "the lock file is not a regular file";
 static const char err_symlink[] = "the lock file is a symbolic link";
 
+/* Beside the file target leads to: a run through a symbolic link takes the file's lock. */
 char *lock_path(const char *target)
 {
-	return atomic_hidden_name(target, LOCK_SUFFIX);
+	int named;
+	char *real = atomic_resolve(target, &named), *path;
+
+	if (real == NULL)
+		return NULL;
+	path = atomic_hidden_name(real, LOCK_SUFFIX);
+	free(real);
+	return path;
 }
 
 /* Open (creating if missing) the lock file; the descriptor, or -1 with *errstr. */

@@ -32,7 +32,8 @@ struct lock {
 #define LOCK_INIT { -1 }
 
 /*
- * The lock file of target: "dir/.NAME.lock" for "dir/NAME". Returns a
+ * The lock file of target: "dir/.NAME.lock" for "dir/NAME", where a
+ * symbolic link named target leads (atomic_resolve). Returns a
  * string to free, or NULL with errno set (ENOMEM; EISDIR when target ends
  * in a slash; ENOENT when it is empty).
  */

@@ -849,7 +849,9 @@ static int save_path(const struct saving *sv, const char *path, const char **err
 
 	if (atomic_open(&af, path, errstr) < 0)
 		return -1;
-	if (save(sv, af.fd, sv->bytes >= SAVE_DIRECT_MIN, errstr) < 0) {
+	/* around the page cache only into our own temporary: a descriptor
+	 * written in place (-o /dev/stdout) shares its flags with others */
+	if (save(sv, af.fd, sv->bytes >= SAVE_DIRECT_MIN && af.temp != NULL, errstr) < 0) {
 		atomic_abort(&af);
 		return -1;
 	}
@@ -892,6 +894,7 @@ int format_save_window_path(const struct window *w, const char *path, const char
 /* ---- reading ---------------------------------------------------------- */
 
 const char format_err_sketch[] = "a bftools sketch, not a filter";
+const char format_err_summary[] = "a bftop summary, not a filter";
 
 struct format_reader {
 	struct gzin in;
@@ -938,10 +941,16 @@ static int read_start(struct format_reader *r, const char **errstr)
 	return kind < 0 ? START_OURS : kind;	/* undecided: the headers will say */
 }
 
-/* A sketch's magic (sketch.c): ours with S for T, the byte that names the kind. */
+/* Ours with kind for T, the byte that names the kind of bftools file. */
+static int kind_magic(const unsigned char *h, unsigned char kind)
+{
+	return h[3] == kind && memcmp(h, magic, 3) == 0 && memcmp(h + 4, magic + 4, MAGIC_LEN - 4) == 0;
+}
+
+/* A sketch's magic (sketch.c): S for T. */
 static int sketch_magic(const unsigned char *h)
 {
-	return h[3] == 'S' && memcmp(h, magic, 3) == 0 && memcmp(h + 4, magic + 4, MAGIC_LEN - 4) == 0;
+	return kind_magic(h, 'S');
 }
 
 /* Every header, file and stages, into fi: all of it checked before any bits are read. */
@@ -956,6 +965,8 @@ static int read_headers(struct format_reader *r, struct file_info *fi, const cha
 	}
 	if (sketch_magic(h))
 		return bad(errstr, format_err_sketch);
+	if (kind_magic(h, 'H'))
+		return bad(errstr, format_err_summary);
 	if (memcmp(h, magic, MAGIC_LEN) != 0)
 		return bad(errstr, "not a bftools filter (bad magic)");
 	if (inflate_headers(r, h + MAGIC_LEN, FILE_HEADER_LEN - MAGIC_LEN, errstr) < 0)
@@ -1246,6 +1257,29 @@ static int read_stages_indexed(int fd, struct format_reader *r, const struct cas
 static const char trailer_message[] =
 	"truncated or corrupt (the gzip trailer's length disagrees with the header)";
 
+/*
+ * Deflate never shrinks data more than 1032 to 1 (a 258-byte match in
+ * two bits at best), so a gzip file of S bytes holds at most about
+ * 1032 S: a header claiming more is believed by no file of that size,
+ * even where ISIZE agrees by chance (a payload of a multiple of 4 GiB,
+ * such as m = 2^40 bits).
+ */
+#define DEFLATE_RATIO_MAX 1032u
+static const char too_much_message[] =
+	"truncated or corrupt (the header claims more bytes than a file this size can hold)";
+
+/* Why a regular file fd cannot hold the content shape claims, or NULL. */
+static const char *claims_too_much(int fd, const struct cascade *shape)
+{
+	struct stat st;
+	uint64_t content = (uint64_t)FILE_HEADER_LEN + (uint64_t)STAGE_HEADER_LEN * shape->nstages +
+			   cascade_bytes(shape);
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	return content / DEFLATE_RATIO_MAX > (uint64_t)st.st_size ? too_much_message : NULL;
+}
+
 static int trailer_disagrees(int fd, const struct cascade *shape)
 {
 	unsigned char isize[4];
@@ -1271,6 +1305,13 @@ static struct cascade *load_cascade(int fd, struct format_reader *r, const struc
 		return NULL;
 	}
 	/* the whole file's bit arrays, before any of them is allocated */
+	if ((*errstr = claims_too_much(fd, shape)) != NULL) {
+		if (trailer_disagrees(fd, shape))
+			*errstr = trailer_message;	/* the more precise of the two */
+		format_abandon(r);
+		cascade_free(shape);
+		return NULL;
+	}
 	if (!filter_memory_allows(cascade_bytes(shape))) {
 		*errstr = trailer_disagrees(fd, shape) ? trailer_message : filter_err_limit;
 		format_abandon(r);

@@ -180,10 +180,10 @@ enospc_env() {
 }
 
 # temp_files DIR NAME: the temporary files of target NAME in DIR, if any:
-# mkstemp's ".NAME.XXXXXX" (lib/base/atomic.c), which the lock file
+# mkstemp's ".NAME.PID.XXXXXX" (lib/base/atomic.c), which the lock file
 # ".NAME.lock" (lib/base/lock.c, kept for good) does not match.
 temp_files() {
-	(cd "$1" && compgen -G ".$2.??????") || true
+	(cd "$1" && compgen -G ".$2.[0-9]*.??????") || true
 }
 
 # old_untouched_no_temp DIR NAME SAVED WHAT: DIR/NAME is byte for byte

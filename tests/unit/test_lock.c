@@ -3,6 +3,10 @@
  * test_lock.c - the lock of a file being updated: named .NAME.lock beside
  * it, held by one process at a time, released by lock_release or by the
  * holder's end, never left on a lock file that was replaced meanwhile.
+ * And where the file being updated is (atomic.h): a symbolic link
+ * followed, for the file and for its lock; a name of a descriptor told
+ * apart; temporaries of processes that have ended removed, a live one's
+ * kept.
  *
  * "Another process" is a forked child. Parent and child step in turn
  * through pipes, so no outcome depends on timing: where a test waits
@@ -19,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic.h"
 #include "lock.h"
 #include "unit.h"
 
@@ -225,6 +230,76 @@ static void a_symbolic_link_is_not_followed(void)
 	rmdir(lock_file);
 }
 
+static int resolves_to(const char *target, const char *want, int want_fd)
+{
+	int fd;
+	char *got = atomic_resolve(target, &fd);
+	int same = got != NULL && strcmp(got, want) == 0 && fd == want_fd;
+
+	free(got);
+	return same;
+}
+
+static void links_followed_descriptors_named(void)
+{
+	char real[128], link[128], chain[128], loop[128], want[160];
+
+	/* copies: path_in_dir's buffers are reused after four calls */
+	snprintf(real, sizeof real, "%s", path_in_dir("real.bf"));
+	snprintf(link, sizeof link, "%s", path_in_dir("link.bf"));
+	snprintf(chain, sizeof chain, "%s", path_in_dir("chain.bf"));
+	snprintf(loop, sizeof loop, "%s", path_in_dir("loop.bf"));
+
+	CHECK(symlink("real.bf", link) == 0);	/* relative: beside the link */
+	CHECK(symlink(link, chain) == 0);	/* absolute, to a link */
+	CHECK(resolves_to(link, real, -1));
+	CHECK(resolves_to(chain, real, -1));
+	CHECK(resolves_to(real, real, -1));	/* missing: made there */
+	snprintf(want, sizeof want, "%s/.real.bf.lock", dir);
+	CHECK(path_is(link, want));	/* the file's lock, not the link's */
+	CHECK(resolves_to("/dev/stdout", "/dev/stdout", 1));
+	CHECK(resolves_to("/dev/fd/7", "/dev/fd/7", 7));
+	CHECK(resolves_to("/proc/self/fd/12", "/proc/self/fd/12", 12));
+	CHECK(resolves_to("/dev/fd/x", "/dev/fd/x", -1));
+	unlink(chain);
+	CHECK(symlink("/proc/self/fd/1", chain) == 0);	/* as /dev/stdout is */
+	CHECK(resolves_to(chain, "/proc/self/fd/1", 1));
+	unlink(chain);
+	CHECK(symlink("loop.bf", loop) == 0);
+	CHECK(resolves_to(loop, "", -1) == 0 && errno == ELOOP);
+	unlink(loop);
+	unlink(link);
+}
+
+static void dead_temporaries_removed_live_ones_kept(void)
+{
+	struct atomic_file af;
+	const char *why = NULL, *target = path_in_dir("t.bf");	/* the only call here */
+	char dead[160], live[160], other[160];
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0)
+		_exit(0);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	snprintf(dead, sizeof dead, "%s/.t.bf.%ld.AbCdEf", dir, (long)pid);
+	snprintf(live, sizeof live, "%s/.t.bf.%ld.AbCdEf", dir, (long)getppid());
+	snprintf(other, sizeof other, "%s/.u.bf.%ld.AbCdEf", dir, (long)pid);
+	close(open(dead, O_WRONLY | O_CREAT, 0600));
+	close(open(live, O_WRONLY | O_CREAT, 0600));
+	close(open(other, O_WRONLY | O_CREAT, 0600));
+	CHECK(atomic_open(&af, target, &why) == 0);
+	CHECK(strstr(af.temp, ".t.bf.") != NULL);
+	CHECK(kill(pid, 0) == 0 || exists(dead) == 0);	/* unless the PID was reused at once */
+	CHECK(exists(live));
+	CHECK(exists(other));
+	CHECK(atomic_commit(&af, &why) == 0);
+	unlink(target);
+	unlink(live);
+	unlink(other);
+	unlink(dead);
+}
+
 void suite_lock(void)
 {
 	if (mkdtemp(dir) == NULL) {
@@ -237,5 +312,7 @@ void suite_lock(void)
 	unit_run("lock: a holder that ends releases it", released_when_the_holder_ends);
 	unit_run("lock: a waiter does not trust a lock file replaced while it waited", a_replaced_lock_file_is_not_trusted);
 	unit_run("lock: a symbolic link or a directory as lock file is refused", a_symbolic_link_is_not_followed);
+	unit_run("atomic: links followed (the lock too), descriptor names told apart", links_followed_descriptors_named);
+	unit_run("atomic: temporaries of ended processes removed, a live one's kept", dead_temporaries_removed_live_ones_kept);
 	rmdir(dir);
 }
