@@ -79,7 +79,7 @@ SHLIB     = $(O)/lib/libbftools.so.$(SOVERSION)
 PUBLIC_HEADERS = lib/bftools.h lib/base/line.h lib/hash/siphash.h lib/sets/filter_types.h \
 	lib/sets/filter.h lib/sets/layout.h lib/sets/layout_dcso.h lib/sets/sizing.h \
 	lib/sets/cascade.h lib/files/format.h lib/sets/merge.h lib/files/merge_stream.h \
-	lib/io/lines.h lib/io/keys.h lib/io/fieldlist.h lib/io/json.h lib/io/writer.h lib/sets/hll.h lib/base/numparse.h \
+	lib/io/lines.h lib/io/keys.h lib/io/fieldlist.h lib/io/json.h lib/io/json_out.h lib/io/writer.h lib/sets/hll.h lib/base/numparse.h \
 	lib/base/atomic.h lib/files/keyfile.h lib/files/dcso.h lib/io/pipeline.h lib/base/lock.h \
 	lib/sets/window.h lib/sets/sketch.h lib/files/sketch_file.h \
 	lib/sets/topk.h lib/sets/topk_window.h lib/files/topk_file.h

@@ -38,6 +38,7 @@
 #include "filter.h"
 #include "format.h"
 #include "hll.h"
+#include "json_out.h"
 #include "layout.h"
 #include "sketch.h"
 #include "topk.h"
@@ -456,25 +457,11 @@ static void describe_text(struct writer *w, const struct info *in)
 
 /* ------------------------------------------------------------ JSON */
 
-/*
- * A JSON string: " and \ escaped, control bytes (and DEL) as \u00XX, every
- * other byte as it is. File names are bytes, not necessarily UTF-8; passing
- * them through keeps them exact for a reader that accepts that.
- */
+/* A JSON string of any bytes (a file name need not be UTF-8: json_out.h says how). */
 static void json_string(struct writer *w, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	put(w, "\"", 1);
-	for (; *p != '\0'; p++) {
-		if (*p == '"' || *p == '\\')
-			putf(w, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			putf(w, "\\u%04x", *p);
-		else
-			put(w, (const char *)p, 1);
-	}
-	put(w, "\"", 1);
+	if (json_out_string(w, s, strlen(s)) < 0)
+		cli_write_error(errno);
 }
 
 /* A double as the shortest text that reads back exactly; null if infinite. */

@@ -36,6 +36,7 @@
 
 #include "cli.h"
 #include "cli_window.h"
+#include "json_out.h"
 #include "keys.h"
 #include "numparse.h"
 #include "topk.h"
@@ -364,25 +365,11 @@ static void put(struct writer *out, const void *data, size_t len)
 		cli_write_error(errno);
 }
 
-/* A JSON string of len bytes: " and \ escaped, control bytes and DEL as \u00XX. */
+/* A JSON string of len bytes of a key (need not be UTF-8: json_out.h says how). */
 static void put_json_string(struct writer *out, const unsigned char *s, size_t len)
 {
-	put(out, "\"", 1);
-	for (size_t i = 0; i < len; i++) {
-		char esc[8];
-
-		if (s[i] == '"' || s[i] == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)s[i];
-			put(out, esc, 2);
-		} else if (s[i] < 0x20 || s[i] == 0x7f) {
-			snprintf(esc, sizeof esc, "\\u%04x", s[i]);
-			put(out, esc, 6);
-		} else {
-			put(out, &s[i], 1);
-		}
-	}
-	put(out, "\"", 1);
+	if (json_out_string(out, s, len) < 0)
+		cli_write_error(errno);
 }
 
 /* One key with its estimate (the upper bound) and with -v its bounds, text or JSON. */

@@ -21,6 +21,7 @@
  *               sketch_file.h saves and loads them
  *   lines.h, keys.h, writer.h   fast record input, key extraction, checked output
  *   fieldlist.h, json.h   -k field lists and names; NDJSON paths and key text
+ *   json_out.h            JSON strings out of any bytes, for reports
  *   numparse.h  counts and rates as users type them
  *   atomic.h    replace a file all at once or not at all
  *   lock.h      serialise the processes that update one file
@@ -58,6 +59,7 @@
 #include "keys.h"
 #include "fieldlist.h"
 #include "json.h"
+#include "json_out.h"
 #include "writer.h"
 #include "hll.h"
 #include "sketch.h"
