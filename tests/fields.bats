@@ -136,35 +136,41 @@ uniq_() {
 
 # ---------------------------------------------------------------- --header
 
-@test "fields: bfuniq --header writes each input's header before its lines and never keys it" {
+@test "fields: bfuniq --header writes one header, the first input's, and never keys it" {
 	printf 'name\nalice\nname\nbob\nalice\n' >a.txt
 	printf 'name\nbob\ncarol\n' >b.txt
 	run --separate-stderr uniq_ --header a.txt b.txt
 	expect_status 0
-	# the header "name" is no key, so the data line "name" is new
-	expect_output $'name\nalice\nname\nbob\nname\ncarol'
+	# one table: b's header, the same as a's, is not written again; the
+	# header "name" is no key, so a's data line "name" is new
+	expect_output $'name\nalice\nname\nbob\ncarol'
 }
 
-@test "fields: bfuniq --header -k names fields, resolved in each input's own header" {
+@test "fields: bfuniq --header -k names fields, resolved in the one header of all inputs" {
 	printf 'id host path\n1 a /x\n2 b /x\n3 a /x\n4 a /y\n' >a.txt
-	printf 'path host\n/x a\n/z a\n' >b.txt
+	printf 'id host path\n5 a /x\n6 a /z\n' >b.txt
 	run --separate-stderr uniq_ --header -k host,path a.txt b.txt
 	expect_status 0
-	# keys take fields in record order: b's header puts path first, so its
-	# lines key "/x a" and "/z a", both new
-	expect_output $'id host path\n1 a /x\n2 b /x\n4 a /y\npath host\n/x a\n/z a'
-	run --separate-stderr uniq_ --header -k host a.txt b.txt
-	expect_output $'id host path\n1 a /x\n2 b /x\npath host'
+	expect_output $'id host path\n1 a /x\n2 b /x\n4 a /y\n6 a /z'
 }
 
-@test "fields: a name missing from an input's header is an error naming the input; others go on" {
-	printf 'host\na\n' >a.txt
-	printf 'server\nb\n' >b.txt
-	printf 'host\nc\n' >c.txt
+@test "fields: an input whose header differs from the first's is a clean cut naming it (tsv-utils' rule)" {
+	printf 'id host path\n1 a /x\n2 b /x\n' >a.txt
+	printf 'path host\n/x a\n/z a\n' >b.txt
+	printf 'id host path\n3 c /x\n' >c.txt
 	run --separate-stderr uniq_ --header -k host a.txt b.txt c.txt
 	expect_status 2
-	expect_output $'host\na\nhost\nc'
-	expect_eq "stderr" "bfuniq: b.txt: no field named 'host' in its header" "$stderr"
+	expect_output $'id host path\n1 a /x\n2 b /x'
+	expect_eq "stderr" "bfuniq: b.txt:1: its header differs from the first input's (--header: one table, one header)" "$stderr"
+}
+
+@test "fields: a name missing from the first input's header is an error naming it at line 1" {
+	printf 'server\nb\n' >b.txt
+	printf 'host\nc\n' >c.txt
+	run --separate-stderr uniq_ --header -k host b.txt c.txt
+	expect_status 2
+	expect_output ''
+	expect_eq "stderr" "bfuniq: b.txt:1: no field named 'host' in its header" "$stderr"
 }
 
 @test "fields: --header with an empty input writes nothing; a header-only input writes its header" {

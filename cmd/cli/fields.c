@@ -173,12 +173,42 @@ static int resolve_names(struct key_spec *spec, struct line header, char *why, s
 	return rc;
 }
 
+/*
+ * The first input's header, kept (by the reading thread, which takes the
+ * inputs' headers in order): every later input's must be the same, as
+ * tsv-utils and Miller have it, so that the output is one table with one
+ * header line.
+ */
+static char *first_header;
+static size_t first_header_len;
+static int header_passed;	/* the calling thread's: the one header went out */
+
+/* 0 when header is the first input's (or is the first, then kept); else -1 with why. */
+static int same_header(struct line header, char *why, size_t why_len)
+{
+	if (first_header == NULL) {
+		if ((first_header = malloc(header.len + 1)) == NULL) {
+			snprintf(why, why_len, "%s", strerror(ENOMEM));
+			return -1;
+		}
+		memcpy(first_header, header.data, header.len);
+		first_header_len = header.len;
+		return 0;
+	}
+	if (header.len == first_header_len && memcmp(header.data, first_header, header.len) == 0)
+		return 0;
+	snprintf(why, why_len, "its header differs from the first input's (--header: one table, one header)");
+	return -1;
+}
+
 int cli_header_take(struct lines_batch *b, struct line *header, char *why, size_t why_len)
 {
 	*header = b->records[0];
 	/* once per input: moving the batch's spans down costs little */
 	memmove(b->records, b->records + 1, (b->n - 1) * sizeof *b->records);
 	b->n--;
+	if (same_header(*header, why, why_len) < 0)
+		return -1;
 	if (header_spec->fields == NULL || !header_spec->fields->named)
 		return 0;
 	return resolve_names(header_spec, *header, why, why_len);
@@ -186,6 +216,8 @@ int cli_header_take(struct lines_batch *b, struct line *header, char *why, size_
 
 void cli_header_pass(void *ctx, struct line header)
 {
-	if (header_pass)
+	/* one header per output: the first input's; the others were checked equal to it */
+	if (header_pass && !header_passed)
 		header_pass(ctx, header);
+	header_passed = 1;
 }

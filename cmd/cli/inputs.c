@@ -482,9 +482,12 @@ static int inputs_consume(void *ctx, unsigned slot)
 		else if (!cli_inputs_quiet)
 			cli_warn("%s: %s", s->name, s->why[0] ? s->why : strerror(s->err));
 		in->status = -1;
-	} else if (s->why[0] != '\0') {	/* a header's fault: the input ends here */
-		cli_warn("%s: %s", s->name, s->why);
+	} else if (s->why[0] != '\0') {	/* a header's fault: a clean cut at its line 1 */
+		cli_warn("%s:1: %s", s->name, s->why);
 		in->status = -1;
+		inputs_cut = 1;
+		s->ends = 1;
+		s->broken = 1;
 	} else if (s->has_header) {
 		cli_header_pass(in->ctx, s->header);
 	}
