@@ -92,7 +92,8 @@ struct piece {
 	size_t out_len;
 	const char *err;	/* why the piece could not be deflated, or NULL */
 	int state;		/* PIECE_*, in the ring */
-	int zero;		/* all zero bytes: out is the member's cached encoding, not its own */
+	int zero;		/* all zero bytes: shared, not out, holds its encoding */
+	const unsigned char *shared;	/* the member's cached encoding of zeros (zero pieces) */
 };
 
 struct pgzip {
@@ -280,8 +281,7 @@ static void *worker_main(void *arg)
 static void free_ring(struct pgzip *z)
 {
 	for (unsigned i = 0; z->ring != NULL && i < z->nring; i++)
-		if (!z->ring[i].zero)
-			free(z->ring[i].out);
+		free(z->ring[i].out);
 	free(z->ring);
 	free(z->workers);
 	z->ring = NULL;
@@ -356,7 +356,7 @@ static int emit(struct pgzip *z, const struct piece *pc, const char **errstr)
 	}
 	z->crc = crc32_combine(z->crc, pc->crc, (z_off_t)pc->len);
 	z->total += pc->len;
-	return gzout_sink_write(&z->sink, pc->out, pc->out_len, errstr);
+	return gzout_sink_write(&z->sink, pc->zero ? pc->shared : pc->out, pc->out_len, errstr);
 }
 
 /*
@@ -386,8 +386,7 @@ static int write_oldest(struct pgzip *z, const char **errstr)
 /* pc, a piece of zeros: the member's cached encoding of them (zeros), not a buffer of its own. */
 static void share_zeros(struct piece *pc, const struct piece *zeros)
 {
-	pc->out = zeros->out;
-	pc->out_cap = zeros->out_cap;
+	pc->shared = zeros->out;
 	pc->out_len = zeros->out_len;
 	pc->crc = zeros->crc;
 	pc->err = NULL;
@@ -408,10 +407,6 @@ static int queue_piece(struct pgzip *z, const void *data, size_t len, int level,
 		ret = write_oldest(z, errstr);
 	if (ret == 0) {
 		pc = &z->ring[z->tail++ % z->nring];
-		if (pc->zero) {	/* it held the cached encoding, not a buffer of its own */
-			pc->out = NULL;
-			pc->out_cap = 0;
-		}
 		pc->zero = data == NULL;
 		if (pc->zero)
 			share_zeros(pc, &z->zeros);
@@ -592,11 +587,7 @@ int pgzip_write(struct pgzip *z, const void *data, size_t len, int level, const 
 		return fail(errstr, "pgzip: piece larger than PGZIP_PIECE_MAX");
 	if (z->nworkers > 0)
 		return queue_piece(z, data, len, level, errstr);
-	if (z->mine.zero) {	/* it held the cached encoding, not a buffer of its own */
-		z->mine.out = NULL;
-		z->mine.out_cap = 0;
-		z->mine.zero = 0;
-	}
+	z->mine.zero = 0;
 	z->mine.data = data;
 	z->mine.len = len;
 	z->mine.level = level;
@@ -629,8 +620,7 @@ void pgzip_close(struct pgzip *z)
 		return;
 	if (z->nworkers > 0)
 		stop_workers(z);
-	if (!z->mine.zero)
-		free(z->mine.out);
+	free(z->mine.out);
 	free(z->zeros.out);
 	end_stream(&z->own);
 	gzout_sink_close(&z->sink);
