@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # deps.sh TARGET - make sure this machine has what the make target needs
-# (build, check, lint, valgrind, coverage, analyze, tsan, deb, check-deb,
-# scaleout).
+# (build, check, python, lint, valgrind, coverage, analyze, tsan, deb,
+# check-deb, scaleout).
 #
 # Missing Debian packages are installed with apt-get (through sudo when not
 # root), announced in one line. Without apt-get the missing packages are
@@ -43,6 +43,16 @@ check_build() {
 	fi
 }
 
+# The Python package (make python) builds for Debian's python3 and is
+# tested with its pytest and NumPy.
+check_python() {
+	[ -x /usr/bin/python3 ] || want python3
+	[ -f "$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)/Python.h" ] ||
+		want python3-dev
+	/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || want python3-pytest
+	/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || want python3-numpy
+}
+
 case ${1:-build} in
 build) check_build ;;
 check)
@@ -65,7 +75,9 @@ check)
 	# --json and --csv are checked against jq and Miller (tests/formats.bats)
 	have_cmd jq || want jq
 	have_cmd mlr || want miller
+	check_python
 	;;
+python) check_build; check_python ;;
 valgrind) have_cmd valgrind || want valgrind ;;
 scaleout)
 	# make check-scaleout: Dask distributed as Debian packages it, run by
