@@ -678,8 +678,13 @@ static PyObject *lock_release_object(LockObject *self, PyObject *noargs)
 
 static PyObject *lock_enter(LockObject *self, PyObject *noargs)
 {
-	PyObject *r = lock_acquire(self, noargs, NULL);
+	PyObject *none = PyTuple_New(0), *r;
 
+	(void)noargs;
+	if (none == NULL)
+		return NULL;
+	r = lock_acquire(self, none, NULL);
+	Py_DECREF(none);
 	if (r == NULL)
 		return NULL;
 	Py_DECREF(r);

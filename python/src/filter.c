@@ -92,6 +92,9 @@ static int cascade_op(struct cascade *c, enum op op, const struct line *keys, co
 		*why = cascade_err_no_key;
 		return cascade_test_hashed(c, keys, h, n, present);
 	}
+	/* a DCSO filter counts the keys that set a new bit, its N, as bfbuild keeps it */
+	if (op == OP_ADD && layout_has(cascade_params(c)->layout, LAYOUT_FOREIGN))
+		return cascade_test_and_add_hashed(c, keys, h, n, present, NULL, why);
 	if (op == OP_ADD)
 		return cascade_add_hashed(c, keys, h, n, why);
 	c->count_new_only = 1;
