@@ -7,7 +7,8 @@
 #   make asan       the whole suite again under AddressSanitizer + UBSan
 #   make lint       man pages through mandoc -Tlint and groff -ww, and the
 #                   layers of lib/ (tests/layers.sh: no include upward, no circle)
-#   make bench      speed and memory against sort, gawk, grep -F (tests/bench/)
+#   make bench      speed and memory against sort, gawk, grep -F (tests/bench/);
+#                   Python's contains_many against pure Python and bfgrep
 #   make bench-threads  lines per second for -j 1, 2, 4, 8, 16 (up to the
 #                   CPUs) and the ratio to -j 1 (tests/bench/threads.sh)
 #   make fuzz       libFuzzer harnesses for FUZZ_SECONDS each (default 60)
