@@ -78,7 +78,7 @@ class Filter(_bftools.Filter):
     growth=2 a growing cascade as bfuniq makes; key: 16 bytes or 32 hex
     digits, else random; key_file: kept outside, made when missing).
 
-    key in f; f.contains_many(keys); f.add(key); f.add_many(keys);
+    key in f; f.contains_many(keys); f.contains_lines(data); f.add(key); f.add_many(keys);
     f.test_and_add(key); f.test_and_add_many(keys); f.save(path=None);
     len(f) and f.count(); f.info(); f.union(g); f.intersection(g);
     f.merge(g, op="or").
@@ -88,6 +88,18 @@ class Filter(_bftools.Filter):
         """Whether each key may be in the filter: a list of bools, or a NumPy
         bool array when keys is a NumPy array (or a pandas column)."""
         return _through(self._run, self._run_fixed, _TEST, keys)
+
+    def contains_lines(self, data):
+        """Whether each line of data (bytes, a file's contents read whole, an
+        mmap) may be in the filter, as bfgrep asks a file's lines: a NumPy
+        bool array when NumPy is imported, else a list. No Python object is
+        made per line, so this is the fast way from a file."""
+        np = sys.modules.get("numpy")
+        if np is None:
+            return self._run_fixed(_TEST, data, 0)
+        out = np.empty(_bftools.count_lines(data), dtype=bool)
+        self._run_fixed(_TEST, data, 0, out)
+        return out
 
     def add_many(self, keys):
         """Add every key (as bfbuild adds lines)."""

@@ -752,7 +752,8 @@ static PyMethodDef filter_methods[] = {
 	{ "_run", (PyCFunction)(void (*)(void))filter_run, METH_VARARGS | METH_KEYWORDS,
 	  "_run(op, keys, out=None): keys from an iterable through op (0 test, 1 add, 2 test and add)." },
 	{ "_run_fixed", (PyCFunction)(void (*)(void))filter_run_fixed, METH_VARARGS | METH_KEYWORDS,
-	  "_run_fixed(op, buffer, itemsize, out=None): keys of itemsize bytes each, NUL padded." },
+	  "_run_fixed(op, buffer, itemsize, out=None): keys of itemsize bytes each, NUL padded;\n"
+	  "itemsize 0: lines, each ended by a newline." },
 	{ "add", (PyCFunction)filter_add_one, METH_O, "add(key): add one key." },
 	{ "test_and_add", (PyCFunction)filter_test_and_add_one, METH_O,
 	  "test_and_add(key): whether key was (maybe) present, adding it: bfuniq's question." },

@@ -40,15 +40,27 @@ int pybf_source_iter(struct pybf_source *s, PyObject *obj)
 int pybf_source_fixed(struct pybf_source *s, PyObject *buffer, Py_ssize_t itemsize)
 {
 	memset(s, 0, sizeof *s);
-	if (itemsize <= 0) {
-		PyErr_SetString(PyExc_ValueError, "itemsize must be positive");
+	if (itemsize < 0) {
+		PyErr_SetString(PyExc_ValueError, "itemsize must not be negative");
 		return -1;
 	}
 	if (PyObject_GetBuffer(buffer, &s->view, PyBUF_C_CONTIGUOUS) < 0)
 		return -1;
 	s->itemsize = itemsize;
-	s->count = s->view.len / itemsize;
+	s->count = itemsize ? s->view.len / itemsize : s->view.len;
 	return 0;
+}
+
+size_t pybf_lines_count(const char *data, size_t len)
+{
+	size_t n = 0;
+	const char *end = data + len, *nl;
+
+	while (data < end && (nl = memchr(data, '\n', (size_t)(end - data))) != NULL) {
+		n++;
+		data = nl + 1;
+	}
+	return n + (data < end);
 }
 
 void pybf_source_close(struct pybf_source *s)
@@ -145,9 +157,29 @@ static void fill_fixed(struct pybf_chunk *ch, struct pybf_source *s)
 	}
 }
 
+/* Lines as lines.h hands them out: without their newline; the last may lack one. */
+static void fill_lines(struct pybf_chunk *ch, struct pybf_source *s)
+{
+	const char *base = s->view.buf;
+
+	while (ch->n < PYBF_CHUNK && s->pos < s->count) {
+		const char *start = base + s->pos;
+		const char *nl = memchr(start, '\n', (size_t)(s->count - s->pos));
+		size_t len = nl ? (size_t)(nl - start) : (size_t)(s->count - s->pos);
+
+		ch->records[ch->n].data = start;
+		ch->records[ch->n++].len = len;
+		s->pos += (Py_ssize_t)len + (nl != NULL);
+	}
+}
+
 int pybf_chunk_fill(struct pybf_chunk *ch, struct pybf_source *s)
 {
 	pybf_chunk_release(ch);
+	if (s->iter == NULL && s->itemsize == 0) {
+		fill_lines(ch, s);
+		return 0;
+	}
 	if (s->iter == NULL) {
 		fill_fixed(ch, s);
 		return 0;
@@ -349,8 +381,25 @@ static PyObject *random_key(PyObject *mod, PyObject *noargs)
 	return PyBytes_FromStringAndSize((const char *)key, 16);
 }
 
+static PyObject *count_lines(PyObject *mod, PyObject *buffer)
+{
+	Py_buffer view;
+	size_t n;
+
+	(void)mod;
+	if (PyObject_GetBuffer(buffer, &view, PyBUF_C_CONTIGUOUS) < 0)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	n = pybf_lines_count(view.buf, (size_t)view.len);
+	Py_END_ALLOW_THREADS
+	PyBuffer_Release(&view);
+	return PyLong_FromSize_t(n);
+}
+
 static PyMethodDef module_methods[] = {
 	{ "random_key", random_key, METH_NOARGS, "16 random bytes, a new filter's key." },
+	{ "count_lines", count_lines, METH_O,
+	  "count_lines(buffer): the lines in buffer, the last perhaps without its newline." },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -32,19 +32,25 @@ PyObject *pybf_raise(PyObject *exc, PyObject *name, const char *why);
 #define PYBF_CHUNK 65536u
 
 /*
- * Where keys come from: an iterator of str (UTF-8) or bytes objects, or
- * a buffer of fixed-width items (a NumPy 'S' array: each item's trailing
- * NUL bytes are padding, as NumPy reads them).
+ * Where keys come from: an iterator of str (UTF-8) or bytes objects, a
+ * buffer of fixed-width items (a NumPy 'S' array: each item's trailing
+ * NUL bytes are padding, as NumPy reads them), or a buffer of lines, each
+ * ended by a newline but perhaps the last (a file's bytes, read whole).
  */
 struct pybf_source {
 	PyObject *iter;		/* NULL for a fixed-width buffer */
 	Py_buffer view;		/* the buffer, when iter is NULL */
-	Py_ssize_t itemsize, count, pos;
+	Py_ssize_t itemsize, count, pos;	/* itemsize 0: lines; count, pos in bytes */
 };
 
-/* Open a source over obj (iterable), or over a buffer of itemsize-byte items. */
+/*
+ * Open a source over obj (iterable), or over a buffer of itemsize-byte
+ * items (itemsize 0: of lines).
+ */
 int pybf_source_iter(struct pybf_source *s, PyObject *obj);
 int pybf_source_fixed(struct pybf_source *s, PyObject *buffer, Py_ssize_t itemsize);
+/* The records a buffer of lines holds (what a source of them gives). */
+size_t pybf_lines_count(const char *data, size_t len);
 void pybf_source_close(struct pybf_source *s);
 
 /*

@@ -19,8 +19,8 @@ ASKED = keys(3000, seed=36, prefix="q") + ADDED[::3]
 
 def bfgrep_answers(filter_path, asked, *opts):
     """Which of asked bfgrep selects: a list of bools (keys are distinct lines)."""
-    got = set(program("bfgrep", *opts, "-f", filter_path, stdin=lines(asked), check=False)
-              .stdout.decode().splitlines())
+    out = program("bfgrep", *opts, "-f", filter_path, stdin=lines(asked), check=False).stdout
+    got = set(out.decode().split("\n")[:-1])
     return [k in got for k in asked]
 
 
@@ -218,3 +218,22 @@ def test_save_waits_for_the_programs_update_lock(tmp):
             bftools.Filter("f.bf").save(wait=False)
     bftools.Filter("f.bf").save(wait=False)
     program("bfbuild", "--no-wait", "-f", "f.bf", stdin="x\n")
+
+
+def test_contains_lines_asks_a_files_lines_as_bfgrep_does(tmp):
+    program("bfbuild", "--key", KEY, "-n", "3000", "-p", "0.05", "-o", "f.bf",
+            stdin=lines(ADDED + [""]))
+    f = bftools.Filter("f.bf")
+    asked = ASKED + ["", ADDED[0] + "\r", "\0" + ADDED[1]]
+    data = lines(asked).encode()
+    want = f.contains_many(asked)
+    assert f.contains_lines(data).tolist() == want == bfgrep_answers("f.bf", asked)
+    # the last line may lack its newline; an empty input has no line
+    assert f.contains_lines(data[:-1]).tolist() == want
+    assert f.contains_lines(b"").tolist() == []
+    assert f.contains_lines(bytearray(b"\n\n")).tolist() == [True, True]
+    with open("asked.txt", "wb") as out:
+        out.write(data)
+    import mmap
+    with open("asked.txt", "rb") as src, mmap.mmap(src.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        assert f.contains_lines(m).tolist() == want
