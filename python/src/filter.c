@@ -440,6 +440,9 @@ static void release(FilterObject *f)
 	Py_CLEAR(f->name);
 }
 
+static int init_locked(FilterObject *self, PyObject *path, PyObject *capacity, struct shape *s,
+		       unsigned long field, PyObject *sep);
+
 static int filter_init(FilterObject *self, PyObject *args, PyObject *kw)
 {
 	static char *names[] = { "path", "capacity", "rate", "layout", "key", "key_file",
@@ -454,6 +457,18 @@ static int filter_init(FilterObject *self, PyObject *args, PyObject *kw)
 					 &s.rate, &s.layout, &s.key, &s.key_file, &s.fold_case,
 					 &s.growth, &s.tighten, &s.siphash24, &field, &sep))
 		return -1;
+	/* __init__ again: not under threads still asking the old filter */
+	pybf_wrlock(&self->rw);
+	r = init_locked(self, path, capacity, &s, field, sep);
+	pthread_rwlock_unlock(&self->rw);
+	return r;
+}
+
+static int init_locked(FilterObject *self, PyObject *path, PyObject *capacity, struct shape *s,
+		       unsigned long field, PyObject *sep)
+{
+	int r;
+
 	release(self);
 	if (separator_arg(sep, &self->spec.separator) < 0)
 		return -1;
@@ -463,10 +478,10 @@ static int filter_init(FilterObject *self, PyObject *args, PyObject *kw)
 		return -1;
 	}
 	if (path != Py_None) {
-		r = load(self, path, s.key_file);
+		r = load(self, path, s->key_file);
 	} else {
-		s.capacity = PyLong_AsUnsignedLongLong(capacity);
-		r = PyErr_Occurred() ? -1 : make(self, &s);
+		s->capacity = PyLong_AsUnsignedLongLong(capacity);
+		r = PyErr_Occurred() ? -1 : make(self, s);
 	}
 	if (r < 0) {
 		release(self);
