@@ -237,3 +237,24 @@ def test_contains_lines_asks_a_files_lines_as_bfgrep_does(tmp):
     import mmap
     with open("asked.txt", "rb") as src, mmap.mmap(src.fileno(), 0, access=mmap.ACCESS_READ) as m:
         assert f.contains_lines(m).tolist() == want
+
+
+def test_a_growing_seen_set_is_byte_for_byte_bfuniqs(tmp):
+    # bfuniq without -n: a growing cascade, first stage 100000 keys, rate 1e-6
+    stream = ADDED + ADDED[::5]
+    out = program("bfuniq", "--key", KEY, "-f", "state.bf", stdin=lines(stream)).stdout
+    f = bftools.Filter(capacity=100000, rate=1e-6, growth=2, key=KEY)
+    seen = f.test_and_add_many(stream)
+    assert [k for k, s in zip(stream, seen) if not s] == out.decode().split("\n")[:-1]
+    f.save("py.bf")
+    assert open("py.bf", "rb").read() == open("state.bf", "rb").read()
+
+
+def test_adding_to_a_count_window_is_byte_for_byte_bfbuilds(tmp):
+    program("bfbuild", "--key", KEY, "--window", "2000", "-o", "w.bf", stdin=lines(ADDED[:1500]))
+    program("bfbuild", "--key", KEY, "--window", "2000", "-o", "all.bf", stdin=lines(ADDED[:1500]))
+    program("bfbuild", "-f", "all.bf", stdin=lines(ADDED[1500:]))
+    f = bftools.Filter("w.bf")
+    f.add_many(ADDED[1500:])
+    f.save()
+    assert open("w.bf", "rb").read() == open("all.bf", "rb").read()
