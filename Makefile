@@ -109,7 +109,7 @@ TSAN_FLAGS = -O1 -g -fsanitize=thread
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
 	bench bench-threads fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb \
 	check-scaleout deps-scaleout coverage deps-coverage analyze deps-analyze \
-	python deps-python install-python
+	python python-module deps-python install-python
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -149,7 +149,13 @@ $(PYDIR)/bftools/%.py: python/bftools/%.py
 	@mkdir -p $(@D)
 	cp $< $@
 
-python: deps-python $(PY_EXT) $(PY_FILES)
+# Again after deps-python: PY_INCLUDE and PY_SUFFIX need the python3 it
+# may have just installed.
+python: deps-python
+	@$(MAKE) --no-print-directory python-module
+
+python-module: $(PY_EXT) $(PY_FILES)
+	@:
 
 deps-python:
 	@sh tests/deps.sh python
