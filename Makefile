@@ -7,7 +7,8 @@
 #   make asan       the whole suite again under AddressSanitizer + UBSan
 #   make lint       man pages through mandoc -Tlint and groff -ww, and the
 #                   layers of lib/ (tests/layers.sh: no include upward, no circle)
-#   make bench      speed and memory against sort, gawk, grep -F (tests/bench/)
+#   make bench      speed and memory against sort, gawk, grep -F (tests/bench/);
+#                   Python's contains_many against pure Python and bfgrep
 #   make bench-threads  lines per second for -j 1, 2, 4, 8, 16 (up to the
 #                   CPUs) and the ratio to -j 1 (tests/bench/threads.sh)
 #   make fuzz       libFuzzer harnesses for FUZZ_SECONDS each (default 60)
@@ -32,6 +33,9 @@
 #                   lintian on them, failing on any error
 #   make check-deb  make deb, then the packages unpacked into a scratch root
 #                   and used from there (tests/deb.sh)
+#   make python     the Python package (python/) against this library in
+#                   build/python/ (PYTHONPATH=build/python); make check runs
+#                   its pytest suite; make install-python installs it
 #   make check-scaleout  the README's scale-out recipe on Dask distributed:
 #                   a scheduler and workers on 127.0.0.1 (tests/scaleout_dask.bats)
 #
@@ -86,6 +90,18 @@ PUBLIC_HEADERS = lib/bftools.h lib/base/line.h lib/hash/siphash.h lib/sets/filte
 UNIT_BIN  = $(O)/tests/unit/unit
 ACCURACY_BIN = $(O)/tests/accuracy/accuracy
 
+# The Python package: its extension module (python/src/) linked with this
+# build's static library, beside copies of python/bftools/*.py, in PYDIR.
+# Debian's python3, which python3-dev, python3-pytest and python3-numpy serve.
+PYTHON   ?= /usr/bin/python3
+PYDIR     = $(if $(filter .,$(O)),build/python,$(O)/python)
+PY_INCLUDE = $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+PY_SUFFIX = $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+PY_SITEDIR ?= $(PREFIX)/lib/python3/dist-packages
+PY_OBJ    = $(patsubst %.c,$(O)/%.o,$(wildcard python/src/*.c))
+PY_FILES  = $(patsubst python/%,$(PYDIR)/%,$(wildcard python/bftools/*.py))
+PY_EXT    = $(PYDIR)/bftools/_bftools$(PY_SUFFIX)
+
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 TSAN_FLAGS = -O1 -g -fsanitize=thread
 
@@ -93,7 +109,8 @@ TSAN_FLAGS = -O1 -g -fsanitize=thread
 
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
 	bench bench-threads fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb \
-	check-scaleout deps-scaleout coverage deps-coverage analyze deps-analyze
+	check-scaleout deps-scaleout coverage deps-coverage analyze deps-analyze \
+	python python-module deps-python install-python
 
 all: deps-build $(BINS) $(SHLIB)
 
@@ -118,6 +135,38 @@ $(UNIT_BIN): $(UNIT_OBJ) $(O)/lib/libbftools.a
 $(ACCURACY_BIN): $(O)/tests/accuracy/accuracy.o $(O)/lib/libbftools.a
 	$(CC) $(ALLFLAGS) $(LDFLAGS) -o $@ $< $(O)/lib/libbftools.a $(LDLIBS)
 
+# Python's headers as system headers: our warnings are for our code.
+$(O)/python/src/%.o: python/src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALLFLAGS) -isystem $(PY_INCLUDE) -MMD -MP -c $< -o $@
+
+# The library's symbols stay inside the module (--exclude-libs).
+$(PY_EXT): $(PY_OBJ) $(O)/lib/libbftools.a
+	@mkdir -p $(@D)
+	$(CC) $(ALLFLAGS) $(LDFLAGS) -shared -Wl,--exclude-libs,ALL -o $@ $(PY_OBJ) \
+		$(O)/lib/libbftools.a $(LDLIBS)
+
+$(PYDIR)/bftools/%.py: python/bftools/%.py
+	@mkdir -p $(@D)
+	cp $< $@
+
+# Again after deps-python: PY_INCLUDE and PY_SUFFIX need the python3 it
+# may have just installed.
+python: deps-python
+	@$(MAKE) --no-print-directory python-module
+
+python-module: $(PY_EXT) $(PY_FILES)
+	@:
+
+deps-python:
+	@sh tests/deps.sh python
+
+install-python: python
+	mkdir -p $(DESTDIR)$(PY_SITEDIR)/bftools
+	install -m 644 python/bftools/*.py $(DESTDIR)$(PY_SITEDIR)/bftools/
+	install -m 644 $(PY_EXT) $(DESTDIR)$(PY_SITEDIR)/bftools/
+
+-include $(PY_OBJ:.o=.d)
 -include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BINS:=.d) $(CLI_OBJ:.o=.d) $(ACCURACY_BIN).d
 
 # Prerequisites: each entry point installs what it lacks (tests/deps.sh).
@@ -133,11 +182,18 @@ deps-deb:
 unit: $(UNIT_BIN)
 
 # The fuzz corpora are replayed with the same compiler and flags (no libFuzzer needed).
-check: deps-check all $(UNIT_BIN) $(ACCURACY_BIN)
-	@CC="$(CC)" FUZZ_CFLAGS="$(CFLAGS)" sh tests/run.sh $(O)
+# The pytest suite runs on this build's module; under ThreadSanitizer it is
+# left out (an uninstrumented python3 cannot load a TSan module), and under
+# AddressSanitizer python3 gets the sanitizers' runtimes first (LD_PRELOAD).
+check: deps-check all $(UNIT_BIN) $(ACCURACY_BIN) python
+	@CC="$(CC)" FUZZ_CFLAGS="$(CFLAGS)" BFTOOLS_PYTHON="$(PYTHON)" BFTOOLS_PYDIR="$(CURDIR)/$(PYDIR)" \
+		BFTOOLS_PYTHON_PRELOAD="$(if $(findstring -fsanitize=address,$(CFLAGS)),$(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so))" \
+		BFTOOLS_PYTHON_SKIP="$(if $(findstring -fsanitize=thread,$(CFLAGS)),ThreadSanitizer)" \
+		sh tests/run.sh $(O)
 
-bench: all
+bench: all python
 	@sh tests/bench/run.sh
+	@PYTHONPATH=$(PYDIR) BFTOOLS_BIN=$(CURDIR)/$(O)/cmd $(PYTHON) python/bench/bench.py
 
 bench-threads: all
 	@sh tests/bench/threads.sh
@@ -288,6 +344,7 @@ clean:
 	rm -rf build demo-out
 	rm -f lib/*/*.o lib/*/*.d lib/libbftools.a lib/libbftools.so.* bftools.pc cmd/*.o cmd/*.d cmd/cli/*.o cmd/cli/*.d tests/unit/*.o tests/unit/*.d $(UNIT_BIN)
 	rm -f tests/accuracy/*.o tests/accuracy/*.d $(ACCURACY_BIN)
+	rm -f python/src/*.o python/src/*.d
 	rm -f $(PROGRAMS:%=cmd/%)
 
 FORCE:

@@ -11,6 +11,8 @@
 #   - pkg-config finds the installed bftools.pc: --libs gives -lbftools
 #   - tests/examples/count_keys.c builds against the installed headers and
 #     shared library, and again statically, and runs
+#   - python3 imports the installed bftools module (python3-bftools) and
+#     reads a filter the installed bfbuild wrote
 # Each check prints one line, "ok - WHAT" or "not ok - WHAT" followed by
 # what went wrong, then the summary
 #   check-deb: N passed, N failed
@@ -54,7 +56,7 @@ installed() {
 
 rm -rf "$work"
 mkdir -p "$root" || exit 1
-for pkg in bftools libbftools1 libbftools-dev; do
+for pkg in bftools libbftools1 libbftools-dev python3-bftools; do
 	deb="$debs/${pkg}_${version}_$arch.deb"
 	if [ ! -f "$deb" ]; then
 		echo "check-deb: build/deb/${deb##*/} is missing (make deb makes it)" >&2
@@ -204,7 +206,23 @@ check_example_static() {
 	run_example "$what" && pass "$what"
 }
 
+# The module from the package, with the answers of the installed bfgrep.
+check_python() {
+	what="python3 imports the installed bftools module and reads bfbuild's filter"
+	# as count_keys: under this key, dave is absent (run_example)
+	printf '%s\n' alice bob carol bob | installed bfbuild -n 1000 -p 0.01 --key "$KEY" -o py.bf
+	got=$(printf '%s\n' alice dave | installed bfgrep -f py.bf)
+	[ "$got" = alice ] || { fail "$what" "bfgrep: $got"; return; }
+	got=$(cd / && PYTHONPATH="$root/usr/lib/python3/dist-packages" /usr/bin/python3 -c '
+import sys, bftools
+assert bftools.__file__.startswith(sys.argv[1]), bftools.__file__
+print(bftools.Filter(sys.argv[2]).contains_many(["alice", "dave"]))' "$root" "$work/py.bf" 2>&1)
+	[ "$got" = "[True, False]" ] || { fail "$what" "$got"; return; }
+	pass "$what"
+}
+
 check_bfuniq
+check_python
 check_man
 check_bash
 check_shell_dirs

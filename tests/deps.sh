@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # deps.sh TARGET - make sure this machine has what the make target needs
-# (build, check, lint, valgrind, coverage, analyze, tsan, deb, check-deb,
-# scaleout).
+# (build, check, python, lint, valgrind, coverage, analyze, tsan, deb,
+# check-deb, scaleout).
 #
 # Missing Debian packages are installed with apt-get (through sudo when not
 # root), announced in one line. Without apt-get the missing packages are
@@ -56,6 +56,20 @@ check_build() {
 	fi
 }
 
+# The Python package (make python) builds for Debian's python3; its
+# pytest suite (make check) uses NumPy, and runs the README's pandas example.
+check_python() {
+	[ -x /usr/bin/python3 ] || want python3
+	[ -f "$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)/Python.h" ] ||
+		want python3-dev
+}
+check_python_tests() {
+	check_python
+	/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || want python3-pytest
+	/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || want python3-numpy
+	/usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || want python3-pandas
+}
+
 case ${1:-build} in
 build) check_build ;;
 check)
@@ -81,7 +95,9 @@ check)
 	# --json and --csv are checked against jq and Miller (tests/formats.bats)
 	have_cmd jq || want jq
 	have_cmd mlr || want miller
+	check_python_tests
 	;;
+python) check_build; check_python ;;
 valgrind) have_cmd valgrind || want valgrind ;;
 scaleout)
 	# make check-scaleout: Dask distributed as Debian packages it, run by

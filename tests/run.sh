@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # run.sh BUILD_DIR - run the C unit tests, replay the fuzz corpora, and run
-# every bats file against the programs in BUILD_DIR/cmd, then print one
-# summary line
+# every bats file against the programs in BUILD_DIR/cmd, and the Python
+# package's pytest suite (BFTOOLS_PYDIR: where make built it), then print
+# one summary line
 #   tests: N passed, N failed
-# counting every C unit test and every bats test. Exit 1 if any failed.
+# counting every C unit test, bats test and pytest test. Exit 1 if any failed.
 set -u
 build=${1:-.}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,6 +41,23 @@ bats --tap "$here"/*.bats >"$log.bats" 2>&1 || status=1
 cat "$log.bats"
 cat "$log.bats" >>"$log"
 rm -f "$log.bats"
+
+# The Python package's pytest suite (python/tests/), on the module make
+# built for this build directory (BFTOOLS_PYDIR): one TAP line per test
+# (python/tests/conftest.py writes them), counted with the rest.
+if [ -n "${BFTOOLS_PYTHON_SKIP:-}" ]; then
+	echo "== python: not run under ${BFTOOLS_PYTHON_SKIP}"
+elif [ -n "${BFTOOLS_PYDIR:-}" ]; then
+	echo "== python (pytest)"
+	env PYTHONPATH="$BFTOOLS_PYDIR" BFTOOLS_TAP="$log.tap" PYTHONDONTWRITEBYTECODE=1 \
+		ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0" \
+		${BFTOOLS_PYTHON_PRELOAD:+LD_PRELOAD="$BFTOOLS_PYTHON_PRELOAD"} \
+		"${BFTOOLS_PYTHON:-/usr/bin/python3}" -m pytest -q -p no:cacheprovider \
+		"$top/python/tests" >"$log.py" 2>&1 || status=1
+	cat "$log.tap" "$log.py" 2>/dev/null
+	cat "$log.tap" >>"$log" 2>/dev/null
+	rm -f "$log.tap" "$log.py"
+fi
 
 passed=$(grep -c '^ok ' "$log")
 failed=$(grep -c '^not ok ' "$log")

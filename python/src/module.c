@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * module.c - the bftools._bftools extension module: its exceptions, and
+ * keys taken from Python objects a chunk at a time.
+ *
+ * A chunk's records point into the objects themselves (a str's UTF-8, a
+ * bytes' bytes, a NumPy array's items), held until the chunk is done, so
+ * nothing is copied; the library then cuts, hashes and probes them with
+ * the GIL released. It does not decide what a key is: the cut is
+ * keyset_build's, the one every program uses.
+ */
+#include "pybftools.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+PyObject *pybf_error;
+PyObject *pybf_format_error;
+
+PyObject *pybf_raise(PyObject *exc, PyObject *name, const char *why)
+{
+	if (name != NULL && name != Py_None)
+		PyErr_Format(exc, "%U: %s", name, why);
+	else
+		PyErr_SetString(exc, why);
+	return NULL;
+}
+
+/* ---- sources of keys ------------------------------------------------ */
+
+int pybf_source_iter(struct pybf_source *s, PyObject *obj)
+{
+	memset(s, 0, sizeof *s);
+	s->iter = PyObject_GetIter(obj);
+	return s->iter == NULL ? -1 : 0;
+}
+
+int pybf_source_fixed(struct pybf_source *s, PyObject *buffer, Py_ssize_t itemsize)
+{
+	memset(s, 0, sizeof *s);
+	if (itemsize < 0) {
+		PyErr_SetString(PyExc_ValueError, "itemsize must not be negative");
+		return -1;
+	}
+	if (PyObject_GetBuffer(buffer, &s->view, PyBUF_C_CONTIGUOUS) < 0)
+		return -1;
+	s->itemsize = itemsize;
+	s->count = itemsize ? s->view.len / itemsize : s->view.len;
+	return 0;
+}
+
+size_t pybf_lines_count(const char *data, size_t len)
+{
+	size_t n = 0;
+	const char *end = data + len, *nl;
+
+	while (data < end && (nl = memchr(data, '\n', (size_t)(end - data))) != NULL) {
+		n++;
+		data = nl + 1;
+	}
+	return n + (data < end);
+}
+
+void pybf_source_close(struct pybf_source *s)
+{
+	if (s->iter != NULL)
+		Py_DECREF(s->iter);
+	else if (s->view.obj != NULL)
+		PyBuffer_Release(&s->view);
+	memset(s, 0, sizeof *s);
+}
+
+/* ---- chunks ------------------------------------------------------------ */
+
+int pybf_chunk_init(struct pybf_chunk *ch)
+{
+	memset(ch, 0, sizeof *ch);
+	ch->records = malloc(PYBF_CHUNK * sizeof *ch->records);
+	ch->held = malloc(PYBF_CHUNK * sizeof *ch->held);
+	ch->h = malloc(2 * PYBF_CHUNK * sizeof *ch->h);
+	ch->present = malloc(PYBF_CHUNK);
+	ch->answer = malloc(PYBF_CHUNK);
+	if (ch->records && ch->held && ch->h && ch->present && ch->answer)
+		return 0;
+	pybf_chunk_free(ch);
+	PyErr_NoMemory();
+	return -1;
+}
+
+void pybf_chunk_free(struct pybf_chunk *ch)
+{
+	pybf_chunk_release(ch);
+	keyset_free(&ch->ks);
+	free(ch->records);
+	free(ch->held);
+	free(ch->h);
+	free(ch->present);
+	free(ch->answer);
+	memset(ch, 0, sizeof *ch);
+}
+
+void pybf_chunk_release(struct pybf_chunk *ch)
+{
+	for (size_t i = 0; i < ch->nheld; i++)
+		Py_DECREF(ch->held[i]);
+	ch->nheld = 0;
+	ch->n = 0;
+}
+
+/* A line's newline ends it; it is not part of the key (lines.h). */
+static struct line record_of(const char *data, size_t len)
+{
+	struct line r;
+
+	if (len > 0 && data[len - 1] == '\n')
+		len--;
+	r.data = data;
+	r.len = len;
+	return r;
+}
+
+/* The bytes of key (str as UTF-8, bytes as they are): 0, or -1 raised. */
+static int key_bytes(PyObject *key, struct line *out)
+{
+	const char *data;
+	Py_ssize_t len;
+
+	if (PyUnicode_Check(key)) {
+		data = PyUnicode_AsUTF8AndSize(key, &len);
+		if (data == NULL)
+			return -1;
+	} else if (PyBytes_Check(key)) {
+		data = PyBytes_AS_STRING(key);
+		len = PyBytes_GET_SIZE(key);
+	} else {
+		PyErr_Format(PyExc_TypeError, "a key is str or bytes, not %.100s",
+			     Py_TYPE(key)->tp_name);
+		return -1;
+	}
+	*out = record_of(data, (size_t)len);
+	return 0;
+}
+
+static void fill_fixed(struct pybf_chunk *ch, struct pybf_source *s)
+{
+	const char *base = s->view.buf;
+
+	while (ch->n < PYBF_CHUNK && s->pos < s->count) {
+		const char *item = base + s->pos++ * s->itemsize;
+		size_t len = (size_t)s->itemsize;
+
+		while (len > 0 && item[len - 1] == '\0')
+			len--;
+		ch->records[ch->n++] = record_of(item, len);
+	}
+}
+
+/* Lines as lines.h hands them out: without their newline; the last may lack one. */
+static void fill_lines(struct pybf_chunk *ch, struct pybf_source *s)
+{
+	const char *base = s->view.buf;
+
+	while (ch->n < PYBF_CHUNK && s->pos < s->count) {
+		const char *start = base + s->pos;
+		const char *nl = memchr(start, '\n', (size_t)(s->count - s->pos));
+		size_t len = nl ? (size_t)(nl - start) : (size_t)(s->count - s->pos);
+
+		ch->records[ch->n].data = start;
+		ch->records[ch->n++].len = len;
+		s->pos += (Py_ssize_t)len + (nl != NULL);
+	}
+}
+
+int pybf_chunk_fill(struct pybf_chunk *ch, struct pybf_source *s)
+{
+	pybf_chunk_release(ch);
+	if (s->iter == NULL && s->itemsize == 0) {
+		fill_lines(ch, s);
+		return 0;
+	}
+	if (s->iter == NULL) {
+		fill_fixed(ch, s);
+		return 0;
+	}
+	while (ch->n < PYBF_CHUNK) {
+		PyObject *item = PyIter_Next(s->iter);
+
+		if (item == NULL)
+			return PyErr_Occurred() ? -1 : 0;
+		ch->held[ch->nheld++] = item;
+		if (key_bytes(item, &ch->records[ch->n]) < 0)
+			return -1;
+		ch->n++;
+	}
+	return 0;
+}
+
+int pybf_chunk_one(struct pybf_chunk *ch, PyObject *key)
+{
+	pybf_chunk_release(ch);
+	if (key_bytes(key, &ch->records[0]) < 0)
+		return -1;
+	Py_INCREF(key);
+	ch->held[ch->nheld++] = key;
+	ch->n = 1;
+	return 0;
+}
+
+int pybf_chunk_cut(struct pybf_chunk *ch, const struct key_spec *spec)
+{
+	return keyset_build(&ch->ks, spec, ch->records, ch->n);
+}
+
+void pybf_chunk_answers(struct pybf_chunk *ch)
+{
+	memset(ch->answer, 0, ch->n);
+	for (size_t j = 0; j < ch->ks.count; j++)
+		ch->answer[ch->ks.record[j]] = ch->present[j];
+}
+
+/* ---- where answers go -------------------------------------------------- */
+
+int pybf_sink_open(struct pybf_sink *k, PyObject *out)
+{
+	memset(k, 0, sizeof *k);
+	if (out == NULL || out == Py_None) {
+		k->list = PyList_New(0);
+		return k->list == NULL ? -1 : 0;
+	}
+	if (PyObject_GetBuffer(out, &k->out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
+		return -1;
+	k->has_out = 1;
+	return 0;
+}
+
+int pybf_sink_put(struct pybf_sink *k, const unsigned char *answer, size_t n)
+{
+	if (k->has_out) {
+		if ((size_t)(k->out.len - k->pos) < n) {
+			PyErr_SetString(PyExc_ValueError, "out has fewer items than there are keys");
+			return -1;
+		}
+		memcpy((char *)k->out.buf + k->pos, answer, n);
+		k->pos += (Py_ssize_t)n;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (PyList_Append(k->list, answer[i] ? Py_True : Py_False) < 0)
+			return -1;
+	return 0;
+}
+
+PyObject *pybf_sink_finish(struct pybf_sink *k)
+{
+	PyObject *list = k->list;
+
+	if (!k->has_out) {
+		k->list = NULL;
+		return list;
+	}
+	if (k->pos != k->out.len) {
+		pybf_sink_close(k);
+		PyErr_SetString(PyExc_ValueError, "out has more items than there are keys");
+		return NULL;
+	}
+	pybf_sink_close(k);
+	Py_RETURN_NONE;
+}
+
+void pybf_sink_close(struct pybf_sink *k)
+{
+	Py_CLEAR(k->list);
+	if (k->has_out)
+		PyBuffer_Release(&k->out);
+	k->has_out = 0;
+}
+
+/* ---- keys, paths, locks ---------------------------------------------- */
+
+int pybf_key_arg(PyObject *obj, unsigned char key[16])
+{
+	const char *why;
+
+	if (PyBytes_Check(obj) && PyBytes_GET_SIZE(obj) == 16) {
+		memcpy(key, PyBytes_AS_STRING(obj), 16);
+		return 0;
+	}
+	if (PyUnicode_Check(obj)) {
+		const char *hex = PyUnicode_AsUTF8(obj);
+
+		if (hex == NULL)
+			return -1;
+		if (numparse_hex_key(hex, key, &why) == 0)
+			return 0;
+		PyErr_Format(PyExc_ValueError, "key: %s", why);
+		return -1;
+	}
+	PyErr_SetString(PyExc_TypeError, "key is 16 bytes or a str of 32 hexadecimal digits");
+	return -1;
+}
+
+/* The key in a key file, made (mode 0600, random) when there is none yet, as --key-file does. */
+static int key_from_file(PyObject *key_file, unsigned char out[16])
+{
+	PyObject *path = pybf_path(key_file);
+	const char *why;
+	int r;
+
+	if (path == NULL)
+		return -1;
+	if (access(PyBytes_AS_STRING(path), F_OK) == 0)
+		r = keyfile_read(PyBytes_AS_STRING(path), out, &why);
+	else
+		r = keyfile_create(PyBytes_AS_STRING(path), out, &why);
+	if (r < 0)
+		PyErr_Format(pybf_error, "%s: %s", PyBytes_AS_STRING(path), why);
+	Py_DECREF(path);
+	return r;
+}
+
+int pybf_new_key(PyObject *key, PyObject *key_file, const unsigned char *fallback,
+		 unsigned char out[16])
+{
+	if (key != NULL && key != Py_None && key_file != NULL && key_file != Py_None) {
+		PyErr_SetString(PyExc_ValueError, "give key or key_file, not both");
+		return -1;
+	}
+	if (key != NULL && key != Py_None)
+		return pybf_key_arg(key, out);
+	if (key_file != NULL && key_file != Py_None)
+		return key_from_file(key_file, out) < 0 ? -1 : (int)FILTER_KEY_EXTERNAL;
+	if (fallback != NULL) {
+		memcpy(out, fallback, 16);
+		return 0;
+	}
+	if (filter_random_key(out) == 0)
+		return 0;
+	PyErr_SetFromErrno(PyExc_OSError);
+	return -1;
+}
+
+PyObject *pybf_path(PyObject *obj)
+{
+	PyObject *path = NULL;
+
+	if (!PyUnicode_FSConverter(obj, &path))
+		return NULL;
+	return path;
+}
+
+void pybf_rdlock(pthread_rwlock_t *l)
+{
+	if (pthread_rwlock_tryrdlock(l) == 0)
+		return;
+	Py_BEGIN_ALLOW_THREADS
+	pthread_rwlock_rdlock(l);
+	Py_END_ALLOW_THREADS
+}
+
+void pybf_wrlock(pthread_rwlock_t *l)
+{
+	if (pthread_rwlock_trywrlock(l) == 0)
+		return;
+	Py_BEGIN_ALLOW_THREADS
+	pthread_rwlock_wrlock(l);
+	Py_END_ALLOW_THREADS
+}
+
+/* ---- the module -------------------------------------------------------- */
+
+static PyObject *random_key(PyObject *mod, PyObject *noargs)
+{
+	unsigned char key[16];
+
+	(void)mod;
+	(void)noargs;
+	if (filter_random_key(key) < 0)
+		return PyErr_SetFromErrno(PyExc_OSError);
+	return PyBytes_FromStringAndSize((const char *)key, 16);
+}
+
+static PyObject *count_lines(PyObject *mod, PyObject *buffer)
+{
+	Py_buffer view;
+	size_t n;
+
+	(void)mod;
+	if (PyObject_GetBuffer(buffer, &view, PyBUF_C_CONTIGUOUS) < 0)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	n = pybf_lines_count(view.buf, (size_t)view.len);
+	Py_END_ALLOW_THREADS
+	PyBuffer_Release(&view);
+	return PyLong_FromSize_t(n);
+}
+
+static PyMethodDef module_methods[] = {
+	{ "random_key", random_key, METH_NOARGS, "16 random bytes, a new filter's key." },
+	{ "count_lines", count_lines, METH_O,
+	  "count_lines(buffer): the lines in buffer, the last perhaps without its newline." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module_def = {
+	PyModuleDef_HEAD_INIT, "_bftools",
+	"libbftools for Python: filters, sketches and heavy-hitter summaries.",
+	-1, module_methods, NULL, NULL, NULL, NULL,
+};
+
+static int add_type(PyObject *m, PyTypeObject *t, const char *name)
+{
+	if (PyType_Ready(t) < 0)
+		return -1;
+	Py_INCREF(t);
+	if (PyModule_AddObject(m, name, (PyObject *)t) == 0)
+		return 0;
+	Py_DECREF(t);
+	return -1;
+}
+
+static int add_exceptions(PyObject *m)
+{
+	pybf_error = PyErr_NewExceptionWithDoc("bftools.Error",
+		"A bftools library call failed; the message is the library's.", NULL, NULL);
+	if (pybf_error == NULL)
+		return -1;
+	pybf_format_error = PyErr_NewExceptionWithDoc("bftools.FormatError",
+		"A file is not what it was read as: not a bftools file, damaged, truncated.",
+		pybf_error, NULL);
+	if (pybf_format_error == NULL)
+		return -1;
+	Py_INCREF(pybf_error);
+	Py_INCREF(pybf_format_error);
+	if (PyModule_AddObject(m, "Error", pybf_error) < 0 ||
+	    PyModule_AddObject(m, "FormatError", pybf_format_error) < 0)
+		return -1;
+	return 0;
+}
+
+PyMODINIT_FUNC PyInit__bftools(void)
+{
+	PyObject *m = PyModule_Create(&module_def);
+
+	if (m == NULL)
+		return NULL;
+	if (add_exceptions(m) < 0 ||
+	    PyModule_AddStringConstant(m, "VERSION", BFTOOLS_VERSION) < 0 ||
+	    add_type(m, &pybf_filter_type, "Filter") < 0 ||
+	    add_type(m, &pybf_sketch_type, "Sketch") < 0 ||
+	    add_type(m, &pybf_topk_type, "TopK") < 0 ||
+	    add_type(m, &pybf_lock_type, "UpdateLock") < 0) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}

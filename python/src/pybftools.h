@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pybftools.h - what the files of the Python extension module share: the
+ * exceptions, keys from Python objects in batches, and the types.
+ *
+ * The module is a thin skin over libbftools: every format, hash and
+ * estimate is the library's. It owns only the conversions (Python objects
+ * to struct line, answers back to bools), the GIL, and a lock per object
+ * so that Python threads may share one read-only while another writes.
+ * It does not read lines from files: Python does that.
+ */
+#ifndef PYBFTOOLS_H
+#define PYBFTOOLS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bftools.h"
+
+/* bftools.Error, and FormatError for files that cannot be read as asked. */
+extern PyObject *pybf_error;
+extern PyObject *pybf_format_error;
+
+/* Raise exc with "NAME: why" (name may be NULL: then just why). Returns NULL. */
+PyObject *pybf_raise(PyObject *exc, PyObject *name, const char *why);
+
+/* Keys per batch handed to the library with the GIL released. */
+#define PYBF_CHUNK 65536u
+
+/*
+ * Where keys come from: an iterator of str (UTF-8) or bytes objects, a
+ * buffer of fixed-width items (a NumPy 'S' array: each item's trailing
+ * NUL bytes are padding, as NumPy reads them), or a buffer of lines, each
+ * ended by a newline but perhaps the last (a file's bytes, read whole).
+ */
+struct pybf_source {
+	PyObject *iter;		/* NULL for a fixed-width buffer */
+	Py_buffer view;		/* the buffer, when iter is NULL */
+	Py_ssize_t itemsize, count, pos;	/* itemsize 0: lines; count, pos in bytes */
+};
+
+/*
+ * Open a source over obj (iterable), or over a buffer of itemsize-byte
+ * items (itemsize 0: of lines).
+ */
+int pybf_source_iter(struct pybf_source *s, PyObject *obj);
+int pybf_source_fixed(struct pybf_source *s, PyObject *buffer, Py_ssize_t itemsize);
+/* The records a buffer of lines holds (what a source of them gives). */
+size_t pybf_lines_count(const char *data, size_t len);
+void pybf_source_close(struct pybf_source *s);
+
+/*
+ * One chunk of records (the keys as given, a line's final newline taken
+ * off), the objects they point into (held until pybf_chunk_release), and
+ * the keys cut from them as the programs cut them (keys.h), with their
+ * hashes and answers.
+ */
+struct pybf_chunk {
+	struct line *records;
+	PyObject **held;
+	size_t n, nheld;
+	struct keyset ks;
+	uint64_t *h;
+	unsigned char *present;	/* per key */
+	unsigned char *answer;	/* per record */
+};
+
+int pybf_chunk_init(struct pybf_chunk *ch);
+void pybf_chunk_free(struct pybf_chunk *ch);
+/* Fill ch with up to PYBF_CHUNK records from s (GIL held): 0 and ch->n (0 at the end), or -1 raised. */
+int pybf_chunk_fill(struct pybf_chunk *ch, struct pybf_source *s);
+/* One key (str or bytes) as a chunk of one record: 0, or -1 raised. */
+int pybf_chunk_one(struct pybf_chunk *ch, PyObject *key);
+void pybf_chunk_release(struct pybf_chunk *ch);
+/* Cut ch's keys with spec (no GIL needed): 0, or -1 when out of memory. */
+int pybf_chunk_cut(struct pybf_chunk *ch, const struct key_spec *spec);
+/* answer[record] = present[key] for every key cut, 0 for records without one. */
+void pybf_chunk_answers(struct pybf_chunk *ch);
+
+/*
+ * Where answers go: a list of bools (out == NULL), or n bytes of a
+ * writable buffer (a NumPy bool array).
+ */
+struct pybf_sink {
+	PyObject *list;
+	Py_buffer out;
+	int has_out;
+	Py_ssize_t pos;
+};
+int pybf_sink_open(struct pybf_sink *k, PyObject *out);
+int pybf_sink_put(struct pybf_sink *k, const unsigned char *answer, size_t n);
+/* The list, or None for a buffer; closes k. NULL raised (k closed) when count disagrees. */
+PyObject *pybf_sink_finish(struct pybf_sink *k);
+void pybf_sink_close(struct pybf_sink *k);
+
+/* A 16-byte key from bytes or 32 hex digits: 0, or -1 raised. */
+int pybf_key_arg(PyObject *obj, unsigned char key[16]);
+/* The key of key=/key_file= for a new structure: flags to add (FILTER_KEY_EXTERNAL), or -1 raised. */
+int pybf_new_key(PyObject *key, PyObject *key_file, const unsigned char *fallback,
+		 unsigned char out[16]);
+/* A path argument as bytes (os.fsencode): new reference, or NULL raised. */
+PyObject *pybf_path(PyObject *obj);
+
+/* Reader-writer lock helpers that wait with the GIL released. */
+void pybf_rdlock(pthread_rwlock_t *l);
+void pybf_wrlock(pthread_rwlock_t *l);
+
+extern PyTypeObject pybf_filter_type;
+extern PyTypeObject pybf_sketch_type;
+extern PyTypeObject pybf_topk_type;
+extern PyTypeObject pybf_lock_type;
+
+#endif
