@@ -9,6 +9,8 @@
 #include "pybftools.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <time.h>
 
 /* d[key] = value, value's reference taken over; -1 when either failed. */
 static int put(PyObject *d, const char *key, PyObject *value)
@@ -212,26 +214,57 @@ static PyObject *generation_info(const struct window *w, size_t g)
 	return d;
 }
 
-static PyObject *live_info(const struct window *w)
+/* The live generations at time at, as bfinfo lists them. */
+static PyObject *live_info(const struct window *w, uint64_t at)
 {
-	PyObject *list = PyList_New((Py_ssize_t)w->ngen);
+	size_t live = window_live_from(w, at);
+	PyObject *list = PyList_New((Py_ssize_t)(w->ngen - live));
 
-	for (size_t g = 0; list != NULL && g < w->ngen; g++) {
+	for (size_t g = live; list != NULL && g < w->ngen; g++) {
 		PyObject *one = generation_info(w, g);
 
 		if (one == NULL)
 			Py_CLEAR(list);
 		else
-			PyList_SET_ITEM(list, (Py_ssize_t)g, one);
+			PyList_SET_ITEM(list, (Py_ssize_t)(g - live), one);
 	}
 	return list;
+}
+
+/*
+ * What a window's clock reads, in bfinfo's words, and the time it is read
+ * at by the programs' rule (bftools(7)): a count window and a window on a
+ * time field at their own clock, a wall-clock window at the wall clock.
+ */
+static const char *clock_source(const struct window_params *wp, char buf[64])
+{
+	if (wp->kind == WINDOW_COUNT)
+		return "the keys offered";
+	if (wp->clock == WINDOW_CLOCK_FIELD)
+		snprintf(buf, 64, "time field %lu", (unsigned long)wp->time_field);
+	else
+		snprintf(buf, 64, "the wall clock%s",
+			 wp->clock == WINDOW_CLOCK_UNRECORDED ? " (not recorded: a file from before)" : "");
+	return buf;
+}
+
+static uint64_t read_at(const struct window *w)
+{
+	struct timespec ts;
+
+	if (w->wp.kind != WINDOW_TIME || w->wp.clock == WINDOW_CLOCK_FIELD ||
+	    clock_gettime(CLOCK_REALTIME, &ts) != 0)
+		return w->clock;
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 PyObject *pybf_info_window(const struct window *w, PyObject *name)
 {
 	const struct window_params *wp = &w->wp;
 	int time = wp->kind == WINDOW_TIME;
-	double e = window_estimate_count(w, w->clock);
+	uint64_t at = read_at(w);
+	double e = window_estimate_count(w, at);
+	char source[64];
 	PyObject *d = PyDict_New();
 
 	if (d == NULL)
@@ -242,8 +275,10 @@ PyObject *pybf_info_window(const struct window *w, PyObject *name)
 	    put_u64(d, "generations", wp->generations) |
 	    put_bool(d, "refresh", (wp->flags & WINDOW_REFRESH) != 0) |
 	    put_u64(d, time ? "clock_ms" : "clock_keys", w->clock) |
+	    put_str(d, "clock_source", clock_source(wp, source)) |
+	    put_u64(d, time ? "read_at_ms" : "read_at_keys", at) |
 	    put_double(d, "target_rate", wp->target_p) | put_keys(d, e) |
-	    put(d, "live", live_info(w)) | put_double(d, "estimated_elements", e) |
+	    put(d, "live", live_info(w, at)) | put_double(d, "estimated_elements", e) |
 	    put_u64(d, "bytes", window_bytes(w))) {
 		Py_DECREF(d);
 		return NULL;
