@@ -397,14 +397,15 @@ expect_valid_json() {
 	expect_valid_json
 }
 
-@test "bfinfo: --json escapes quotes, backslashes and control bytes in file names, passes other bytes" {
+@test "bfinfo: --json escapes quotes, backslashes, control bytes and bytes of no UTF-8 in file names" {
 	make_classic
 	local name=$'we"ird\\na\001me\nwith\377.bf'
 	cp classic.bf "$name"
 	bfinfo --json "$name" >out.json
-	# one line: the newline in the name is \u000a, not a line break
+	# one line: the newline in the name is \u000a, not a line break; the
+	# byte 377, valid in no UTF-8 sequence, is \udcff (json_out.h)
 	expect_eq "lines" 1 "$(wc -l <out.json | tr -d ' ')"
-	expect_eq "file member" '{"file":"we\"ird\\na\u0001me\u000awith'$'\377''.bf",' \
+	expect_eq "file member" '{"file":"we\"ird\\na\u0001me\u000awith\udcff.bf",' \
 		"$(grep -o '^{"file":"[^,]*,' out.json)"
 }
 

@@ -78,9 +78,11 @@ int cli_bad_lines_cut_on(void)
 	return json_inputs && !bad_line_skip;
 }
 
+/* Any thread: an order-free run (bfcount in ranges) consumes on each. */
 uint64_t cli_bad_lines(const struct keyset *ks)
 {
-	bad_lines += ks->nbad;
+	if (ks->nbad > 0)
+		__atomic_fetch_add(&bad_lines, (uint64_t)ks->nbad, __ATOMIC_RELAXED);
 	return ks->nbad;
 }
 
