@@ -73,7 +73,8 @@ static const char usage[] =
 /* The rest of --help: one string would pass the 4095 bytes C99 promises. */
 static const char usage_more[] =
 	"      --window=W        a windowed filter forgetting keys after W keys or W of\n"
-	"                        time (90s, 10m, 24h, 7d); -n: keys expected per window\n"
+	"                        time: 10Mkeys, or 90s, 10m, 1h30m, 1.5h, 7d, 1w (a bare\n"
+	"                        number is refused); -n: keys expected per time window\n"
 	"      --generations=G   the window's generations, 2..64 (default 8)\n"
 	"      --refresh         a repeat within the window restarts its key's age\n"
 	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"

@@ -64,7 +64,8 @@ static const char usage[] =
 	"  -z, --null-data       records end with NUL, not newline (output too)\n"
 	"  -w, --words           each word of a key is a key\n"
 	CLI_DECOMPRESS_HELP
-	"      --window=W        only the last W keys (10M) or W of time (90s, 10m, 24h, 7d)\n"
+	"      --window=W        only the last W keys (10Mkeys) or W of time\n"
+	"                        (90s, 10m, 1h30m, 1.5h, 7d, 1w; a bare number is refused)\n"
 	"      --generations=G   the window's generations, 2..64 (default 8; slack 1/(G-1))\n"
 	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
 	"      --bad-time=WHAT   a line whose time cannot be read: error (default) or skip\n"

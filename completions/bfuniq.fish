@@ -37,7 +37,7 @@ complete -c bfuniq -l layout -x -a 'blocked\t"One cache line per key (default)" 
 complete -c bfuniq -n 'not __fish_contains_opt key-file' -l key -x -d '128-bit SipHash key as 32 hex digits'
 complete -c bfuniq -l line-buffered -d 'Flush output after every line'
 complete -c bfuniq -l no-wait -d 'Fail at once if another bftools process is updating the file'
-complete -c bfuniq -l window -x -d 'Forget keys after W keys (10M) or W of time (90s, 10m, 24h, 7d)'
+complete -c bfuniq -l window -x -d 'Forget keys after W keys (10Mkeys) or W of time (90s, 10m, 1h30m, 1.5h, 7d, 1w)'
 complete -c bfuniq -l generations -x -d "The window's generations, 2..64 (default 8)"
 complete -c bfuniq -l refresh -d "A repeat within the window restarts its key's age"
 complete -c bfuniq -l time-field -x -d "A line's time is its Fth field"

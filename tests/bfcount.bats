@@ -772,8 +772,8 @@ bfcount: full.bf: every bit is set: too many keys to estimate"
 	# generations of one shape: the OR of those is one filter of the keys
 	# within the window, so the union is 1500 and the intersection 500,
 	# each within 5 of the standard errors -v reports
-	seq 1 1000 | bfbuild --key "$KEY" --window 2000 -o w1.bf
-	seq 501 1500 | bfbuild --key "$KEY" --window 2000 -o w2.bf
+	seq 1 1000 | bfbuild --key "$KEY" --window 2000keys -o w1.bf
+	seq 501 1500 | bfbuild --key "$KEY" --window 2000keys -o w2.bf
 	local sd
 	run --separate-stderr bfcount --union w1.bf w2.bf
 	expect_status 0

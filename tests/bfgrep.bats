@@ -965,7 +965,7 @@ make_tree() {
 
 @test "bfgrep: grep's per-FILE options work with a windowed filter too" {
 	# a count window of 100 keys holds k0..k49: every one of them is within it
-	seq 0 49 | sed 's/^/k/' | bfuniq --key "$KEY" -f w.bf --window 100 >/dev/null
+	seq 0 49 | sed 's/^/k/' | bfuniq --key "$KEY" -f w.bf --window 100keys >/dev/null
 	put_lines a.txt k1 x k2
 	put_lines b.txt y z
 	run --separate-stderr bfgrep -n -f w.bf a.txt b.txt

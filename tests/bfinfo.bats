@@ -531,7 +531,7 @@ expect_valid_json() {
 	build classic.bf -n 5000 --layout classic in.txt
 	build counting.bf -n 5000 --layout counting in.txt
 	seq 1 250000 | bfuniq --key "$KEY" -f growing.bf >/dev/null
-	bfbuild --key "$KEY" --window 2000 -o window.bf in.txt
+	bfbuild --key "$KEY" --window 2000keys -o window.bf in.txt
 	bfbuild --format dcso -n 5000 -p 0.01 -o dcso.bloom in.txt
 	local f want
 	for f in fixed.bf classic.bf counting.bf growing.bf window.bf dcso.bloom; do

@@ -304,7 +304,7 @@ size on disk:         $(wc -c <s.top | tr -d ' ') B ($(wc -c <s.top | tr -d ' ')
 @test "bftop --window N: the intervals hold for the last N G/(G-1) keys at a generation's end" {
 	head -n 10000 "$BATS_FILE_TMPDIR/z10.txt" >in.txt
 	tail -n 1250 in.txt | sort | uniq -c | sort -k1,1nr -k2 >exact.txt
-	run --separate-stderr bftop --window 1000 --generations 5 -e 1e-2 -n 0 -v in.txt
+	run --separate-stderr bftop --window 1000keys --generations 5 -e 1e-2 -n 0 -v in.txt
 	expect_status 0
 	printf '%s\n' "$output" >bounds.txt
 	[ "$(wc -l <bounds.txt)" -eq 100 ]
@@ -335,7 +335,7 @@ size on disk:         $(wc -c <s.top | tr -d ' ') B ($(wc -c <s.top | tr -d ' ')
 @test "bftop --window: the same output for -j 1, 2 and 4; bad times are errors or skipped" {
 	head -n 20000 "$BATS_FILE_TMPDIR/z08.txt" >in.txt
 	for j in 1 2 4; do
-		bftop -j "$j" --window 3000 -e 1e-2 -n 0 -v in.txt >"out$j.txt" 2>&1
+		bftop -j "$j" --window 3000keys -e 1e-2 -n 0 -v in.txt >"out$j.txt" 2>&1
 	done
 	cmp out1.txt out2.txt
 	cmp out1.txt out4.txt
@@ -354,10 +354,10 @@ size on disk:         $(wc -c <s.top | tr -d ' ') B ($(wc -c <s.top | tr -d ' ')
 @test "bftop --window: usage errors" {
 	run --separate-stderr bftop --now 2026-01-01T00:00:00Z in.txt
 	expect_usage_error bftop "--generations, --time-field, --bad-time and --now need --window"
-	run --separate-stderr bftop --window 10 -o s.top in.txt
+	run --separate-stderr bftop --window 10keys -o s.top in.txt
 	expect_usage_error bftop "--window: a windowed summary is not saved or loaded (-o, -s, -q)"
-	run --separate-stderr bftop --window 10 --time-field 1 in.txt
+	run --separate-stderr bftop --window 10keys --time-field 1 in.txt
 	expect_usage_error bftop "--time-field and --now need a time window (such as --window 10m)"
-	run --separate-stderr bftop --max-memory 10M --window 10 </dev/null
+	run --separate-stderr bftop --max-memory 10M --window 10keys </dev/null
 	expect_fail "bftop: the window's summaries need 42.6 MB (42601176 bytes), over the memory limit of 10.0 MB"
 }
