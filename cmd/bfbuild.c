@@ -62,7 +62,7 @@ static const char usage[] =
 	"      --hash=HASH       siphash13 (default) or siphash24\n"
 	"      --format=FORMAT   bftools (default), or dcso or dcso-gzip: the DCSO\n"
 	"                        bloom format, plain or gzipped (with -n, -p only)\n"
-	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-; N digits only) of each line;\n"
 	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"

@@ -58,7 +58,7 @@ static const char usage[] =
 	"  -o, --output=SUMMARY  save the summary to SUMMARY (atomically)\n"
 	"  -s, --summary=SUMMARY start from saved summaries (repeatable: merged);\n"
 	"                        the FILEs given are added, standard input only as -\n"
-	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -k, --field=N         key on the Nth field of each line (N digits only)\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline (output too)\n"

@@ -47,7 +47,7 @@ static const char usage[] =
 	"  -p, --rate=P          chance of dropping a first-seen line (default 1e-6)\n"
 	"  -f, --state=STATE     load the seen keys from STATE, save them back at the end\n"
 	"  -d, --repeated        print only lines whose key was seen before\n"
-	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-; N digits only) of each line;\n"
 	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case of keys\n"

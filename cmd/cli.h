@@ -172,6 +172,8 @@ _Noreturn void cli_version(void);
 
 /* Option values; a bad one is a usage error naming the option. */
 uint64_t cli_count(const char *option, const char *arg, uint64_t min, uint64_t max);
+/* A field's number: digits only, never 1k or 1e3 (a count's spellings). */
+uint64_t cli_field_number(const char *option, const char *arg, uint64_t min, uint64_t max);
 double cli_rate(const char *option, const char *arg);
 void cli_hex_key(const char *option, const char *arg, unsigned char key[16]);
 enum filter_layout cli_layout(const char *arg);

@@ -74,7 +74,7 @@ void cli_window_generations(struct cli_window *cw, const char *arg)
 
 void cli_window_time_field(struct cli_window *cw, const char *arg)
 {
-	cw->time.field = (unsigned long)cli_count("time field", arg, 1, UINT32_MAX);
+	cw->time.field = (unsigned long)cli_field_number("time field", arg, 1, UINT32_MAX);
 }
 
 void cli_window_bad_time(struct cli_window *cw, const char *arg)
