@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cascade.h"
 #include "cli.h"
@@ -372,6 +373,7 @@ struct counter {
 	struct sketch *sketch;
 	struct sketch_shards *shards;
 	struct keyset keys[CLI_SLOTS];
+	uint64_t inputs_read;	/* inputs opened and read, to their end or a clean cut */
 };
 
 /* Reader thread: the batch's keys. */
@@ -481,6 +483,26 @@ static void put_estimate(const struct options *opt, const struct sketch *s, cons
 			 sketch_precision(s), (unsigned long long)s->insertions);
 }
 
+/* Calling thread: nothing to do before an input. */
+static void input_begin(void *ctx, const char *path)
+{
+	(void)ctx;
+	(void)path;
+}
+
+/* Calling thread: an input was opened and read (one that could not be opened has no end). */
+static int input_read(void *ctx, const char *path)
+{
+	struct counter *c = ctx;
+	struct stat st;
+
+	/* a directory ends too (EISDIR), but it is no input: nothing was read */
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	c->inputs_read++;
+	return 0;
+}
+
 /* Count the input into c->sketch on every thread; cli_each_input_ranged's status. */
 static int count_input(struct counter *c)
 {
@@ -495,6 +517,7 @@ static int count_input(struct counter *c)
 	static const struct cli_stage cut = {
 		.prepare = prepare_keys, .work = count_later, .consume = count_batch, .cut = cut_batch
 	};
+	static const struct cli_input_events events = { .begin = input_begin, .end = input_read };
 	const struct cli_stage *ordered = cli_bad_lines_cut_on() ? &cut : &stage;
 	const char *why;
 	int status;
@@ -510,7 +533,7 @@ static int count_input(struct counter *c)
 	 * counting its own batches into the partials as above.
 	 */
 	status = cli_each_input_ranged(c->opt->inputs, c->opt->ninputs, c->opt->delim, ordered, &stage,
-				       NULL, c);
+				       &events, c);
 	cli_progress_detail = NULL;
 	sketch_shards_merge(c->shards);
 	sketch_shards_free(c->shards);
@@ -539,6 +562,15 @@ static int count_stream(struct options *opt, struct writer *out)
 	else if (dest)
 		cli_save_sketch(c.sketch, dest);
 	cli_unlock();
+	/*
+	 * As grep -c prints counts only for files it read: when every input
+	 * failed to open and no sketch was loaded, nothing was counted, and a
+	 * 0 beside the error would read as an answer.
+	 */
+	if (status < 0 && c.inputs_read == 0 && opt->sk.n == 0) {
+		sketch_free(c.sketch);
+		return status;
+	}
 	put_estimate(opt, c.sketch, status < 0 && !cli_inputs_cut() ? NULL : dest, out);
 	sketch_free(c.sketch);
 	return status;

@@ -331,6 +331,24 @@ make_ab() {
 	expect_output 2
 }
 
+@test "bfcount: when no FILE could be read, no count is printed beside the error" {
+	# issue 37: bfcount nosuch.txt printed 0 and exited 2; grep -c prints
+	# counts only for files it read
+	run --separate-stderr bfcount nosuch.txt
+	expect_fail "bfcount: nosuch.txt: No such file or directory"
+	run --separate-stderr bfcount -j 2 -v nosuch.txt other.txt
+	expect_fail "bfcount: nosuch.txt: No such file or directory
+bfcount: other.txt: No such file or directory"
+	mkdir dir
+	run --separate-stderr bfcount dir
+	expect_fail "bfcount: dir: Is a directory"
+	# an empty FILE was read: its count is 0
+	: >empty.txt
+	run --separate-stderr bfcount empty.txt nosuch.txt
+	expect_status 2
+	expect_output 0
+}
+
 @test "bfcount: writing the count to a full disk is a write error, exit 2" {
 	seq 1 10 >in.txt
 	run --separate-stderr bash -c 'bfcount in.txt >/dev/full'
