@@ -70,7 +70,7 @@ static const char usage[] =
 	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
 	"      --bad-time=WHAT   a line whose time cannot be read: error (default) or skip\n"
 	"      --now=T           the time of a time window without --time-field (default: now)\n"
-	CLI_COMMON_HELP
+	CLI_COMMON_HELP_NO_KEY_FILE
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
@@ -119,12 +119,22 @@ struct options {
 	int window_options;	/* --generations, --time-field, --bad-time or --now given */
 };
 
-static double fraction(const char *option, const char *arg, double min, double max)
+/*
+ * A number in [min, max], as every option's value is refused: "invalid
+ * OPTION 'ARG': WHY", the range said in words (range) whatever side of it
+ * the value fell, within (0, 1) or not.
+ */
+static double fraction(const char *option, const char *arg, double min, double max,
+		       const char *range)
 {
-	double v = cli_rate(option, arg);
+	const char *why;
+	double v;
 
-	if (!(v >= min && v <= max))
-		cli_usage_error("%s: %s out of range %g..%g", option, arg, min, max);
+	if (numparse_rate(arg, &v, &why) < 0 &&
+	    (strcmp(why, "not a number") == 0 || strcmp(why, "empty") == 0))
+		cli_usage_error("invalid %s '%s': %s", option, arg, why);
+	if (why != NULL || !(v >= min && v <= max))
+		cli_usage_error("invalid %s '%s': must be %s", option, arg, range);
 	return v;
 }
 
@@ -132,9 +142,13 @@ static void parse_option(struct options *opt, int c, const char *arg)
 {
 	switch (c) {
 	case 'n': opt->top = cli_count("top", arg, 0, UINT64_MAX); opt->top_given = 1; break;
-	case 'e': opt->eps = fraction("error", arg, TOPK_EPS_MIN, TOPK_EPS_MAX); opt->sized = 1; break;
+	case 'e':
+		opt->eps = fraction("error bound", arg, TOPK_EPS_MIN, TOPK_EPS_MAX, "from 1e-6 to 0.5");
+		opt->sized = 1;
+		break;
 	case OPT_CONFIDENCE:
-		opt->confidence = fraction("confidence", arg, 0.5, 1.0 - 1e-9);
+		opt->confidence = fraction("confidence", arg, 0.5, 1.0 - 1e-9,
+					   "at least 0.5 and below 1 (at most 0.999999999)");
 		opt->sized = 1;
 		break;
 	case 'v': opt->bounds = 1; break;

@@ -58,6 +58,13 @@ enum {
 	"  -j, --threads=N       use N threads (default: the CPUs, up to 8);\n" \
 	"                        the output is the same for every N\n"       \
 	"      --key-file=FILE   the filters' key is kept in FILE, not in them\n" \
+	CLI_COMMON_HELP_REST
+/* The same without --key-file, for bftop, which refuses it (its own key). */
+#define CLI_COMMON_HELP_NO_KEY_FILE                                          \
+	"  -j, --threads=N       use N threads (default: the CPUs, up to 8);\n" \
+	"                        the output is the same for every N\n"       \
+	CLI_COMMON_HELP_REST
+#define CLI_COMMON_HELP_REST                                                 \
 	"      --max-memory=SIZE refuse filters larger than SIZE bytes in memory\n" \
 	"      --progress        show progress on stderr even when not a terminal\n" \
 	"      --no-progress     never show progress\n"

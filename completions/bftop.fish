@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # fish completion for bftop(1): every option with its description; *.top
 # summaries after -s/--summary; ordinary files (fish's default) for the
-# input stream, -o and --key-file. -e and --confidence are offered only
+# input stream and -o (--key-file is refused: bftop has its own key). -e and --confidence are offered only
 # without -s (a loaded summary is sized already).
 # Install in ~/.config/fish/completions/ or a vendor completions directory.
 
@@ -36,7 +36,6 @@ complete -c bftop -l time-field -x -d "A line's time is its Fth field"
 complete -c bftop -l bad-time -x -a 'error skip' -d 'A line whose time cannot be read: error or skip'
 complete -c bftop -l now -x -d 'The time of a time window without --time-field'
 complete -c bftop -s j -l threads -x -d 'Use N threads (the output is the same for every N)'
-complete -c bftop -l key-file -r -F -d "Refused: summaries are keyed with bftop's own key"
 complete -c bftop -l max-memory -x -d 'Refuse summaries larger than SIZE bytes in memory'
 complete -c bftop -l progress -d 'Show progress on stderr even when not a terminal'
 complete -c bftop -l no-progress -d 'Never show progress'

@@ -236,6 +236,48 @@ top_is_exact() {
 	expect_any_usage_error bftop
 }
 
+@test "bftop: -e and --confidence are refused in one style, the range in words" {
+	# issue 37: "bftop: error: 0.6 out of range 1e-06..0.5", and --confidence 1
+	# and 0.4 spoke of two different ranges
+	local eps="must be from 1e-6 to 0.5"
+	local conf="must be at least 0.5 and below 1 (at most 0.999999999)"
+	for e in 0.6 1 0 1e-7; do
+		run --separate-stderr bftop -e "$e" </dev/null
+		expect_usage_error bftop "invalid error bound '$e': $eps"
+	done
+	run --separate-stderr bftop -e x </dev/null
+	expect_usage_error bftop "invalid error bound 'x': not a number"
+	for c in 1 0.4 0 0.9999999999; do
+		run --separate-stderr bftop --confidence "$c" </dev/null
+		expect_usage_error bftop "invalid confidence '$c': $conf"
+	done
+}
+
+@test "bftop: --help leaves out --key-file, which bftop refuses" {
+	run --separate-stderr bftop --help
+	expect_status 0
+	case $output in *key-file*) expect_eq "--help" "no --key-file" "$output" ;; esac
+	run --separate-stderr bftop --key-file k.key </dev/null
+	expect_usage_error bftop "--key-file: bftop summaries are keyed with bftop's own key"
+}
+
+@test "bftop: a summary given where a filter or sketch goes is named a summary" {
+	# issue 37: bfgrep -f mon.top said "bad magic"
+	printf 'a\nb\na\n' | bftop -o mon.top
+	local readers="bftop -s and bfinfo read summaries"
+	for prog in bfgrep bfuniq bfbuild; do
+		run --separate-stderr "$prog" -f mon.top </dev/null
+		expect_fail "$prog: mon.top: a bftools summary, not a filter ($readers)"
+	done
+	run --separate-stderr bfcount -f mon.top
+	expect_fail "bfcount: mon.top: a bftools summary, not a filter ($readers)"
+	run --separate-stderr bfcount -s mon.top
+	expect_fail "bfcount: mon.top: a bftools summary, not a sketch ($readers)"
+	printf 'a\n' | bfcount -o s.hll >/dev/null
+	run --separate-stderr bfmerge -o out.hll s.hll mon.top
+	expect_fail "bfmerge: mon.top: a bftools summary, not a sketch: sketches and summaries cannot be merged"
+}
+
 @test "bftop: --help shows the synopsis and exits 0" {
 	run --separate-stderr bftop --help
 	expect_status 0

@@ -892,6 +892,7 @@ int format_save_window_path(const struct window *w, const char *path, const char
 /* ---- reading ---------------------------------------------------------- */
 
 const char format_err_sketch[] = "a bftools sketch, not a filter";
+const char format_err_summary[] = "a bftools summary, not a filter";
 
 struct format_reader {
 	struct gzin in;
@@ -938,10 +939,16 @@ static int read_start(struct format_reader *r, const char **errstr)
 	return kind < 0 ? START_OURS : kind;	/* undecided: the headers will say */
 }
 
-/* A sketch's magic (sketch.c): ours with S for T, the byte that names the kind. */
+/* Another bftools file's magic: ours with kind, not T, in the byte that names the kind. */
+static int family_magic(const unsigned char *h, unsigned char kind)
+{
+	return h[3] == kind && memcmp(h, magic, 3) == 0 && memcmp(h + 4, magic + 4, MAGIC_LEN - 4) == 0;
+}
+
+/* A sketch's magic (sketch.c): S for T. */
 static int sketch_magic(const unsigned char *h)
 {
-	return h[3] == 'S' && memcmp(h, magic, 3) == 0 && memcmp(h + 4, magic + 4, MAGIC_LEN - 4) == 0;
+	return family_magic(h, 'S');
 }
 
 /* Every header, file and stages, into fi: all of it checked before any bits are read. */
@@ -956,6 +963,8 @@ static int read_headers(struct format_reader *r, struct file_info *fi, const cha
 	}
 	if (sketch_magic(h))
 		return bad(errstr, format_err_sketch);
+	if (family_magic(h, 'H'))	/* a heavy-hitter summary (topk_file.c) */
+		return bad(errstr, format_err_summary);
 	if (memcmp(h, magic, MAGIC_LEN) != 0)
 		return bad(errstr, "not a bftools filter (bad magic)");
 	if (inflate_headers(r, h + MAGIC_LEN, FILE_HEADER_LEN - MAGIC_LEN, errstr) < 0)

@@ -89,6 +89,8 @@ struct cascade *format_load_path(const char *path, const char **errstr);
  * apart by its magic, before anything else is read.
  */
 extern const char format_err_sketch[];
+/* A heavy-hitter summary (topk_file.h) is refused the same way, with this. */
+extern const char format_err_summary[];
 
 /*
  * Any file a bftools reader takes, told apart by its first bytes and
