@@ -23,6 +23,7 @@ complete -c bfuniq -s n -l capacity -x -d 'Size one filter for N distinct keys (
 complete -c bfuniq -s p -l rate -x -d 'Chance of dropping a first-seen line (default 1e-6)'
 complete -c bfuniq -s f -l state -x -a '(__bfuniq_states)' -d 'Load the seen keys from STATE, save them back at the end'
 complete -c bfuniq -s d -l repeated -d 'Print only lines whose key was seen before'
+complete -c bfuniq -l once -d 'With -d: each repeated key once, at its second sighting'
 complete -c bfuniq -s k -l field -x -d 'Key on fields of each line (N, N,M, N-M, N-)'
 complete -c bfuniq -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfuniq -l header -d 'The first line of each input is a header, not a key'

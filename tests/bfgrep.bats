@@ -124,7 +124,7 @@ make_names() {
 	run --separate-stderr bfgrep -f names.bf --field=x in.txt
 	expect_usage_error bfgrep "-k 'x': not a field number or range (field names need --header)"
 	run --separate-stderr bfgrep -f names.bf -k 1.5 in.txt
-	expect_usage_error bfgrep "invalid field number '1.5': not a whole number"
+	expect_usage_error bfgrep "invalid field number '1.5': a field number is a plain integer (1, 2, 3, ...; no suffix, fraction or exponent)"
 }
 
 @test "bfgrep: -t with two characters is a usage error" {
