@@ -422,6 +422,9 @@ static void put_key(struct counter *c, const unsigned char *key, size_t len, int
 		snprintf(text, sizeof text, "%7llu ", (unsigned long long)upper);
 	put(c->out, text, strlen(text));
 	put(c->out, key, len);
+	/* 256 bytes and "...": longer than any key printed whole, so never one */
+	if (truncated)
+		put(c->out, "...", 3);
 	put(c->out, &c->opt->delim, 1);
 }
 

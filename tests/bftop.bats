@@ -278,6 +278,20 @@ top_is_exact() {
 	expect_fail "bfmerge: mon.top: a bftools summary, not a sketch: sketches and summaries cannot be merged"
 }
 
+@test "bftop: a key printed truncated is marked in text too, by ... after its 256 bytes" {
+	# issue 37: only --json said "truncated": true
+	local long short
+	long=$(printf 'x%.0s' $(seq 300))
+	short=$(printf 'y%.0s' $(seq 256))
+	printf '%s\n' "$long" "$long" "$short" >in.txt
+	run --separate-stderr bftop in.txt
+	expect_status 0
+	expect_output "$(printf '%7d %s...\n%7d %s' 2 "${long:0:256}" 1 "$short")"
+	run --separate-stderr bftop --json in.txt
+	case $output in *'"count": 2, "lower": 2, "upper": 2, "truncated": true}'*) ;;
+	*) expect_eq "--json" '... "truncated": true ...' "$output" ;; esac
+}
+
 @test "bftop: --help shows the synopsis and exits 0" {
 	run --separate-stderr bftop --help
 	expect_status 0
