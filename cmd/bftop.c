@@ -54,6 +54,7 @@ static const char usage[] =
 	"      --confidence=C    probability of the count-min bound (default 0.999)\n"
 	"  -v, --bounds          print the estimate, lower and upper bounds, then the key\n"
 	"      --json            print a JSON array of {key, count, lower, upper}\n"
+	"      --report=json     the same as --json, spelled as in every program\n"
 	"  -q, --query           print each input key's estimated count (needs -s)\n"
 	"  -o, --output=SUMMARY  save the summary to SUMMARY (atomically)\n"
 	"  -s, --summary=SUMMARY start from saved summaries (repeatable: merged);\n"
@@ -74,7 +75,7 @@ static const char usage[] =
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
-enum { OPT_JSON = 256, OPT_CONFIDENCE, OPT_WINDOW, OPT_GENERATIONS, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW };
+enum { OPT_REPORT = 255, OPT_JSON = 256, OPT_CONFIDENCE, OPT_WINDOW, OPT_GENERATIONS, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW };
 
 static const struct option long_options[] = {
 	{ "top", required_argument, NULL, 'n' },
@@ -82,6 +83,7 @@ static const struct option long_options[] = {
 	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 	{ "bounds", no_argument, NULL, 'v' },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "query", no_argument, NULL, 'q' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "summary", required_argument, NULL, 's' },
@@ -153,6 +155,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 		break;
 	case 'v': opt->bounds = 1; break;
 	case OPT_JSON: opt->json = 1; break;
+	case OPT_REPORT: cli_report_json(arg); opt->json = 1; break;
 	case 'q': opt->query = 1; break;
 	case 'o': opt->output = arg; break;
 	case 's': opt->summaries[opt->nsummaries++] = arg; break;

@@ -55,6 +55,7 @@ static const char usage[] =
 	"  -z, --null-data       records end with NUL, not newline\n"
 	CLI_DECOMPRESS_HELP
 	"  -v, --verbose         report lines, repeats and expected losses on stderr\n"
+	"      --report=json     that report as one JSON object on stderr (implies -v)\n"
 	"      --layout=LAYOUT   blocked (default) or classic\n"
 	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
 	"      --line-buffered   flush output after every line\n"
@@ -76,7 +77,7 @@ static const char usage[] =
 enum {
 	OPT_LAYOUT = 256, OPT_KEY, OPT_LINE_BUFFERED,
 	OPT_WINDOW, OPT_GENERATIONS, OPT_REFRESH, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW, OPT_CHECKPOINT,
-	OPT_ONCE,
+	OPT_ONCE, OPT_REPORT,
 };
 
 static const struct option long_options[] = {
@@ -85,6 +86,7 @@ static const struct option long_options[] = {
 	{ "state", required_argument, NULL, 'f' },
 	{ "repeated", no_argument, NULL, 'd' },
 	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "field", required_argument, NULL, 'k' },
 	{ "separator", required_argument, NULL, 't' },
 	{ "ignore-case", no_argument, NULL, 'i' },
@@ -133,6 +135,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'f': opt->state = arg; break;
 	case 'd': opt->repeated = 1; break;
 	case OPT_ONCE: opt->once = 1; break;
+	case OPT_REPORT: cli_report_json(arg); opt->verbose = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
 	case CLI_OPT_CSV: opt->spec.csv = 1; break;
 	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); break;
@@ -771,10 +774,45 @@ static void report_loss(struct uniq *u)
 			 expected, sd, target);
 }
 
+/* The -v report as one JSON object (--report=json). */
+static void report_json(struct uniq *u)
+{
+	uint64_t first = u->lines - u->repeats - u->keyless - u->bad_times;
+	double lost;
+
+	if (u->window != NULL) {
+		cli_report_object("\"lines\":%llu,\"first_seen\":%llu,\"repeats\":%llu,\"keyless\":%llu,"
+				  "\"written\":%llu,\"new_keys\":%llu,\"bad_times\":%llu,"
+				  "\"estimated_keys\":%.0f,\"bytes\":%llu,\"expected_lost\":%.6g,\"target_rate\":%g",
+				  (unsigned long long)u->lines, (unsigned long long)first,
+				  (unsigned long long)u->repeats, (unsigned long long)u->keyless,
+				  (unsigned long long)u->written, (unsigned long long)u->fresh,
+				  (unsigned long long)u->bad_times,
+				  window_estimate_count(u->window, u->window->clock),
+				  (unsigned long long)window_bytes(u->window), u->window->expected_lost,
+				  u->window->wp.target_p);
+		return;
+	}
+	fixed_loss(u);
+	lost = u->expected_lost < (double)u->repeats ? u->expected_lost : (double)u->repeats;
+	cli_report_object("\"lines\":%llu,\"first_seen\":%llu,\"repeats\":%llu,\"keyless\":%llu,"
+			  "\"written\":%llu,\"new_keys\":%llu,\"estimated_keys\":%.0f,\"stages\":%zu,"
+			  "\"bytes\":%llu,\"expected_lost\":%.6g,\"target_rate\":%g",
+			  (unsigned long long)u->lines, (unsigned long long)first,
+			  (unsigned long long)u->repeats, (unsigned long long)u->keyless,
+			  (unsigned long long)u->written, (unsigned long long)u->fresh,
+			  cascade_estimate_count(u->seen), u->seen->nstages,
+			  (unsigned long long)cascade_bytes(u->seen), lost, u->seen->target_p);
+}
+
 static void report(struct uniq *u)
 {
 	char size[32], count[64];
 
+	if (cli_reports_json()) {
+		report_json(u);
+		return;
+	}
 	cli_warn("lines read: %llu (first seen %llu, repeats %llu, without a key %llu); written: %llu",
 		 (unsigned long long)u->lines,
 		 (unsigned long long)(u->lines - u->repeats - u->keyless - u->bad_times),

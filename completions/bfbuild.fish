@@ -57,3 +57,4 @@ complete -c bfbuild -l progress -d 'Show progress on stderr even when not a term
 complete -c bfbuild -l no-progress -d 'Never show progress'
 complete -c bfbuild -s h -l help -d 'Show the help and exit'
 complete -c bfbuild -s V -l version -d 'Show the version and exit'
+complete -c bfbuild -l report -x -a json -d 'The -v report as one JSON object on stderr'

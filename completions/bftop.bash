@@ -9,7 +9,7 @@
 # Install as .../bash-completion/completions/bftop, or source it from
 # ~/.bashrc.
 
-_bftop_options='-n --top -e --error --confidence -v --bounds --json -q --query
+_bftop_options='--report -n --top -e --error --confidence -v --bounds --json -q --query
 -o --output -s --summary -k --field -t --separator -i --ignore-case -z --null-data --no-decompress
 -w --words --window --generations --time-field --bad-time --now
 -j --threads --max-memory --progress --no-progress
@@ -40,6 +40,7 @@ _bftop_files() {
 # Complete the value of option $1 at word $2; 1 if $1 takes no value.
 _bftop_value() {
 	case $1 in
+	--report) _bftop_add compgen -W 'json' -- "$2" ;;
 	-s | --summary) _bftop_summaries "$2" ;;
 	-o | --output) _bftop_files "$2" ;;
 	--bad-time) _bftop_add compgen -W 'error skip' -- "$2" ;;

@@ -41,3 +41,4 @@ complete -c bftop -l progress -d 'Show progress on stderr even when not a termin
 complete -c bftop -l no-progress -d 'Never show progress'
 complete -c bftop -s h -l help -d 'Show the help and exit'
 complete -c bftop -s V -l version -d 'Show the version and exit'
+complete -c bftop -l report -x -a json -d 'The same as --json'

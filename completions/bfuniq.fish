@@ -52,3 +52,4 @@ complete -c bfuniq -l progress -d 'Show progress on stderr even when not a termi
 complete -c bfuniq -l no-progress -d 'Never show progress'
 complete -c bfuniq -s h -l help -d 'Show the help and exit'
 complete -c bfuniq -s V -l version -d 'Show the version and exit'
+complete -c bfuniq -l report -x -a json -d 'The -v report as one JSON object on stderr'

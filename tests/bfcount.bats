@@ -807,3 +807,22 @@ bfcount: full.bf: every bit is set: too many keys to estimate"
 	run --separate-stderr bfcount --union w1.bf f.bf
 	expect_fail "bfcount: f.bf: cannot be combined with w1.bf: different size"
 }
+
+@test "bfcount --report=json: the count as a JSON object, per file for several filters" {
+	# issue 37: --json is JSON Lines input here; the report's JSON is --report=json
+	run --separate-stderr bash -c 'seq 1 100 | bfcount --report=json'
+	expect_status 0
+	expect_output '{"count":100,"exact":true,"relative_error":0}'
+	seq 1 100 | bfbuild --key "$KEY" -n 1000 -o a.bf
+	seq 1 100 | bfbuild --key "$KEY" -n 1000 -o b.bf
+	run --separate-stderr bfcount --report=json -f a.bf
+	expect_output "{\"count\":$(bfcount -f a.bf)}"
+	run --separate-stderr bfcount --report=json -f a.bf -f b.bf
+	expect_output "{\"file\":\"a.bf\",\"count\":$(bfcount -f a.bf)}
+{\"file\":\"b.bf\",\"count\":$(bfcount -f b.bf)}"
+	run --separate-stderr bfcount --report=json --jaccard a.bf b.bf
+	expect_output '{"jaccard":1.0000}'
+	# --json still reads JSON Lines
+	run --separate-stderr bash -c 'printf "{\"a\":1}\n{\"a\":1.0}\n" | bfcount --json -k .a --report=json'
+	expect_output '{"count":1,"exact":true,"relative_error":0}'
+}

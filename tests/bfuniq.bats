@@ -990,3 +990,17 @@ expect_awk_first_seen() {
 	expect_status 0
 	expect_stderr ""
 }
+
+@test "bfuniq and bfbuild --report=json: the -v report as one JSON object on stderr" {
+	# issue 37
+	printf 'a\nb\na\n\n' >in.txt
+	run --separate-stderr bfuniq --key "$KEY" -k 1 --report=json in.txt
+	expect_status 0
+	expect_output $'a\nb'
+	case $stderr in '{"lines":4,"first_seen":2,"repeats":1,"keyless":1,"written":2,"new_keys":2,"estimated_keys":2,"stages":1,'*'"expected_lost":0,"target_rate":1e-06}') ;;
+	*) expect_eq "bfuniq report" '{"lines":4,"first_seen":2,...}' "$stderr" ;; esac
+	run --separate-stderr bfbuild --key "$KEY" -n 1000 -p 0.01 -k 1 --report=json -o f.bf in.txt
+	expect_status 0
+	case $stderr in '{"lines":4,"keys_added":3,"not_in_filter":0,"keyless":1,"estimated_keys":2,"capacity":1000,'*'"target_rate":0.01}') ;;
+	*) expect_eq "bfbuild report" '{"lines":4,"keys_added":3,...}' "$stderr" ;; esac
+}

@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,6 +224,31 @@ uint64_t cli_count(const char *option, const char *arg, uint64_t min, uint64_t m
 	if (numparse_count(arg, min, max, &value, &why) < 0)
 		cli_usage_error("invalid %s '%s': %s", option, arg, why);
 	return value;
+}
+
+static int report_json;
+
+void cli_report_json(const char *arg)
+{
+	if (strcmp(arg, "json") != 0)
+		cli_usage_error("invalid --report '%s': expected json", arg);
+	report_json = 1;
+}
+
+int cli_reports_json(void)
+{
+	return report_json;
+}
+
+void cli_report_object(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputc('{', stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("}\n", stderr);
+	va_end(ap);
 }
 
 uint64_t cli_field_number(const char *option, const char *arg, uint64_t min, uint64_t max)
