@@ -43,14 +43,14 @@ void cli_window_size(struct cli_window *cw, const char *arg)
 
 	if (len > 4 && strcmp(arg + len - 4, "keys") == 0) {
 		char *count = strndup(arg, len - 4);
+		int rc;
 
 		if (count == NULL)
 			cli_fatal("%s", strerror(errno));
-		if (numparse_count(count, 1, FILTER_M_MAX, &cw->wp.size, &why) < 0) {
-			free(count);
-			cli_usage_error("invalid window '%s': %s (%s)", arg, why, WINDOW_SPELLINGS);
-		}
+		rc = numparse_count(count, 1, FILTER_M_MAX, &cw->wp.size, &why);
 		free(count);
+		if (rc < 0)
+			cli_usage_error("invalid window '%s': %s (%s)", arg, why, WINDOW_SPELLINGS);
 		cw->wp.kind = WINDOW_COUNT;
 		return;
 	}
