@@ -62,18 +62,20 @@ static const char usage[] =
 	"      --hash=HASH       siphash13 (default) or siphash24\n"
 	"      --format=FORMAT   bftools (default), or dcso or dcso-gzip: the DCSO\n"
 	"                        bloom format, plain or gzipped (with -n, -p only)\n"
-	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-; N digits only) of each line;\n"
 	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	CLI_DECOMPRESS_HELP
-	"  -v, --verbose         report lines, keys, fill and rate on stderr\n";
+	"  -v, --verbose         report lines, keys, fill and rate on stderr\n"
+	"      --report=json     that report as one JSON object on stderr (implies -v)\n";
 
 /* The rest of --help: one string would pass the 4095 bytes C99 promises. */
 static const char usage_more[] =
 	"      --window=W        a windowed filter forgetting keys after W keys or W of\n"
-	"                        time (90s, 10m, 24h, 7d); -n: keys expected per window\n"
+	"                        time: 10Mkeys, or 90s, 10m, 1h30m, 1.5h, 7d, 1w (a bare\n"
+	"                        number is refused); -n: keys expected per time window\n"
 	"      --generations=G   the window's generations, 2..64 (default 8)\n"
 	"      --refresh         a repeat within the window restarts its key's age\n"
 	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
@@ -95,6 +97,7 @@ static const char usage_more[] =
 enum {
 	OPT_LIKE = 256, OPT_LAYOUT, OPT_KEY, OPT_HASH, OPT_FORMAT, OPT_REMOVE,
 	OPT_WINDOW, OPT_GENERATIONS, OPT_REFRESH, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW, OPT_CHECKPOINT,
+	OPT_REPORT,
 };
 
 /* What the filter is written as. */
@@ -125,6 +128,7 @@ static const struct option long_options[] = {
 	{ "ignore-case", no_argument, NULL, 'i' },
 	{ "null-data", no_argument, NULL, 'z' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -226,6 +230,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'i': opt->spec.fold_case = 1; break;
 	case 'z': opt->delim = '\0'; break;
 	case 'v': opt->verbose = 1; break;
+	case OPT_REPORT: cli_report_json(arg); opt->verbose = 1; break;
 	case OPT_WINDOW: cli_window_size(&opt->win, arg); break;
 	case OPT_GENERATIONS: cli_window_generations(&opt->win, arg); break;
 	case OPT_REFRESH: opt->win.wp.flags |= WINDOW_REFRESH; break;
@@ -498,7 +503,13 @@ static int build_window(const struct options *opt, struct window *w, const char 
 	if (cli_window_add_lines(w, &opt->win, &opt->spec, opt->inputs, opt->ninputs, opt->delim,
 				 &n) < 0 && !cli_inputs_cut())
 		cli_fatal("no filter written: an input could not be read");
-	if (opt->verbose)
+	if (opt->verbose && cli_reports_json())
+		cli_report_object("\"lines\":%llu,\"keys\":%llu,\"new_keys\":%llu,\"bad_times\":%llu,"
+				  "\"generations\":%zu,\"estimated_keys\":%.0f,\"bytes\":%llu",
+				  (unsigned long long)n.lines, (unsigned long long)n.keys,
+				  (unsigned long long)n.fresh, (unsigned long long)n.bad_times, w->ngen,
+				  window_estimate_count(w, w->clock), (unsigned long long)window_bytes(w));
+	else if (opt->verbose)
 		cli_warn("lines read: %llu, keys: %llu (%llu new within the window, %llu lines with no readable time); %zu generations, about %.0f keys, %s",
 			 (unsigned long long)n.lines, (unsigned long long)n.keys,
 			 (unsigned long long)n.fresh, (unsigned long long)n.bad_times, w->ngen,
@@ -890,7 +901,18 @@ static void report(const struct build *b, int verbose)
 	double rate = cascade_current_fpr(c);
 	char text[64];
 
-	if (verbose) {
+	if (verbose && cli_reports_json()) {
+		cli_report_object("\"lines\":%llu,\"%s\":%llu,\"not_in_filter\":%llu,\"keyless\":%llu,"
+				  "\"estimated_keys\":%.0f,\"capacity\":%llu,\"positions\":%llu,"
+				  "\"positions_set\":%llu,\"stages\":%zu,\"bytes\":%llu,\"rate\":%.3g,"
+				  "\"target_rate\":%g",
+				  (unsigned long long)b->records, b->remove ? "keys_removed" : "keys_added",
+				  (unsigned long long)(b->keyed - b->absent), (unsigned long long)b->absent,
+				  (unsigned long long)(b->records - b->keyed), cascade_estimate_count(c),
+				  (unsigned long long)c->capacity, (unsigned long long)positions(c),
+				  (unsigned long long)bits_set(c), c->nstages,
+				  (unsigned long long)cascade_bytes(c), rate, c->target_p);
+	} else if (verbose) {
 		report_lines(b);
 		cli_bad_lines_report();
 		cli_warn("%s (capacity %llu)", cli_distinct_keys(cascade_estimate_count(c), text),

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cascade.h"
 #include "cli.h"
@@ -46,7 +47,7 @@ static const char usage[] =
 	"Print the estimated number of distinct keys in the input, or in filters,\n"
 	"or in HyperLogLog sketches saved by -o.\n"
 	"\n"
-	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-; N digits only) of each line;\n"
 	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case of keys\n"
@@ -68,12 +69,14 @@ static const char usage[] =
 	"                        (default: bfcount's own, public key)\n"
 	"      --like=SKETCH     a new sketch with SKETCH's key and precision\n"
 	"  -v, --verbose         also report the standard error on stderr\n"
+	"      --report=json     print the count as a JSON object: {\"count\": N}, with\n"
+	"                        \"file\" for each of several filters (JSON Lines)\n"
 	CLI_FORMAT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
-enum { OPT_UNION = 256, OPT_INTERSECTION, OPT_JACCARD, OPT_ADD, OPT_PRECISION, OPT_KEY, OPT_LIKE };
+enum { OPT_REPORT = 255, OPT_UNION = 256, OPT_INTERSECTION, OPT_JACCARD, OPT_ADD, OPT_PRECISION, OPT_KEY, OPT_LIKE };
 enum set_op { COUNT_EACH, UNION, INTERSECTION, JACCARD };
 
 static const struct option long_options[] = {
@@ -92,6 +95,7 @@ static const struct option long_options[] = {
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "like", required_argument, NULL, OPT_LIKE },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_DECOMPRESS_OPTION,
@@ -122,6 +126,43 @@ struct options {
 		const char *first;	/* the first sketch option given, for conflicts */
 	} sk;
 };
+
+/* --report=json: counts as JSON objects, one a line. */
+static int report_json;
+
+/* s as a JSON string: '"' and '\\' escaped, bytes below 0x20 as \u00XX. */
+static void put_json_string(struct writer *out, const char *s)
+{
+	char esc[8];
+
+	if (writer_put(out, "\"", 1) < 0)
+		cli_write_error(errno);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		int n = c == '"' || c == '\\' ? snprintf(esc, sizeof esc, "\\%c", c)
+			: c < 0x20 ? snprintf(esc, sizeof esc, "\\u%04x", c)
+			: snprintf(esc, sizeof esc, "%c", c);
+
+		if (writer_put(out, esc, (size_t)n) < 0)
+			cli_write_error(errno);
+	}
+	if (writer_put(out, "\"", 1) < 0)
+		cli_write_error(errno);
+}
+
+/* "{" and, with a label, its "file" member: a JSON report's opening. */
+static void open_report(struct writer *out, const char *label)
+{
+	if (writer_put(out, "{", 1) < 0)
+		cli_write_error(errno);
+	if (label == NULL)
+		return;
+	if (writer_put(out, "\"file\":", 7) < 0)
+		cli_write_error(errno);
+	put_json_string(out, label);
+	if (writer_put(out, ",", 1) < 0)
+		cli_write_error(errno);
+}
 
 static void set_op(struct options *opt, enum set_op op)
 {
@@ -172,6 +213,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 		sketch_option(&opt->sk, c, arg);
 		break;
 	case 'v': opt->verbose = 1; break;
+	case OPT_REPORT: cli_report_json(arg); report_json = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
 	default:
@@ -372,6 +414,7 @@ struct counter {
 	struct sketch *sketch;
 	struct sketch_shards *shards;
 	struct keyset keys[CLI_SLOTS];
+	uint64_t inputs_read;	/* inputs opened and read, to their end or a clean cut */
 };
 
 /* Reader thread: the batch's keys. */
@@ -463,9 +506,13 @@ static void put_estimate(const struct options *opt, const struct sketch *s, cons
 			 struct writer *out)
 {
 	double estimate = sketch_estimate(s), error = sketch_relative_error(s);
-	char text[32];
+	char text[160];
 
-	snprintf(text, sizeof text, "%.0f\n", estimate);
+	if (report_json)
+		snprintf(text, sizeof text, "{\"count\":%.0f,\"exact\":%s,\"relative_error\":%.6g}\n",
+			 estimate, sketch_is_exact(s) ? "true" : "false", sketch_is_exact(s) ? 0.0 : error);
+	else
+		snprintf(text, sizeof text, "%.0f\n", estimate);
 	if (writer_put(out, text, strlen(text)) < 0)
 		cli_write_error(errno);
 	if (!opt->verbose)
@@ -479,6 +526,26 @@ static void put_estimate(const struct options *opt, const struct sketch *s, cons
 	if (saved)
 		cli_warn("%s: sketch saved: precision %u, %llu keys added in all", saved,
 			 sketch_precision(s), (unsigned long long)s->insertions);
+}
+
+/* Calling thread: nothing to do before an input. */
+static void input_begin(void *ctx, const char *path)
+{
+	(void)ctx;
+	(void)path;
+}
+
+/* Calling thread: an input was opened and read (one that could not be opened has no end). */
+static int input_read(void *ctx, const char *path)
+{
+	struct counter *c = ctx;
+	struct stat st;
+
+	/* a directory ends too (EISDIR), but it is no input: nothing was read */
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	c->inputs_read++;
+	return 0;
 }
 
 /* Count the input into c->sketch on every thread; cli_each_input_ranged's status. */
@@ -495,6 +562,7 @@ static int count_input(struct counter *c)
 	static const struct cli_stage cut = {
 		.prepare = prepare_keys, .work = count_later, .consume = count_batch, .cut = cut_batch
 	};
+	static const struct cli_input_events events = { .begin = input_begin, .end = input_read };
 	const struct cli_stage *ordered = cli_bad_lines_cut_on() ? &cut : &stage;
 	const char *why;
 	int status;
@@ -510,7 +578,7 @@ static int count_input(struct counter *c)
 	 * counting its own batches into the partials as above.
 	 */
 	status = cli_each_input_ranged(c->opt->inputs, c->opt->ninputs, c->opt->delim, ordered, &stage,
-				       NULL, c);
+				       &events, c);
 	cli_progress_detail = NULL;
 	sketch_shards_merge(c->shards);
 	sketch_shards_free(c->shards);
@@ -539,6 +607,15 @@ static int count_stream(struct options *opt, struct writer *out)
 	else if (dest)
 		cli_save_sketch(c.sketch, dest);
 	cli_unlock();
+	/*
+	 * As grep -c prints counts only for files it read: when every input
+	 * failed to open and no sketch was loaded, nothing was counted, and a
+	 * 0 beside the error would read as an answer.
+	 */
+	if (status < 0 && c.inputs_read == 0 && opt->sk.n == 0) {
+		sketch_free(c.sketch);
+		return status;
+	}
 	put_estimate(opt, c.sketch, status < 0 && !cli_inputs_cut() ? NULL : dest, out);
 	sketch_free(c.sketch);
 	return status;
@@ -570,6 +647,13 @@ static void put_count(struct writer *out, double value, const char *label, const
 		cli_fatal("%s: every bit is set: too many keys to estimate", what);
 	if (value < 0.0)	/* an estimated intersection of near-disjoint sets */
 		value = 0.0;
+	if (report_json) {
+		open_report(out, label);
+		snprintf(text, sizeof text, "\"count\":%.0f}\n", value);
+		if (writer_put(out, text, strlen(text)) < 0)
+			cli_write_error(errno);
+		return;
+	}
 	snprintf(text, sizeof text, label ? "%.0f\t" : "%.0f\n", value);
 	if (writer_put(out, text, strlen(text)) < 0 ||
 	    (label && (writer_put(out, label, strlen(label)) < 0 || writer_put(out, "\n", 1) < 0)))
@@ -666,7 +750,7 @@ static void put_jaccard(struct writer *out, double intersection, double union_co
 	char text[32];
 	double value = union_count > 0.0 ? fmax(intersection, 0.0) / union_count : 0.0;
 
-	snprintf(text, sizeof text, "%.4f\n", fmin(value, 1.0));
+	snprintf(text, sizeof text, report_json ? "{\"jaccard\":%.4f}\n" : "%.4f\n", fmin(value, 1.0));
 	if (writer_put(out, text, strlen(text)) < 0)
 		cli_write_error(errno);
 }

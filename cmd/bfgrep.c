@@ -53,7 +53,7 @@ static const char usage[] =
 	"  -Z, --null            end file names with NUL, not ':' or newline\n"
 	"      --label=LABEL     the name of standard input in the output\n"
 	"  -r, --recursive       search the files under directories (no FILE: .)\n"
-	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-; N digits only) of each line;\n"
 	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -z, --null-data       records end with NUL, not newline\n"

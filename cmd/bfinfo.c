@@ -49,11 +49,14 @@
 #define LABEL_WIDTH 22
 
 static const char usage[] =
-	"Usage: bfinfo [--json] FILTER...\n"
+	"Usage: bfinfo [--json | --brief] FILTER...\n"
 	"Show the header fields and estimated contents of filter files (bftools' or DCSO's)\n"
 	"of HyperLogLog sketch files (bfcount's) and of summaries (bftop's).\n"
 	"\n"
 	"      --json            one JSON object per file and line (JSON Lines)\n"
+	"      --report=json     the same as --json, spelled as in every program\n"
+	"      --brief           a header, then one line per file: kind, keys, fill,\n"
+	"                        rate now, target rate, size on disk, file\n"
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -61,10 +64,12 @@ static const char usage[] =
 	"A FILTER of - is read from standard input. A FILTER may be a sketch or a summary.\n"
 	"Exit status: 0 if every filter was described, 2 on trouble.\n";
 
-enum { OPT_JSON = 256 };
+enum { OPT_JSON = 256, OPT_BRIEF, OPT_REPORT };
 
 static const struct option long_options[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "brief", no_argument, NULL, OPT_BRIEF },
+	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
@@ -72,7 +77,7 @@ static const struct option long_options[] = {
 };
 
 struct options {
-	int json;
+	int json, brief;
 	char **filters;
 	int nfilters;
 };
@@ -105,6 +110,8 @@ static void parse_option(struct options *opt, int c)
 {
 	switch (c) {
 	case OPT_JSON: opt->json = 1; break;
+	case OPT_REPORT: cli_report_json(optarg); opt->json = 1; break;
+	case OPT_BRIEF: opt->brief = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
 	default:
@@ -124,6 +131,8 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->nfilters = argc - optind;
 	if (opt->nfilters == 0)
 		cli_usage_error("no filter given");
+	if (opt->brief && opt->json)
+		cli_usage_error("--brief and --json cannot be used together");
 	if (cli_stdin_uses(opt->filters, (size_t)opt->nfilters) > 1)
 		cli_usage_error("standard input can be read only once");
 }
@@ -911,6 +920,9 @@ static void json_summary(struct writer *w, const char *path, const struct topk *
 }
 
 /* Load and describe the summary at path; -1 (reported) when it cannot be loaded. */
+static void brief_summary(struct writer *w, const char *path, const struct topk *t,
+			  struct disk_size disk);
+
 static int describe_summary(struct writer *w, const struct options *opt, const char *path,
 			    int first)
 {
@@ -927,7 +939,9 @@ static int describe_summary(struct writer *w, const struct options *opt, const c
 		disk.known = 1;
 		disk.bytes = (uint64_t)st.st_size;
 	}
-	if (opt->json) {
+	if (opt->brief) {
+		brief_summary(w, path, t, disk);
+	} else if (opt->json) {
 		json_summary(w, path, t, disk);
 	} else {
 		if (!first)
@@ -936,6 +950,73 @@ static int describe_summary(struct writer *w, const struct options *opt, const c
 	}
 	topk_free(t);
 	return 0;
+}
+
+/* ------------------------------------------------------------ --brief */
+
+/* The header of --brief, and its columns: a line per file, as ls -l and df -h. */
+#define BRIEF_FORMAT "%-8s %14s %6s %9s %9s %8s %s\n"
+
+static void brief_header(struct writer *w)
+{
+	putf(w, BRIEF_FORMAT, "KIND", "KEYS", "FILL", "RATE", "TARGET", "SIZE", "FILE");
+}
+
+/* One line; a figure that does not apply is "-" (a NaN, or no size). */
+static void brief_line(struct writer *w, const char *kind, double keys, double fill, double rate,
+		       double target, struct disk_size disk, const char *path)
+{
+	char k[32] = "-", f[16] = "-", r[16] = "-", t[16] = "-", size[32] = "-";
+
+	if (!isnan(keys))
+		snprintf(k, sizeof k, isinf(keys) ? "full" : "%.0f", keys);
+	if (!isnan(fill))
+		snprintf(f, sizeof f, "%.1f%%", 100.0 * fill);
+	if (!isnan(rate))
+		snprintf(r, sizeof r, "%.2g", rate);
+	if (!isnan(target))
+		snprintf(t, sizeof t, "%.2g", target);
+	if (disk.known) {	/* "3.4 kB" as one column: "3.4kB" */
+		char *space = strchr(cli_human_bytes(disk.bytes, size), ' ');
+
+		if (space != NULL)
+			memmove(space, space + 1, strlen(space));
+	}
+	putf(w, BRIEF_FORMAT, kind, k, f, r, t, size, cli_display_name(path));
+}
+
+static void brief_filter(struct writer *w, const char *path, const struct cascade *c,
+			 struct disk_size disk)
+{
+	struct info in = { .name = path, .disk = disk };
+	char kind[24];
+
+	measure(&in, c);
+	snprintf(kind, sizeof kind, "%s", c->nstages > 1 || c->growth ? "growing" :
+		 layout_name(cascade_params(c)->layout));
+	brief_line(w, kind, in.estimate, in.fill, in.rate, c->target_p, disk, path);
+}
+
+static void brief_window(struct writer *w, const char *path, const struct window *win,
+			 struct disk_size disk)
+{
+	brief_line(w, "window", window_estimate_count(win, read_time(win, path)), NAN, NAN,
+		   win->wp.target_p, disk, path);
+}
+
+static void brief_sketch(struct writer *w, const char *path, const struct sketch *s,
+			 struct disk_size disk)
+{
+	struct sketch_info in = { .name = path, .disk = disk };
+
+	measure_sketch(&in, s);
+	brief_line(w, "sketch", in.estimate, ratio(in.nonzero, in.registers), NAN, NAN, disk, path);
+}
+
+static void brief_summary(struct writer *w, const char *path, const struct topk *t,
+			  struct disk_size disk)
+{
+	brief_line(w, "summary", (double)t->total, NAN, NAN, NAN, disk, path);
 }
 
 /* ------------------------------------------------------------ main */
@@ -967,6 +1048,8 @@ int main(int argc, char **argv)
 	cli_keys_optional();	/* never hashes keys: fingerprints suffice */
 	parse_options(&opt, argc, argv);
 	cli_stdout_init(&out, 0);
+	if (opt.brief)
+		brief_header(&out);
 	for (int i = 0; i < opt.nfilters; i++) {
 		struct loaded l = { NULL, NULL, NULL };
 
@@ -979,6 +1062,17 @@ int main(int argc, char **argv)
 		}
 		if (load_file(opt.filters[i], &disk, &l) < 0) {
 			status = EXIT_TROUBLE;
+			continue;
+		}
+		if (opt.brief) {
+			if (l.window)
+				brief_window(&out, opt.filters[i], l.window, disk);
+			else if (l.sketch)
+				brief_sketch(&out, opt.filters[i], l.sketch, disk);
+			else
+				brief_filter(&out, opt.filters[i], l.filter, disk);
+			described++;
+			unload(&l);
 			continue;
 		}
 		if (l.window && !opt.json && described > 0)

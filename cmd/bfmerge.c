@@ -264,6 +264,8 @@ static struct sketch *load_sketch(const char *path)
 
 	if (s == NULL && why == sketch_err_filter)
 		cli_fatal("%s: %s: sketches and filters cannot be merged", name, why);
+	if (s == NULL && why == sketch_err_summary)
+		cli_fatal("%s: %s: sketches and summaries cannot be merged", name, why);
 	if (s == NULL)
 		cli_fatal("%s: %s", name, why);
 	cli_sketch_key(s, name, 0);

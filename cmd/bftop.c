@@ -58,26 +58,28 @@ static const char usage[] =
 	"      --confidence=C    probability of the count-min bound (default 0.999)\n"
 	"  -v, --bounds          print the estimate, lower and upper bounds, then the key\n"
 	"      --json            print a JSON array of {key, count, lower, upper}\n"
+	"      --report=json     the same as --json, spelled as in every program\n"
 	"  -q, --query           print each input key's estimated count (needs -s)\n"
 	"  -o, --output=SUMMARY  save the summary to SUMMARY (atomically)\n"
 	"  -s, --summary=SUMMARY start from saved summaries (repeatable: merged);\n"
 	"                        the FILEs given are added, standard input only as -\n"
-	"  -k, --field=N         key on the Nth field of each line\n"
+	"  -k, --field=N         key on the Nth field of each line (N digits only)\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline (output too)\n"
 	"  -w, --words           each word of a key is a key\n"
 	CLI_DECOMPRESS_HELP
-	"      --window=W        only the last W keys (10M) or W of time (90s, 10m, 24h, 7d)\n"
+	"      --window=W        only the last W keys (10Mkeys) or W of time\n"
+	"                        (90s, 10m, 1h30m, 1.5h, 7d, 1w; a bare number is refused)\n"
 	"      --generations=G   the window's generations, 2..64 (default 8; slack 1/(G-1))\n"
 	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
 	"      --bad-time=WHAT   a line whose time cannot be read: error (default) or skip\n"
 	"      --now=T           the time of a time window without --time-field (default: now)\n"
-	CLI_COMMON_HELP
+	CLI_COMMON_HELP_NO_KEY_FILE
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
-enum { OPT_JSON = 256, OPT_CONFIDENCE, OPT_WINDOW, OPT_GENERATIONS, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW };
+enum { OPT_REPORT = 255, OPT_JSON = 256, OPT_CONFIDENCE, OPT_WINDOW, OPT_GENERATIONS, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW };
 
 static const struct option long_options[] = {
 	{ "top", required_argument, NULL, 'n' },
@@ -85,6 +87,7 @@ static const struct option long_options[] = {
 	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 	{ "bounds", no_argument, NULL, 'v' },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "query", no_argument, NULL, 'q' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "summary", required_argument, NULL, 's' },
@@ -122,12 +125,22 @@ struct options {
 	int window_options;	/* --generations, --time-field, --bad-time or --now given */
 };
 
-static double fraction(const char *option, const char *arg, double min, double max)
+/*
+ * A number in [min, max], as every option's value is refused: "invalid
+ * OPTION 'ARG': WHY", the range said in words (range) whatever side of it
+ * the value fell, within (0, 1) or not.
+ */
+static double fraction(const char *option, const char *arg, double min, double max,
+		       const char *range)
 {
-	double v = cli_rate(option, arg);
+	const char *why;
+	double v;
 
-	if (!(v >= min && v <= max))
-		cli_usage_error("%s: %s out of range %g..%g", option, arg, min, max);
+	if (numparse_rate(arg, &v, &why) < 0 &&
+	    (strcmp(why, "not a number") == 0 || strcmp(why, "empty") == 0))
+		cli_usage_error("invalid %s '%s': %s", option, arg, why);
+	if (why != NULL || !(v >= min && v <= max))
+		cli_usage_error("invalid %s '%s': must be %s", option, arg, range);
 	return v;
 }
 
@@ -135,13 +148,18 @@ static void parse_option(struct options *opt, int c, const char *arg)
 {
 	switch (c) {
 	case 'n': opt->top = cli_count("top", arg, 0, UINT64_MAX); opt->top_given = 1; break;
-	case 'e': opt->eps = fraction("error", arg, TOPK_EPS_MIN, TOPK_EPS_MAX); opt->sized = 1; break;
+	case 'e':
+		opt->eps = fraction("error bound", arg, TOPK_EPS_MIN, TOPK_EPS_MAX, "from 1e-6 to 0.5");
+		opt->sized = 1;
+		break;
 	case OPT_CONFIDENCE:
-		opt->confidence = fraction("confidence", arg, 0.5, 1.0 - 1e-9);
+		opt->confidence = fraction("confidence", arg, 0.5, 1.0 - 1e-9,
+					   "at least 0.5 and below 1 (at most 0.999999999)");
 		opt->sized = 1;
 		break;
 	case 'v': opt->bounds = 1; break;
 	case OPT_JSON: opt->json = 1; break;
+	case OPT_REPORT: cli_report_json(arg); opt->json = 1; break;
 	case 'q': opt->query = 1; break;
 	case 'o': opt->output = arg; break;
 	case 's': opt->summaries[opt->nsummaries++] = arg; break;
@@ -397,6 +415,9 @@ static void put_key(struct counter *c, const unsigned char *key, size_t len, int
 		snprintf(text, sizeof text, "%7llu ", (unsigned long long)upper);
 	put(c->out, text, strlen(text));
 	put(c->out, key, len);
+	/* 256 bytes and "...": longer than any key printed whole, so never one */
+	if (truncated)
+		put(c->out, "...", 3);
 	put(c->out, &c->opt->delim, 1);
 }
 

@@ -40,24 +40,27 @@
 #define GROWING_FIRST_CAPACITY 100000
 
 static const char usage[] =
-	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d [--once]] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
 	"\n"
 	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
 	"  -p, --rate=P          chance of dropping a first-seen line (default 1e-6)\n"
 	"  -f, --state=STATE     load the seen keys from STATE, save them back at the end\n"
 	"  -d, --repeated        print only lines whose key was seen before\n"
-	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-) of each line;\n"
+	"      --once            with -d: each repeated key once, at its second sighting\n"
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-; N digits only) of each line;\n"
 	"                        a list keys its fields joined by one separator\n"
 	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline\n"
 	CLI_DECOMPRESS_HELP
 	"  -v, --verbose         report lines, repeats and expected losses on stderr\n"
+	"      --report=json     that report as one JSON object on stderr (implies -v)\n"
 	"      --layout=LAYOUT   blocked (default) or classic\n"
 	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
 	"      --line-buffered   flush output after every line\n"
-	"      --window=W        forget keys after W keys (10M) or W of time (90s, 10m, 24h, 7d)\n"
+	"      --window=W        forget keys after W keys (10Mkeys) or W of time\n"
+	"                        (90s, 10m, 1h30m, 1.5h, 7d, 1w; a bare number is refused)\n"
 	"      --generations=G   the window's generations, 2..64 (default 8; slack 1/(G-1))\n"
 	"      --refresh         a repeat within the window restarts its key's age\n"
 	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
@@ -74,6 +77,7 @@ static const char usage[] =
 enum {
 	OPT_LAYOUT = 256, OPT_KEY, OPT_LINE_BUFFERED,
 	OPT_WINDOW, OPT_GENERATIONS, OPT_REFRESH, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW, OPT_CHECKPOINT,
+	OPT_ONCE, OPT_REPORT,
 };
 
 static const struct option long_options[] = {
@@ -81,6 +85,8 @@ static const struct option long_options[] = {
 	{ "rate", required_argument, NULL, 'p' },
 	{ "state", required_argument, NULL, 'f' },
 	{ "repeated", no_argument, NULL, 'd' },
+	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "field", required_argument, NULL, 'k' },
 	{ "separator", required_argument, NULL, 't' },
 	{ "ignore-case", no_argument, NULL, 'i' },
@@ -110,7 +116,7 @@ struct options {
 	double rate;
 	const char *state;
 	struct filter_params shape;	/* layout and key */
-	int key_given, repeated, verbose, line_buffered, checkpoint_given;
+	int key_given, repeated, once, verbose, line_buffered, checkpoint_given;
 	int rate_given, layout_given;
 	struct cli_checkpoint checkpoint;
 	struct key_spec spec;
@@ -128,6 +134,8 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'p': opt->rate = cli_rate("rate", arg); opt->rate_given = 1; break;
 	case 'f': opt->state = arg; break;
 	case 'd': opt->repeated = 1; break;
+	case OPT_ONCE: opt->once = 1; break;
+	case OPT_REPORT: cli_report_json(arg); opt->verbose = 1; break;
 	case 'k': cli_field_option(&opt->spec, arg); break;
 	case CLI_OPT_CSV: opt->spec.csv = 1; break;
 	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); break;
@@ -182,6 +190,10 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	if (opt->checkpoint_given && !opt->state)
 		cli_usage_error("--checkpoint saves the state: it needs -f STATE");
 	cli_no_wait_needs(opt->state != NULL, "-f STATE");
+	if (opt->once && !opt->repeated)
+		cli_usage_error("--once needs -d: it prints each repeated key once");
+	if (opt->once && opt->win.wp.kind != 0)
+		cli_usage_error("--once cannot be used with --window: a key repeats again once forgotten");
 }
 
 static struct cascade *new_seen_set(struct options *opt)
@@ -298,6 +310,11 @@ struct uniq {
 	const struct options *opt;
 	struct cli_checkpoint checkpoint;	/* the snapshots under way (--checkpoint) */
 	struct cascade *seen;	/* NULL when window is not */
+	struct cascade *printed;	/* -d --once: the repeated keys printed, or NULL */
+	struct line *once_keys;	/* a batch's keys of repeats, for printed */
+	size_t *once_records;	/* and their records */
+	unsigned char *once_present;
+	size_t once_cap;
 	struct window *window;
 	uint64_t *record_times, *key_times;	/* --time-field */
 	size_t record_times_cap, key_times_cap;
@@ -320,7 +337,7 @@ struct uniq {
 	int warned;
 };
 
-enum { NO_KEY, FIRST_SEEN, SEEN_BEFORE, BAD_TIME };
+enum { NO_KEY, FIRST_SEEN, SEEN_BEFORE, BAD_TIME, REPEAT_PRINTED };
 
 /*
  * The expected loss to false positives, and its variance. Each new
@@ -642,6 +659,70 @@ static void mark_bad_lines(struct uniq *u, const struct keyset *ks)
 		u->state[ks->bad[b]] = BAD_TIME;
 }
 
+/* *array grown to n elements of size bytes; fatal when out of memory. */
+static void *grown(void *array, size_t n, size_t size)
+{
+	void *p = n > SIZE_MAX / size ? NULL : realloc(array, n * size);
+
+	if (p == NULL)
+		cli_fatal("%s", strerror(ENOMEM));
+	return p;
+}
+
+/*
+ * -d --once: the set of repeated keys printed, a growing filter at the
+ * seen-set's rate with a key of its own. Never saved: once is per run.
+ */
+static struct cascade *new_printed_set(const struct options *opt)
+{
+	struct filter_params p = opt->shape;
+	const char *why;
+	struct cascade *c;
+
+	p.layout = FILTER_BLOCKED;
+	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
+	p.flags |= cli_new_key(p.key);
+	p.target_p = opt->rate;
+	p.capacity = GROWING_FIRST_CAPACITY;
+	c = cascade_new_growing(&p, opt->rate, CASCADE_GROWTH_DEFAULT, CASCADE_TIGHTEN_DEFAULT, &why);
+	if (c == NULL)
+		cli_fatal("cannot create the filter: %s", cli_explain(why));
+	return c;
+}
+
+/*
+ * -d --once, in input order: a repeat whose key was printed already is
+ * REPEAT_PRINTED. The printed set has no false negatives, so no key is
+ * printed twice; its false positives can only suppress a key's one line
+ * (at most the rate), never print one again.
+ */
+static void suppress_printed(struct uniq *u, unsigned slot)
+{
+	const struct keyset *ks = &u->keys[slot].set;
+	size_t n = 0;
+	const char *why;
+
+	if (ks->count > u->once_cap) {
+		size_t cap = ks->count;
+
+		u->once_keys = grown(u->once_keys, cap, sizeof *u->once_keys);
+		u->once_records = grown(u->once_records, cap, sizeof *u->once_records);
+		u->once_present = grown(u->once_present, cap, 1);
+		u->once_cap = cap;
+	}
+	for (size_t i = 0; i < ks->count; i++)
+		if (u->state[ks->record[i]] == SEEN_BEFORE) {
+			u->once_keys[n] = ks->keys[i];
+			u->once_records[n++] = ks->record[i];
+		}
+	if (n > 0 && cascade_test_and_add_hashed(u->printed, u->once_keys, NULL, n,
+						 u->once_present, NULL, &why) < 0)
+		cli_fatal("%s", cli_explain(why));
+	for (size_t i = 0; i < n; i++)
+		if (u->once_present[i])
+			u->state[u->once_records[i]] = REPEAT_PRINTED;
+}
+
 /* Calling thread, in input order: a repeat must meet the first copy. */
 static int emit_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
@@ -651,9 +732,11 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 	cli_keys_settle(&u->keys[slot]);	/* done already if split_keys ran */
 	classify(u, slot, records, n);
 	mark_bad_lines(u, &u->keys[slot].set);
+	if (u->printed != NULL)
+		suppress_printed(u, slot);
 	u->lines += n;
 	for (size_t r = 0; r < n; r++) {
-		u->repeats += u->state[r] == SEEN_BEFORE;
+		u->repeats += u->state[r] == SEEN_BEFORE || u->state[r] == REPEAT_PRINTED;
 		u->keyless += u->state[r] == NO_KEY;
 		if (u->state[r] != wanted && u->state[r] != BAD_TIME)
 			continue;
@@ -705,10 +788,45 @@ static void report_loss(struct uniq *u)
 			 expected, sd, target);
 }
 
+/* The -v report as one JSON object (--report=json). */
+static void report_json(struct uniq *u)
+{
+	uint64_t first = u->lines - u->repeats - u->keyless - u->bad_times;
+	double lost;
+
+	if (u->window != NULL) {
+		cli_report_object("\"lines\":%llu,\"first_seen\":%llu,\"repeats\":%llu,\"keyless\":%llu,"
+				  "\"written\":%llu,\"new_keys\":%llu,\"bad_times\":%llu,"
+				  "\"estimated_keys\":%.0f,\"bytes\":%llu,\"expected_lost\":%.6g,\"target_rate\":%g",
+				  (unsigned long long)u->lines, (unsigned long long)first,
+				  (unsigned long long)u->repeats, (unsigned long long)u->keyless,
+				  (unsigned long long)u->written, (unsigned long long)u->fresh,
+				  (unsigned long long)u->bad_times,
+				  window_estimate_count(u->window, u->window->clock),
+				  (unsigned long long)window_bytes(u->window), u->window->expected_lost,
+				  u->window->wp.target_p);
+		return;
+	}
+	fixed_loss(u);
+	lost = u->expected_lost < (double)u->repeats ? u->expected_lost : (double)u->repeats;
+	cli_report_object("\"lines\":%llu,\"first_seen\":%llu,\"repeats\":%llu,\"keyless\":%llu,"
+			  "\"written\":%llu,\"new_keys\":%llu,\"estimated_keys\":%.0f,\"stages\":%zu,"
+			  "\"bytes\":%llu,\"expected_lost\":%.6g,\"target_rate\":%g",
+			  (unsigned long long)u->lines, (unsigned long long)first,
+			  (unsigned long long)u->repeats, (unsigned long long)u->keyless,
+			  (unsigned long long)u->written, (unsigned long long)u->fresh,
+			  cascade_estimate_count(u->seen), u->seen->nstages,
+			  (unsigned long long)cascade_bytes(u->seen), lost, u->seen->target_p);
+}
+
 static void report(struct uniq *u)
 {
 	char size[32], count[64];
 
+	if (cli_reports_json()) {
+		report_json(u);
+		return;
+	}
 	cli_warn("lines read: %llu (first seen %llu, repeats %llu, without a key %llu); written: %llu",
 		 (unsigned long long)u->lines,
 		 (unsigned long long)(u->lines - u->repeats - u->keyless - u->bad_times),
@@ -823,6 +941,10 @@ int main(int argc, char **argv)
 	if (u.window != NULL)
 		window_count_new_only(u.window);
 	cli_window_check_use(&opt.win, u.window);
+	if (opt.once && u.window != NULL)	/* a windowed STATE */
+		cli_fatal("%s: --once cannot be used with a windowed state", opt.state);
+	if (opt.once)
+		u.printed = new_printed_set(&opt);
 	if (opt.verbose && u.window)
 		window_track_loss(u.window);
 	cli_stdout_init(&u.out, opt.line_buffered);
@@ -857,6 +979,10 @@ int main(int argc, char **argv)
 		cli_save_filter(u.seen, opt.state);
 	cli_unlock();
 	cascade_free(u.seen);
+	cascade_free(u.printed);
+	free(u.once_keys);
+	free(u.once_records);
+	free(u.once_present);
 	window_free(u.window);
 	free(u.record_times);
 	free(u.key_times);

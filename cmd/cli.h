@@ -58,6 +58,13 @@ enum {
 	"  -j, --threads=N       use N threads (default: the CPUs, up to 8);\n" \
 	"                        the output is the same for every N\n"       \
 	"      --key-file=FILE   the filters' key is kept in FILE, not in them\n" \
+	CLI_COMMON_HELP_REST
+/* The same without --key-file, for bftop, which refuses it (its own key). */
+#define CLI_COMMON_HELP_NO_KEY_FILE                                          \
+	"  -j, --threads=N       use N threads (default: the CPUs, up to 8);\n" \
+	"                        the output is the same for every N\n"       \
+	CLI_COMMON_HELP_REST
+#define CLI_COMMON_HELP_REST                                                 \
 	"      --max-memory=SIZE refuse filters larger than SIZE bytes in memory\n" \
 	"      --progress        show progress on stderr even when not a terminal\n" \
 	"      --no-progress     never show progress\n"
@@ -172,6 +179,19 @@ _Noreturn void cli_version(void);
 
 /* Option values; a bad one is a usage error naming the option. */
 uint64_t cli_count(const char *option, const char *arg, uint64_t min, uint64_t max);
+/*
+ * --report=json: a program's report (bfcount's count, the -v statistics,
+ * bfinfo's and bftop's output) as JSON on its usual stream. One spelling
+ * in every program, never confused with --json, which in bfbuild, bfgrep,
+ * bfuniq and bfcount means JSON Lines input. Refuses any other value.
+ */
+void cli_report_json(const char *arg);
+/* Whether --report=json was given. */
+int cli_reports_json(void);
+/* A report as one JSON object on stderr: fmt gives its members, without the braces. */
+void cli_report_object(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A field's number: digits only, never 1k or 1e3 (a count's spellings). */
+uint64_t cli_field_number(const char *option, const char *arg, uint64_t min, uint64_t max);
 double cli_rate(const char *option, const char *arg);
 void cli_hex_key(const char *option, const char *arg, unsigned char key[16]);
 enum filter_layout cli_layout(const char *arg);

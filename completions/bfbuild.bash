@@ -9,7 +9,7 @@
 # nothing sensible to guess). Install as
 # .../bash-completion/completions/bfbuild, or source it from ~/.bashrc.
 
-_bfbuild_options='-n --capacity -p --rate -o --output -f --filter --remove --like
+_bfbuild_options='--report -n --capacity -p --rate -o --output -f --filter --remove --like
 --layout -m --bits -K --hashes --key --hash --format -k --field -t --separator --header --csv --json --bad-line
 -i --ignore-case -z --null-data --no-decompress -v --verbose --window --generations --refresh
 --time-field --bad-time --now --no-wait --checkpoint
@@ -43,6 +43,7 @@ _bfbuild_files() {
 # Returns 1 if $1 takes no value.
 _bfbuild_value() {
 	case $1 in
+	--report) _bfbuild_add compgen -W 'json' -- "$2" ;;
 	--bad-line) _bfbuild_add compgen -W 'error skip' -- "$2" ;;
 	--layout) _bfbuild_add compgen -W 'blocked classic counting' -- "$2" ;;
 	--hash) _bfbuild_add compgen -W 'siphash13 siphash24' -- "$2" ;;

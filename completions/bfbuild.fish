@@ -45,7 +45,7 @@ complete -c bfbuild -s v -l verbose -d 'Report lines, keys, fill and rate on std
 complete -c bfbuild -l no-wait -d 'Fail at once if another bftools process is updating the file'
 complete -c bfbuild -n 'not __fish_contains_opt key' -l key-file -r -F -d "The filters' key is kept in FILE, not in them"
 complete -c bfbuild -l checkpoint -x -d 'With -f, also save FILTER every INTERVAL (30s, 10m, 1h, or lines)'
-complete -c bfbuild -l window -x -d 'A windowed filter forgetting keys after W keys or W of time'
+complete -c bfbuild -l window -x -d 'A windowed filter forgetting keys after W keys (10Mkeys) or W of time (90s, 1h30m, 1w)'
 complete -c bfbuild -l generations -x -d "The window's generations, 2..64 (default 8)"
 complete -c bfbuild -l refresh -d "A repeat within the window restarts its key's age"
 complete -c bfbuild -l time-field -x -d "A line's time is its Fth field"
@@ -57,3 +57,4 @@ complete -c bfbuild -l progress -d 'Show progress on stderr even when not a term
 complete -c bfbuild -l no-progress -d 'Never show progress'
 complete -c bfbuild -s h -l help -d 'Show the help and exit'
 complete -c bfbuild -s V -l version -d 'Show the version and exit'
+complete -c bfbuild -l report -x -a json -d 'The -v report as one JSON object on stderr'

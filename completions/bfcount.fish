@@ -84,3 +84,4 @@ complete -c bfcount -s h -l help -d 'Show the help and exit'
 complete -c bfcount -s V -l version -d 'Show the version and exit'
 # In filter mode the operands are filters: offer those, not every file.
 complete -c bfcount -n __bfcount_filter_mode -f -a '(__bfcount_filters)'
+complete -c bfcount -l report -x -a json -d 'Print the count as a JSON object'

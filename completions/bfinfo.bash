@@ -9,7 +9,7 @@
 # Install as .../bash-completion/completions/bfinfo, or source it from
 # ~/.bashrc.
 
-_bfinfo_options='--json --key-file -j --threads --max-memory --progress --no-progress -h
+_bfinfo_options='--report --brief --json --key-file -j --threads --max-memory --progress --no-progress -h
 --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
@@ -40,6 +40,7 @@ _bfinfo_files() {
 # Returns 1 if $1 takes no value.
 _bfinfo_value() {
 	case $1 in
+	--report) _bfinfo_add compgen -W 'json' -- "$2" ;;
 	--key-file) _bfinfo_files "$2" ;;
 	-j | --threads | --max-memory) ;;
 	*) return 1 ;;

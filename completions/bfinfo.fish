@@ -26,3 +26,5 @@ complete -c bfinfo -l progress -d 'Show progress on stderr even when not a termi
 complete -c bfinfo -l no-progress -d 'Never show progress'
 complete -c bfinfo -s h -l help -d 'Show the help and exit'
 complete -c bfinfo -s V -l version -d 'Show the version and exit'
+complete -c bfinfo -l report -x -a json -d 'The same as --json'
+complete -c bfinfo -l brief -d 'A header, then one line per file: kind, keys, fill, rates, size'

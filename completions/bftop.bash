@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # bash completion for bftop(1): every option; *.top summaries after
-# -s/--summary; ordinary files (the input stream, -o, --key-file)
+# -s/--summary; ordinary files (the input stream, -o)
 # otherwise. Self-contained (no bash-completion package needed), and it
 # copes with "--summary=x" whether or not COMP_WORDBREAKS splits at "=".
 # --bad-time offers error and skip; -n, -e, --confidence, -j, -k, -t,
@@ -9,10 +9,10 @@
 # Install as .../bash-completion/completions/bftop, or source it from
 # ~/.bashrc.
 
-_bftop_options='-n --top -e --error --confidence -v --bounds --json -q --query
+_bftop_options='--report -n --top -e --error --confidence -v --bounds --json -q --query
 -o --output -s --summary -k --field -t --separator -i --ignore-case -z --null-data --no-decompress
 -w --words --window --generations --time-field --bad-time --now
--j --threads --key-file --max-memory --progress --no-progress
+-j --threads --max-memory --progress --no-progress
 -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is.
@@ -40,8 +40,9 @@ _bftop_files() {
 # Complete the value of option $1 at word $2; 1 if $1 takes no value.
 _bftop_value() {
 	case $1 in
+	--report) _bftop_add compgen -W 'json' -- "$2" ;;
 	-s | --summary) _bftop_summaries "$2" ;;
-	-o | --output | --key-file) _bftop_files "$2" ;;
+	-o | --output) _bftop_files "$2" ;;
 	--bad-time) _bftop_add compgen -W 'error skip' -- "$2" ;;
 	-n | --top | -e | --error | --confidence | -j | --threads | -k | --field | -t | --separator | --max-memory) ;;
 	--window | --generations | --time-field | --now) ;;

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # fish completion for bftop(1): every option with its description; *.top
 # summaries after -s/--summary; ordinary files (fish's default) for the
-# input stream, -o and --key-file. -e and --confidence are offered only
+# input stream and -o (--key-file is refused: bftop has its own key). -e and --confidence are offered only
 # without -s (a loaded summary is sized already).
 # Install in ~/.config/fish/completions/ or a vendor completions directory.
 
@@ -30,15 +30,15 @@ complete -c bftop -s i -l ignore-case -d 'Fold ASCII case of keys'
 complete -c bftop -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bftop -l no-decompress -d 'Read compressed inputs as they are, not decompressed'
 complete -c bftop -s w -l words -d 'Each word of a key is a key'
-complete -c bftop -l window -x -d 'Only the last W keys (10M) or W of time (90s, 10m, 24h, 7d)'
+complete -c bftop -l window -x -d 'Only the last W keys (10Mkeys) or W of time (90s, 10m, 1h30m, 1.5h, 7d, 1w)'
 complete -c bftop -l generations -x -d "The window's generations, 2..64 (default 8)"
 complete -c bftop -l time-field -x -d "A line's time is its Fth field"
 complete -c bftop -l bad-time -x -a 'error skip' -d 'A line whose time cannot be read: error or skip'
 complete -c bftop -l now -x -d 'The time of a time window without --time-field'
 complete -c bftop -s j -l threads -x -d 'Use N threads (the output is the same for every N)'
-complete -c bftop -l key-file -r -F -d "Refused: summaries are keyed with bftop's own key"
 complete -c bftop -l max-memory -x -d 'Refuse summaries larger than SIZE bytes in memory'
 complete -c bftop -l progress -d 'Show progress on stderr even when not a terminal'
 complete -c bftop -l no-progress -d 'Never show progress'
 complete -c bftop -s h -l help -d 'Show the help and exit'
 complete -c bftop -s V -l version -d 'Show the version and exit'
+complete -c bftop -l report -x -a json -d 'The same as --json'

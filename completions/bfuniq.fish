@@ -23,6 +23,7 @@ complete -c bfuniq -s n -l capacity -x -d 'Size one filter for N distinct keys (
 complete -c bfuniq -s p -l rate -x -d 'Chance of dropping a first-seen line (default 1e-6)'
 complete -c bfuniq -s f -l state -x -a '(__bfuniq_states)' -d 'Load the seen keys from STATE, save them back at the end'
 complete -c bfuniq -s d -l repeated -d 'Print only lines whose key was seen before'
+complete -c bfuniq -l once -d 'With -d: each repeated key once, at its second sighting'
 complete -c bfuniq -s k -l field -x -d 'Key on fields of each line (N, N,M, N-M, N-)'
 complete -c bfuniq -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfuniq -l header -d 'The first line of each input is a header, not a key'
@@ -37,7 +38,7 @@ complete -c bfuniq -l layout -x -a 'blocked\t"One cache line per key (default)" 
 complete -c bfuniq -n 'not __fish_contains_opt key-file' -l key -x -d '128-bit SipHash key as 32 hex digits'
 complete -c bfuniq -l line-buffered -d 'Flush output after every line'
 complete -c bfuniq -l no-wait -d 'Fail at once if another bftools process is updating the file'
-complete -c bfuniq -l window -x -d 'Forget keys after W keys (10M) or W of time (90s, 10m, 24h, 7d)'
+complete -c bfuniq -l window -x -d 'Forget keys after W keys (10Mkeys) or W of time (90s, 10m, 1h30m, 1.5h, 7d, 1w)'
 complete -c bfuniq -l generations -x -d "The window's generations, 2..64 (default 8)"
 complete -c bfuniq -l refresh -d "A repeat within the window restarts its key's age"
 complete -c bfuniq -l time-field -x -d "A line's time is its Fth field"
@@ -51,3 +52,4 @@ complete -c bfuniq -l progress -d 'Show progress on stderr even when not a termi
 complete -c bfuniq -l no-progress -d 'Never show progress'
 complete -c bfuniq -s h -l help -d 'Show the help and exit'
 complete -c bfuniq -s V -l version -d 'Show the version and exit'
+complete -c bfuniq -l report -x -a json -d 'The -v report as one JSON object on stderr'

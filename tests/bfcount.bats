@@ -331,6 +331,24 @@ make_ab() {
 	expect_output 2
 }
 
+@test "bfcount: when no FILE could be read, no count is printed beside the error" {
+	# issue 37: bfcount nosuch.txt printed 0 and exited 2; grep -c prints
+	# counts only for files it read
+	run --separate-stderr bfcount nosuch.txt
+	expect_fail "bfcount: nosuch.txt: No such file or directory"
+	run --separate-stderr bfcount -j 2 -v nosuch.txt other.txt
+	expect_fail "bfcount: nosuch.txt: No such file or directory
+bfcount: other.txt: No such file or directory"
+	mkdir dir
+	run --separate-stderr bfcount dir
+	expect_fail "bfcount: dir: Is a directory"
+	# an empty FILE was read: its count is 0
+	: >empty.txt
+	run --separate-stderr bfcount empty.txt nosuch.txt
+	expect_status 2
+	expect_output 0
+}
+
 @test "bfcount: writing the count to a full disk is a write error, exit 2" {
 	seq 1 10 >in.txt
 	run --separate-stderr bash -c 'bfcount in.txt >/dev/full'
@@ -772,8 +790,8 @@ bfcount: full.bf: every bit is set: too many keys to estimate"
 	# generations of one shape: the OR of those is one filter of the keys
 	# within the window, so the union is 1500 and the intersection 500,
 	# each within 5 of the standard errors -v reports
-	seq 1 1000 | bfbuild --key "$KEY" --window 2000 -o w1.bf
-	seq 501 1500 | bfbuild --key "$KEY" --window 2000 -o w2.bf
+	seq 1 1000 | bfbuild --key "$KEY" --window 2000keys -o w1.bf
+	seq 501 1500 | bfbuild --key "$KEY" --window 2000keys -o w2.bf
 	local sd
 	run --separate-stderr bfcount --union w1.bf w2.bf
 	expect_status 0
@@ -788,4 +806,23 @@ bfcount: full.bf: every bit is set: too many keys to estimate"
 	seq 1 10 | bfbuild --key "$KEY" -n 1000 -o f.bf
 	run --separate-stderr bfcount --union w1.bf f.bf
 	expect_fail "bfcount: f.bf: cannot be combined with w1.bf: different size"
+}
+
+@test "bfcount --report=json: the count as a JSON object, per file for several filters" {
+	# issue 37: --json is JSON Lines input here; the report's JSON is --report=json
+	run --separate-stderr bash -c 'seq 1 100 | bfcount --report=json'
+	expect_status 0
+	expect_output '{"count":100,"exact":true,"relative_error":0}'
+	seq 1 100 | bfbuild --key "$KEY" -n 1000 -o a.bf
+	seq 1 100 | bfbuild --key "$KEY" -n 1000 -o b.bf
+	run --separate-stderr bfcount --report=json -f a.bf
+	expect_output "{\"count\":$(bfcount -f a.bf)}"
+	run --separate-stderr bfcount --report=json -f a.bf -f b.bf
+	expect_output "{\"file\":\"a.bf\",\"count\":$(bfcount -f a.bf)}
+{\"file\":\"b.bf\",\"count\":$(bfcount -f b.bf)}"
+	run --separate-stderr bfcount --report=json --jaccard a.bf b.bf
+	expect_output '{"jaccard":1.0000}'
+	# --json still reads JSON Lines
+	run --separate-stderr bash -c 'printf "{\"a\":1}\n{\"a\":1.0}\n" | bfcount --json -k .a --report=json'
+	expect_output '{"count":1,"exact":true,"relative_error":0}'
 }

@@ -124,7 +124,7 @@ make_names() {
 	run --separate-stderr bfgrep -f names.bf --field=x in.txt
 	expect_usage_error bfgrep "-k 'x': not a field number or range (field names need --header)"
 	run --separate-stderr bfgrep -f names.bf -k 1.5 in.txt
-	expect_usage_error bfgrep "invalid field number '1.5': not a whole number"
+	expect_usage_error bfgrep "invalid field number '1.5': a field number is a plain integer (1, 2, 3, ...; no suffix, fraction or exponent)"
 }
 
 @test "bfgrep: -t with two characters is a usage error" {
@@ -965,7 +965,7 @@ make_tree() {
 
 @test "bfgrep: grep's per-FILE options work with a windowed filter too" {
 	# a count window of 100 keys holds k0..k49: every one of them is within it
-	seq 0 49 | sed 's/^/k/' | bfuniq --key "$KEY" -f w.bf --window 100 >/dev/null
+	seq 0 49 | sed 's/^/k/' | bfuniq --key "$KEY" -f w.bf --window 100keys >/dev/null
 	put_lines a.txt k1 x k2
 	put_lines b.txt y z
 	run --separate-stderr bfgrep -n -f w.bf a.txt b.txt

@@ -14,7 +14,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfinfo [--json] FILTER..."
+SYNOPSIS="Usage: bfinfo [--json | --brief] FILTER..."
 
 # SipHash-2-4-64 of "bftools key fingerprint v1" under $KEY; checked
 # against an independent SipHash written for the purpose.
@@ -532,7 +532,7 @@ expect_valid_json() {
 	build classic.bf -n 5000 --layout classic in.txt
 	build counting.bf -n 5000 --layout counting in.txt
 	seq 1 250000 | bfuniq --key "$KEY" -f growing.bf >/dev/null
-	bfbuild --key "$KEY" --window 2000 -o window.bf in.txt
+	bfbuild --key "$KEY" --window 2000keys -o window.bf in.txt
 	bfbuild --format dcso -n 5000 -p 0.01 -o dcso.bloom in.txt
 	local f want
 	for f in fixed.bf classic.bf counting.bf growing.bf window.bf dcso.bloom; do
@@ -553,4 +553,34 @@ expect_valid_json() {
 	expect_field "keys" "too many to estimate (every bit set)"
 	run --separate-stderr bfinfo --json full.bf
 	expect_json keys:null
+}
+
+@test "bfinfo --brief: a header, then one line per file, as ls -l and df -h" {
+	# issue 37: 30+ lines a filter; one line each to read at a glance
+	seq 1 500 | bfbuild --key "$KEY" -n 1000 -p 0.01 -o "a b.bf"
+	bfbuild --key "$KEY" -n 1000 -p 0.01 -o empty.bf </dev/null
+	seq 1 300 | bfcount -o s.hll >/dev/null
+	printf 'x\nx\ny\n' | bftop -o t.top >/dev/null
+	run --separate-stderr bfinfo --brief "a b.bf" empty.bf s.hll t.top missing.bf
+	expect_status 2
+	expect_stderr "bfinfo: missing.bf: No such file or directory"
+	expect_eq "header" "KIND               KEYS   FILL      RATE    TARGET     SIZE FILE" "${lines[0]}"
+	expect_eq "lines" 5 "${#lines[@]}"
+	expect_eq "filter" "blocked $(bfcount -f "a b.bf") 0.01 size a b.bf" \
+		"$(awk 'NR == 2 { print $1, $2, $5, ($6 ~ /^[0-9.]+k?B$/ ? "size" : $6), $7, $8 }' <<<"$output")"
+	expect_eq "empty" "blocked 0 0.0% 0 0.01 empty.bf" \
+		"$(awk 'NR == 3 { print $1, $2, $3, $4, $5, $NF }' <<<"$output")"
+	expect_eq "sketch" "sketch 300 - - s.hll" "$(awk 'NR == 4 { print $1, $2, $4, $5, $NF }' <<<"$output")"
+	expect_eq "summary" "summary 3 - - - t.top" "$(awk 'NR == 5 { print $1, $2, $3, $4, $5, $NF }' <<<"$output")"
+	run --separate-stderr bfinfo --brief --json empty.bf
+	expect_usage_error bfinfo "--brief and --json cannot be used together"
+}
+
+@test "bfinfo and bftop: --report=json is their --json; another report is refused" {
+	bfbuild --key "$KEY" -n 1000 -o f.bf </dev/null
+	expect_eq "bfinfo" "$(bfinfo --json f.bf)" "$(bfinfo --report=json f.bf)"
+	printf 'a\na\nb\n' >in.txt
+	expect_eq "bftop" "$(bftop --json in.txt)" "$(bftop --report json in.txt)"
+	run --separate-stderr bfinfo --report=xml f.bf
+	expect_usage_error bfinfo "invalid --report 'xml': expected json"
 }

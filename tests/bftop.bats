@@ -236,6 +236,62 @@ top_is_exact() {
 	expect_any_usage_error bftop
 }
 
+@test "bftop: -e and --confidence are refused in one style, the range in words" {
+	# issue 37: "bftop: error: 0.6 out of range 1e-06..0.5", and --confidence 1
+	# and 0.4 spoke of two different ranges
+	local eps="must be from 1e-6 to 0.5"
+	local conf="must be at least 0.5 and below 1 (at most 0.999999999)"
+	for e in 0.6 1 0 1e-7; do
+		run --separate-stderr bftop -e "$e" </dev/null
+		expect_usage_error bftop "invalid error bound '$e': $eps"
+	done
+	run --separate-stderr bftop -e x </dev/null
+	expect_usage_error bftop "invalid error bound 'x': not a number"
+	for c in 1 0.4 0 0.9999999999; do
+		run --separate-stderr bftop --confidence "$c" </dev/null
+		expect_usage_error bftop "invalid confidence '$c': $conf"
+	done
+}
+
+@test "bftop: --help leaves out --key-file, which bftop refuses" {
+	run --separate-stderr bftop --help
+	expect_status 0
+	case $output in *key-file*) expect_eq "--help" "no --key-file" "$output" ;; esac
+	run --separate-stderr bftop --key-file k.key </dev/null
+	expect_usage_error bftop "--key-file: bftop summaries are keyed with bftop's own key"
+}
+
+@test "bftop: a summary given where a filter or sketch goes is named a summary" {
+	# issue 37: bfgrep -f mon.top said "bad magic"
+	printf 'a\nb\na\n' | bftop -o mon.top
+	local readers="bftop -s, bfmerge and bfinfo read summaries"
+	for prog in bfgrep bfuniq bfbuild; do
+		run --separate-stderr "$prog" -f mon.top </dev/null
+		expect_fail "$prog: mon.top: a bftop summary, not a filter ($readers)"
+	done
+	run --separate-stderr bfcount -f mon.top
+	expect_fail "bfcount: mon.top: a bftop summary, not a filter ($readers)"
+	run --separate-stderr bfcount -s mon.top
+	expect_fail "bfcount: mon.top: a bftop summary, not a sketch ($readers)"
+	printf 'a\n' | bfcount -o s.hll >/dev/null
+	run --separate-stderr bfmerge -o out.hll s.hll mon.top
+	expect_fail "bfmerge: mon.top: a bftop summary, not a sketch: sketches and summaries cannot be merged"
+}
+
+@test "bftop: a key printed truncated is marked in text too, by ... after its 256 bytes" {
+	# issue 37: only --json said "truncated": true
+	local long short
+	long=$(printf 'x%.0s' $(seq 300))
+	short=$(printf 'y%.0s' $(seq 256))
+	printf '%s\n' "$long" "$long" "$short" >in.txt
+	run --separate-stderr bftop in.txt
+	expect_status 0
+	expect_output "$(printf '%7d %s...\n%7d %s' 2 "${long:0:256}" 1 "$short")"
+	run --separate-stderr bftop --json in.txt
+	case $output in *'"count": 2, "lower": 2, "upper": 2, "truncated": true}'*) ;;
+	*) expect_eq "--json" '... "truncated": true ...' "$output" ;; esac
+}
+
 @test "bftop: --help shows the synopsis and exits 0" {
 	run --separate-stderr bftop --help
 	expect_status 0
@@ -304,7 +360,7 @@ size on disk:         $(wc -c <s.top | tr -d ' ') B ($(wc -c <s.top | tr -d ' ')
 @test "bftop --window N: the intervals hold for the last N G/(G-1) keys at a generation's end" {
 	head -n 10000 "$BATS_FILE_TMPDIR/z10.txt" >in.txt
 	tail -n 1250 in.txt | sort | uniq -c | sort -k1,1nr -k2 >exact.txt
-	run --separate-stderr bftop --window 1000 --generations 5 -e 1e-2 -n 0 -v in.txt
+	run --separate-stderr bftop --window 1000keys --generations 5 -e 1e-2 -n 0 -v in.txt
 	expect_status 0
 	printf '%s\n' "$output" >bounds.txt
 	[ "$(wc -l <bounds.txt)" -eq 100 ]
@@ -335,7 +391,7 @@ size on disk:         $(wc -c <s.top | tr -d ' ') B ($(wc -c <s.top | tr -d ' ')
 @test "bftop --window: the same output for -j 1, 2 and 4; bad times are errors or skipped" {
 	head -n 20000 "$BATS_FILE_TMPDIR/z08.txt" >in.txt
 	for j in 1 2 4; do
-		bftop -j "$j" --window 3000 -e 1e-2 -n 0 -v in.txt >"out$j.txt" 2>&1
+		bftop -j "$j" --window 3000keys -e 1e-2 -n 0 -v in.txt >"out$j.txt" 2>&1
 	done
 	cmp out1.txt out2.txt
 	cmp out1.txt out4.txt
@@ -354,11 +410,11 @@ size on disk:         $(wc -c <s.top | tr -d ' ') B ($(wc -c <s.top | tr -d ' ')
 @test "bftop --window: usage errors" {
 	run --separate-stderr bftop --now 2026-01-01T00:00:00Z in.txt
 	expect_usage_error bftop "--generations, --time-field, --bad-time and --now need --window"
-	run --separate-stderr bftop --window 10 -o s.top in.txt
+	run --separate-stderr bftop --window 10keys -o s.top in.txt
 	expect_usage_error bftop "--window: a windowed summary is not saved or loaded (-o, -s, -q)"
-	run --separate-stderr bftop --window 10 --time-field 1 in.txt
+	run --separate-stderr bftop --window 10keys --time-field 1 in.txt
 	expect_usage_error bftop "--time-field and --now need a time window (such as --window 10m)"
-	run --separate-stderr bftop --max-memory 10M --window 10 </dev/null
+	run --separate-stderr bftop --max-memory 10M --window 10keys </dev/null
 	expect_fail "bftop: the window's summaries need 42.6 MB (42601176 bytes), over the memory limit of 10.0 MB"
 }
 

@@ -16,7 +16,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfuniq [-n N] [-p P] [-f STATE] [-d] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]"
+SYNOPSIS="Usage: bfuniq [-n N] [-p P] [-f STATE] [-d [--once]] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]"
 
 # helpers.bash checks for bfbuild and bfgrep; these tests need bfuniq too.
 setup() {
@@ -106,7 +106,7 @@ expect_awk_first_seen() {
 	run --separate-stderr bfuniq --help
 	expect_status 0
 	expect_output "$short"
-	for opt in --capacity --rate --state --repeated --field --separator --ignore-case \
+	for opt in --capacity --rate --state --repeated --once --field --separator --ignore-case \
 		--null-data --verbose --layout --key --line-buffered --no-wait --help --version; do
 		case $output in *"$opt"*) ;; *) expect_eq "help mentions" "$opt" "(missing)" ;; esac
 	done
@@ -185,7 +185,7 @@ expect_awk_first_seen() {
 	run --separate-stderr bfuniq --field=x in.txt
 	expect_usage_error bfuniq "-k 'x': not a field number or range (field names need --header)"
 	run --separate-stderr bfuniq --field 1.5 in.txt
-	expect_usage_error bfuniq "invalid field number '1.5': not a whole number"
+	expect_usage_error bfuniq "invalid field number '1.5': a field number is a plain integer (1, 2, 3, ...; no suffix, fraction or exponent)"
 }
 
 @test "bfuniq: -t with other than one character is a usage error" {
@@ -378,6 +378,36 @@ expect_awk_first_seen() {
 	run --separate-stderr bfuniq -d -f state.bf new.txt
 	expect_status 0
 	expect_output $'a\nb\nc'
+}
+
+@test "bfuniq: -d --once prints each repeated key once, at its second sighting (uniq -d's question)" {
+	# issue 37: -d printed every repeat. The answer is awk 'c[$0]++ == 1':
+	# 40,000 keys at the default rate 1e-6 in both filters (seen and
+	# printed) expect 0.04 errors; the fixed key makes the outcome certain,
+	# and it is the same on one thread or four (a file over 512 KiB, read
+	# in ranges)
+	awk 'BEGIN { for (i = 0; i < 100000; i++) print "k" (i * 7919 % 40000) (i % 3 == 0 ? "x" i : "") }' >in.txt
+	awk 'c[$0]++ == 1' in.txt >want.txt
+	for j in 1 4; do
+		uniq_ -j "$j" -d --once in.txt >"got$j.txt"
+		cmp want.txt "got$j.txt"
+	done
+	# -i folds the keys of both filters alike: A repeats a
+	put_lines case.txt a b A c a B
+	run --separate-stderr uniq_ -d --once -i case.txt
+	expect_status 0
+	expect_output $'A\nB'
+}
+
+@test "bfuniq: --once without -d, or with a window, is refused" {
+	run --separate-stderr bfuniq --once </dev/null
+	expect_usage_error bfuniq "--once needs -d: it prints each repeated key once"
+	run --separate-stderr bfuniq -d --once --window 10m </dev/null
+	expect_usage_error bfuniq "--once cannot be used with --window: a key repeats again once forgotten"
+	put_lines in.txt a
+	uniq_ --window 100keys -f w.bf in.txt >/dev/null
+	run --separate-stderr bfuniq -d --once -f w.bf in.txt
+	expect_fail "bfuniq: w.bf: --once cannot be used with a windowed state"
 }
 
 # ---------------------------------------------------------------- fields, case, NUL
@@ -1004,4 +1034,18 @@ expect_awk_first_seen() {
 	exec 7>&-
 	expect_eq "exit status" 143 "$st"
 	expect_eq "alice saved" 1 "$(bfgrep -c -f state.bf in.txt)"
+}
+
+@test "bfuniq and bfbuild --report=json: the -v report as one JSON object on stderr" {
+	# issue 37
+	printf 'a\nb\na\n\n' >in.txt
+	run --separate-stderr bfuniq --key "$KEY" -k 1 --report=json in.txt
+	expect_status 0
+	expect_output $'a\nb'
+	case $stderr in '{"lines":4,"first_seen":2,"repeats":1,"keyless":1,"written":2,"new_keys":2,"estimated_keys":2,"stages":1,'*'"expected_lost":0,"target_rate":1e-06}') ;;
+	*) expect_eq "bfuniq report" '{"lines":4,"first_seen":2,...}' "$stderr" ;; esac
+	run --separate-stderr bfbuild --key "$KEY" -n 1000 -p 0.01 -k 1 --report=json -o f.bf in.txt
+	expect_status 0
+	case $stderr in '{"lines":4,"keys_added":3,"not_in_filter":0,"keyless":1,"estimated_keys":2,"capacity":1000,'*'"target_rate":0.01}') ;;
+	*) expect_eq "bfbuild report" '{"lines":4,"keys_added":3,...}' "$stderr" ;; esac
 }

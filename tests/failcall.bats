@@ -102,7 +102,7 @@ check_outcome() {
 	every_failure alloc out.bf bfbuild --key "$KEY" -n 5000 -o out.bf "$F/keys.txt"
 	every_failure alloc out.bf bfbuild --key "$KEY" -n 5000 --layout classic -o out.bf "$F/keys.txt"
 	every_failure alloc out.bf bfbuild -n 5000 --format dcso-gzip -o out.bf "$F/keys.txt"
-	every_failure alloc out.bf bfbuild --key "$KEY" --window 1000 -o out.bf "$F/keys.txt"
+	every_failure alloc out.bf bfbuild --key "$KEY" --window 1000keys -o out.bf "$F/keys.txt"
 	every_failure alloc out.bf bfbuild --like "$F/f.bf" -k 1 -t , -o out.bf "$F/keys.txt"
 	check_failures
 }
@@ -112,7 +112,7 @@ check_outcome() {
 	every_failure alloc - bfgrep -c -f "$F/d.bf" -f "$F/g.bf" "$F/keys.txt"
 	every_failure alloc - bfgrep -w -c -f "$F/f.bf" "$F/keys.txt"
 	every_failure alloc - bfuniq --key "$KEY" "$F/keys.txt"
-	every_failure alloc - bfuniq --key "$KEY" --window 500 "$F/keys.txt"
+	every_failure alloc - bfuniq --key "$KEY" --window 500keys "$F/keys.txt"
 	every_failure alloc - bfcount "$F/keys.txt"
 	every_failure alloc - bfcount --union -f "$F/f.bf" -f "$F/g.bf"
 	every_failure alloc - bfcount -s "$F/s.hll" "$F/keys.txt"
@@ -124,7 +124,7 @@ check_outcome() {
 
 @test "failcall: keys cut on every thread (--json, --csv, -i), every allocation failing in turn" {
 	every_failure alloc - bfuniq --key "$KEY" --json --bad-line=skip -k .n "$F/keys.json"
-	every_failure alloc - bfuniq --key "$KEY" -i --window 500 "$F/keys.txt"
+	every_failure alloc - bfuniq --key "$KEY" -i --window 500keys "$F/keys.txt"
 	every_failure alloc out.bf bfbuild --key "$KEY" --csv -k 1 -o out.bf "$F/keys.txt"
 	check_failures
 }

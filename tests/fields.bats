@@ -90,6 +90,23 @@ uniq_() {
 	expect_usage_error bfuniq "-k 'host': not a field number or range (field names need --header)"
 }
 
+@test "fields: a field number is a plain integer, never a count's 1k or 1e3" {
+	# issue 37: -k 1k keyed on field 1000 and -k 1x spoke of suffixes
+	local why="a field number is a plain integer (1, 2, 3, ...; no suffix, fraction or exponent)"
+	put_lines in.txt "a b"
+	for prog in bfuniq bfbuild bfgrep bfcount bftop; do
+		for n in 1k 1x 1e3 1.0; do
+			run --separate-stderr "$prog" -k "$n" in.txt
+			expect_usage_error "$prog" "invalid field number '$n': $why"
+		done
+	done
+	run --separate-stderr bfuniq --window 1m --time-field 1k in.txt
+	expect_usage_error bfuniq "invalid time field '1k': $why"
+	run --separate-stderr bfuniq -k 02 in.txt
+	expect_status 0
+	expect_output "a b"
+}
+
 # ---------------------------------------------------------------- bfbuild, bfgrep
 
 @test "fields: bfbuild -k 1,3 adds the joined key; bfgrep -k 1,3 tests the same key" {

@@ -24,15 +24,21 @@ setup() {
 
 # gen_json N SEED - N NDJSON lines whose .a.b is a scalar from a small pool,
 # written in several ways that jq -r prints alike: "5" and 5, "\u00e9" and
-# "é", spacing inside and around. Integers only: jq 1.6 rewrites 1.50 as 1.5,
-# while bftools keys numbers as written.
+# "é", spacing inside and around, and numbers by value: 5, 5.0, 5e0, 50e-1,
+# 5.50 and 55e-1 (bftools keys a number as jq 1.6 -r prints it).
 gen_json() {
 	awk -v n="$1" -v seed="$2" 'BEGIN {
 		srand(seed)
 		for (i = 0; i < n; i++) {
 			k = int(rand() * 400)
 			r = int(rand() * 6)
-			if (r == 0) v = k
+			f = int(rand() * 6)
+			if (r == 0 && f == 0) v = k
+			else if (r == 0 && f == 1) v = k ".0"
+			else if (r == 0 && f == 2) v = k "e0"
+			else if (r == 0 && f == 3) v = k "0e-1"
+			else if (r == 0 && f == 4) v = k ".50"
+			else if (r == 0) v = k "5e-1"
 			else if (r == 1) v = "\"" k "\""
 			else if (r == 2) v = "\"caf\\u00e9 " k "\""
 			else if (r == 3) v = "\"café " k "\""
@@ -62,6 +68,28 @@ gen_json() {
 	expect_status 0
 	# below bfcount's exact threshold the count is exact
 	expect_output "$want"
+}
+
+@test "formats: --json keys numbers by value as jq -r prints them, members in order, a missing path no key" {
+	# issue 37: 1, 1.0 and 1e0 were three keys; jq 1.6 -r prints all as 1
+	printf '%s\n' '{"a":1}' '{"a":1.0}' '{"a":1e0}' '{"a":10e-1}' '{"a":1e5}' \
+		'{"a":100000}' '{"a":1e16}' '{"a":0.00001}' '{"a":-0.0}' '{"a":"1.0"}' >num.json
+	jq -r .a num.json >want.txt
+	expect_eq "jq 1.6 -r" "$(printf '%s\n' 1 1 1 1 100000 100000 1e+16 1e-05 -0 1.0)" "$(cat want.txt)"
+	bfbuild --key "$KEY" -o jq.bf want.txt
+	run --separate-stderr bfgrep --json -k .a -c -f jq.bf num.json
+	expect_output 10
+	run --separate-stderr bfcount --json -k .a num.json
+	expect_output "$(sort -u want.txt | wc -l)"
+	# members keep their order, as jq -c prints them: two keys
+	printf '%s\n' '{"o":{"y":1,"x":2}}' '{"o":{"x":2.0,"y":1}}' '{"o":{"y":1.0,"x":2}}' >obj.json
+	run --separate-stderr bfcount --json -k .o obj.json
+	expect_output "$(jq -c .o obj.json | sort -u | wc -l)"
+	# a missing path has no key (jq -r prints null): the line is not counted
+	printf '%s\n' '{"tags":["a"]}' '{"tags":[]}' '{"tags":[null]}' >tags.json
+	run --separate-stderr bfcount --json -k '.tags[0]' tags.json
+	expect_output 2
+	expect_eq "jq" "$(printf 'a\nnull\nnull')" "$(jq -r '.tags[0]' tags.json)"
 }
 
 # gen_csv N SEED - id,name,city with quoted names holding commas, doubled

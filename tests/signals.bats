@@ -271,7 +271,7 @@ burst_then_quiet() {
 }
 
 @test "bfuniq --window -f: SIGTERM saves the window with its clock; --checkpoint snapshots it too" {
-	start_uniq --window 1000 --checkpoint 1
+	start_uniq --window 1000keys --checkpoint 1
 	printf 'w1\nw2\nw1\n' >&7
 	expect_eq "output" $'w1\nw2' "$(read_lines 2)"
 	wait_for state.bf
@@ -279,7 +279,7 @@ burst_then_quiet() {
 	stop_with TERM
 	expect_eq "exit status" 143 "$status"
 	bfinfo state.bf | grep -q '^clock: *3 keys$' || expect_eq "clock (keys offered)" "3 keys" "$(bfinfo state.bf)"
-	expect_eq "a restart" "w3" "$(printf 'w2\nw3\nw1\n' | bfuniq --window 1000 -f state.bf)"
+	expect_eq "a restart" "w3" "$(printf 'w2\nw3\nw1\n' | bfuniq --window 1000keys -f state.bf)"
 }
 
 # A regular file of 2e6 lines (15 MB) is read in ranges on every thread

@@ -107,7 +107,7 @@ make_formats() {
 	run_both json bfuniq -n 1e5 --key "$KEY" --json -k .u.id,.t[0] --bad-line=skip -v stream.json
 	run_both csv bfuniq -n 1e5 --key "$KEY" --csv --header -k name stream.csv
 	run_both list bfuniq -n 1e5 --key "$KEY" -k 2,4 -i stream.txt
-	run_both jsonwin bfuniq --window 20000 --key "$KEY" --json -k .u.id --bad-line=skip stream.json
+	run_both jsonwin bfuniq --window 20000keys --key "$KEY" --json -k .u.id --bad-line=skip stream.json
 	same_file_for_all csvbuild bfbuild -n 1e5 --key "$KEY" --csv --header -k name stream.csv
 	[ "$(wc -l <json.1.out)" -gt 20000 ]
 	grep -q 'not json' json.1.out
@@ -130,8 +130,8 @@ make_formats() {
 	run_both fixed bfuniq -n 1e5 -p 1e-4 --key "$KEY" -v grow.txt
 	run_both growing bfuniq -p 1e-4 --key "$KEY" -v grow.txt
 	grep -q '(2 stages' growing.16.err
-	run_both window bfuniq --window 50000 --key "$KEY" grow.txt
-	run_both refresh bfuniq --window 50000 --refresh -v --key "$KEY" grow.txt
+	run_both window bfuniq --window 50000keys --key "$KEY" grow.txt
+	run_both refresh bfuniq --window 50000keys --refresh -v --key "$KEY" grow.txt
 	run_both timed bfuniq --window 10m --now 2026-11-26T12:00:00Z --key "$KEY" grow.txt
 	run_both classic bfuniq -n 3e5 --layout classic --key "$KEY" grow.txt
 	for t in $THREADS; do
@@ -141,9 +141,9 @@ make_formats() {
 		cmp first.1.out "first.$t.out"
 		cmp second.1.out "second.$t.out"
 		cmp state.1.bf "state.$t.bf"
-		bfuniq -j "$t" --window 50000 --key "$KEY" -f "wstate.$t.bf" grow.txt >"w.$t.out"
+		bfuniq -j "$t" --window 50000keys --key "$KEY" -f "wstate.$t.bf" grow.txt >"w.$t.out"
 		cmp wstate.1.bf "wstate.$t.bf"
-		bfbuild -j "$t" --window 50000 --key "$KEY" -o "bw.$t.bf" grow.txt
+		bfbuild -j "$t" --window 50000keys --key "$KEY" -o "bw.$t.bf" grow.txt
 		cmp bw.1.bf "bw.$t.bf"
 	done
 	# the first run already made a second stage: the second tested the first read-only
@@ -560,7 +560,7 @@ same_as_pipe() {
 	same_as_pipe long bfuniq -n 1e5 --key "$KEY" long.txt
 	same_as_pipe huge bfuniq -n 1e5 --key "$KEY" huge.txt
 	same_as_pipe dups bfuniq -d -k 2 -i -n 1e5 --key "$KEY" long.txt
-	same_as_pipe window bfuniq --window 30000 --key "$KEY" long.txt
+	same_as_pipe window bfuniq --window 30000keys --key "$KEY" long.txt
 	run_both several bfuniq -n 3e5 --key "$KEY" -v open.txt empty.txt missing.txt long.txt huge.txt stream.txt
 	# open.txt and huge.txt end without a newline: a stream of them needs one
 	{ cat open.txt; echo; cat empty.txt long.txt huge.txt; echo; cat stream.txt; } |
@@ -592,14 +592,14 @@ same_as_pipe() {
 	bfbuild -n 1e5 --key "$KEY" -o fixed.bf </dev/null
 	cp fixed.bf pipe.ck.bf
 	cat long.txt | bfbuild -j 1 --checkpoint 1h -f pipe.ck.bf
-	cat long.txt | bfbuild -j 1 --window 30000 --key "$KEY" -o pipe.win.bf
+	cat long.txt | bfbuild -j 1 --window 30000keys --key "$KEY" -o pipe.win.bf
 	for t in $THREADS; do
 		bfuniq -j "$t" -p 1e-3 --key "$KEY" -f "state.$t.bf" stream.txt >/dev/null
 		cmp pipe.state.bf "state.$t.bf"
 		cp fixed.bf "ck.$t.bf"
 		bfbuild -j "$t" --checkpoint 1h -f "ck.$t.bf" long.txt
 		cmp pipe.ck.bf "ck.$t.bf"
-		bfbuild -j "$t" --window 30000 --key "$KEY" -o "win.$t.bf" long.txt
+		bfbuild -j "$t" --window 30000keys --key "$KEY" -o "win.$t.bf" long.txt
 		cmp pipe.win.bf "win.$t.bf"
 	done
 }

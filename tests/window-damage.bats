@@ -32,7 +32,7 @@ READERS="bfuniq bfgrep bfinfo bfmerge bfcount"
 count_victim() {
 	UNIQ_CLOCK=""
 	seq 1 25 | sed 's/^/key/' >in.txt
-	bfuniq --key "$KEY" --window 30 --generations 4 -p 0.01 -f victim.bf <in.txt >/dev/null
+	bfuniq --key "$KEY" --window 30keys --generations 4 -p 0.01 -f victim.bf <in.txt >/dev/null
 	victim_sound
 }
 

@@ -33,11 +33,11 @@ cycle() {
 	# rate 1e-6 lose one with probability under 1e-3; the fixed key makes
 	# the outcome certain
 	cycle in.txt 1000 20000
-	run --separate-stderr uniq_ --window 1000 in.txt
+	run --separate-stderr uniq_ --window 1000keys in.txt
 	expect_status 0
 	expect_eq "lines" 10000 "$(printf '%s\n' "$output" | wc -l)"
 	expect_eq "cycles 0 and 2" "$(sed -n '1,1000p;2001,3000p' in.txt)" "$(head -n 2000 <<<"$output")"
-	run --separate-stderr uniq_ --window 1000 --refresh in.txt
+	run --separate-stderr uniq_ --window 1000keys --refresh in.txt
 	expect_status 0
 	expect_eq "refreshed" "$(head -n 1000 in.txt)" "$output"
 }
@@ -47,11 +47,11 @@ cycle() {
 	# 12000 first sightings at 1e-6: the chance of any loss is about 1.2e-2
 	# per key chosen; with this fixed key there is none
 	cycle in.txt 1200 12000
-	run --separate-stderr uniq_ --window 1000 in.txt
+	run --separate-stderr uniq_ --window 1000keys in.txt
 	expect_status 0
 	expect_eq "lines" 12000 "$(printf '%s\n' "$output" | wc -l)"
 	# with G = 2 the slack is a whole window: period 1200 < 2000 is not enough
-	run --separate-stderr uniq_ --window 1000 --generations 2 in.txt
+	run --separate-stderr uniq_ --window 1000keys --generations 2 in.txt
 	expect_status 0
 	[ "$(printf '%s\n' "$output" | wc -l)" -lt 12000 ]
 }
@@ -60,7 +60,7 @@ cycle() {
 	# 200000 distinct keys through a window of 10000 at P = 0.01: the drops
 	# are about Binomial(200000, <= 0.01); mean + 3 sigma = 2000 + 3 * 44.5 = 2134
 	seq 1 200000 >in.txt
-	run --separate-stderr uniq_ --window 1e4 -p 0.01 in.txt
+	run --separate-stderr uniq_ --window 1e4keys -p 0.01 in.txt
 	expect_status 0
 	kept=$(printf '%s\n' "$output" | wc -l)
 	echo "dropped $((200000 - kept)) of 200000"
@@ -97,10 +97,10 @@ loss_matches_model() {
 	# newest's filling one, below P), so the bound is about +-206; measured
 	# 1614, 1691 with --refresh, 1256 with G = 3 (expected about 1280)
 	seq 1 200000 >in.txt
-	loss_matches_model in.txt --window 1e4 -p 0.01
-	loss_matches_model in.txt --window 1e4 -p 0.01 --refresh
-	loss_matches_model in.txt --window 1e4 -p 0.01 --generations 3
-	loss_matches_model in.txt --window 1e4 -p 0.01 --layout classic
+	loss_matches_model in.txt --window 1e4keys -p 0.01
+	loss_matches_model in.txt --window 1e4keys -p 0.01 --refresh
+	loss_matches_model in.txt --window 1e4keys -p 0.01 --generations 3
+	loss_matches_model in.txt --window 1e4keys -p 0.01 --layout classic
 }
 
 @test "window: a time window's expected loss follows its generations through a burst" {
@@ -179,8 +179,8 @@ y"
 	cycle all.txt 700 5000
 	head -n 2600 all.txt >one.txt
 	tail -n +2601 all.txt >two.txt
-	uniq_ --window 1000 all.txt >whole.txt
-	uniq_ -f seen.bf --window 1000 one.txt >split.txt
+	uniq_ --window 1000keys all.txt >whole.txt
+	uniq_ -f seen.bf --window 1000keys one.txt >split.txt
 	uniq_ -f seen.bf two.txt >>split.txt
 	cmp whole.txt split.txt
 	# and a time window, the second run without --window
@@ -203,8 +203,8 @@ y"
 	cycle all.txt 700 3000
 	head -n 1144 all.txt >one.txt
 	tail -n +1145 all.txt >two.txt
-	uniq_ --window 1000 all.txt >whole.txt
-	uniq_ -f seen.bf --window 1000 one.txt >split.txt
+	uniq_ --window 1000keys all.txt >whole.txt
+	uniq_ -f seen.bf --window 1000keys one.txt >split.txt
 	run --separate-stderr bfinfo seen.bf
 	expect_status 0
 	[[ $output == *"live generations:     7"* ]]
@@ -216,19 +216,50 @@ y"
 
 @test "window: a state of another window, or none, is refused" {
 	put_lines in.txt a b
-	uniq_ -f seen.bf --window 1000 in.txt >/dev/null
-	run --separate-stderr uniq_ -f seen.bf --window 2000 in.txt
+	uniq_ -f seen.bf --window 1000keys in.txt >/dev/null
+	run --separate-stderr uniq_ -f seen.bf --window 2000keys in.txt
 	expect_fail "bfuniq: seen.bf: a window of 1000 keys, 8 generations, not the 2000 keys, 8 generations asked for"
 	uniq_ -f plain.bf in.txt >/dev/null
-	run --separate-stderr uniq_ -f plain.bf --window 1000 in.txt
+	run --separate-stderr uniq_ -f plain.bf --window 1000keys in.txt
 	expect_fail "bfuniq: plain.bf: not a windowed filter: it was made without --window"
 }
 
 @test "window: programs that cannot use a windowed filter refuse it" {
 	put_lines in.txt a b
-	uniq_ -f seen.bf --window 1000 in.txt >/dev/null
+	uniq_ -f seen.bf --window 1000keys in.txt >/dev/null
 	run --separate-stderr bfbuild --like seen.bf -o new.bf in.txt
 	expect_fail "bfbuild: seen.bf: a windowed filter (bfuniq --window): this program cannot use it"
+}
+
+@test "window: keys say keys, time has lower-case units, compound and fractional" {
+	# issue 37: every spelling of 90 minutes is one window of 5400 s
+	for w in 1h30m 1.5h 90m 5400s 1h1800s .0625d; do
+		bfbuild --key "$KEY" --window "$w" -o "t.bf" </dev/null
+		expect_eq "--window $w" '"window_seconds":5400' \
+			"$(bfinfo --json t.bf | tr , '\n' | grep window_)"
+	done
+	bfbuild --key "$KEY" --window 1w -o w.bf </dev/null
+	expect_eq "--window 1w" '"window_seconds":604800' "$(bfinfo --json w.bf | tr , '\n' | grep window_)"
+	bfbuild --key "$KEY" --window 2kkeys -o k.bf </dev/null
+	expect_eq "--window 2kkeys" '"window_keys":2000' "$(bfinfo --json k.bf | tr , '\n' | grep window_)"
+}
+
+@test "window: a bare number or 10M is refused, naming both readings" {
+	local times="90s, 10m, 1h30m, 1.5h, 7d, 1w"
+	for prog in bfuniq bfbuild bftop; do
+		run --separate-stderr "$prog" --window 90 </dev/null
+		expect_usage_error "$prog" "invalid window '90': keys or time? say 90keys for keys, or a time in lower-case units ($times)"
+		run --separate-stderr "$prog" --window 10M </dev/null
+		expect_usage_error "$prog" "invalid window '10M': keys or time? say 10Mkeys for keys, or a time in lower-case units ($times)"
+	done
+	run --separate-stderr bfuniq --window 1.5s </dev/null
+	expect_usage_error bfuniq "invalid window '1.5s': not a whole number of seconds (keys: 1000keys, 10Mkeys; time: $times)"
+	run --separate-stderr bfuniq --window 30m1h </dev/null
+	expect_usage_error bfuniq "invalid window '30m1h': units out of order (largest first, each once: 1h30m) (keys: 1000keys, 10Mkeys; time: $times)"
+	run --separate-stderr bfuniq --window 1H </dev/null
+	expect_usage_error bfuniq "invalid window '1H': neither keys nor time (keys: 1000keys, 10Mkeys; time: $times)"
+	run --separate-stderr bfuniq --window 0keys </dev/null
+	expect_usage_error bfuniq "invalid window '0keys': must be at least 1 (keys: 1000keys, 10Mkeys; time: $times)"
 }
 
 @test "window: bad window options are usage errors" {
@@ -240,9 +271,9 @@ y"
 	expect_any_usage_error bfuniq
 	run --separate-stderr bfuniq --window 10m --generations 65 </dev/null
 	expect_any_usage_error bfuniq
-	run --separate-stderr bfuniq --window 1000 --time-field 1 </dev/null
+	run --separate-stderr bfuniq --window 1000keys --time-field 1 </dev/null
 	expect_usage_error bfuniq "--time-field and --now need a time window (such as --window 10m)"
-	run --separate-stderr bfuniq --window 1000 -n 5 </dev/null
+	run --separate-stderr bfuniq --window 1000keys -n 5 </dev/null
 	expect_usage_error bfuniq "-n sizes a time window; a count window is its own capacity"
 	run --separate-stderr bfuniq --refresh </dev/null
 	expect_usage_error bfuniq "--generations, --refresh, --time-field, --bad-time and --now need --window"
@@ -261,8 +292,8 @@ y"
 	# 9e5 keys more; the window's peak must not grow by 1 MB
 	seq 1 100000 >small.txt
 	seq 1 1000000 >big.txt
-	/usr/bin/time -f %M -o small.rss bfuniq --window 1e4 -p 1e-4 small.txt >/dev/null
-	/usr/bin/time -f %M -o big.rss bfuniq --window 1e4 -p 1e-4 big.txt >/dev/null
+	/usr/bin/time -f %M -o small.rss bfuniq --window 1e4keys -p 1e-4 small.txt >/dev/null
+	/usr/bin/time -f %M -o big.rss bfuniq --window 1e4keys -p 1e-4 big.txt >/dev/null
 	echo "peak RSS: $(cat small.rss) KB over 1e5 keys, $(cat big.rss) KB over 1e6"
 	[ "$(cat big.rss)" -le $(($(cat small.rss) + 1024)) ]
 }
@@ -289,7 +320,7 @@ c"
 
 @test "window: bfgrep answers for a count window's last N keys" {
 	cycle in.txt 50 50
-	uniq_ -f c.bf --window 100 in.txt >/dev/null
+	uniq_ -f c.bf --window 100keys in.txt >/dev/null
 	put_lines q.txt k7 k49 k50
 	run --separate-stderr bfgrep -f c.bf q.txt
 	expect_status 0
@@ -345,7 +376,7 @@ k49"
 	# blocked estimate's error at these sizes is a few percent: 900..1300
 	# covers it with room (a key may linger in the oldest generation: +1/7)
 	seq 1 3000 >in.txt
-	bfbuild --key "$KEY" --window 1000 -p 1e-4 -o c.bf in.txt
+	bfbuild --key "$KEY" --window 1000keys -p 1e-4 -o c.bf in.txt
 	run --separate-stderr bfcount -f c.bf
 	expect_status 0
 	echo "estimate $output"
@@ -397,9 +428,9 @@ k49"
 	for refresh in "" --refresh; do
 		rm -f state.bf
 		# shellcheck disable=SC2086
-		written=$(uniq_ --window 1e5 $refresh -f state.bf keys.txt | wc -l)
+		written=$(uniq_ --window 1e5keys $refresh -f state.bf keys.txt | wc -l)
 		# shellcheck disable=SC2086
-		again=$(uniq_ --window 1e5 $refresh -f state.bf keys.txt | wc -l)
+		again=$(uniq_ --window 1e5keys $refresh -f state.bf keys.txt | wc -l)
 		expect_eq "written ($refresh)" 1000 "$written"
 		expect_eq "written again ($refresh)" 0 "$again"
 		total=$(bfinfo state.bf | awk '$1 == "insertions:" { s += $2 } END { print s }')

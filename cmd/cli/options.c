@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,39 @@ uint64_t cli_count(const char *option, const char *arg, uint64_t min, uint64_t m
 	return value;
 }
 
+static int report_json;
+
+void cli_report_json(const char *arg)
+{
+	if (strcmp(arg, "json") != 0)
+		cli_usage_error("invalid --report '%s': expected json", arg);
+	report_json = 1;
+}
+
+int cli_reports_json(void)
+{
+	return report_json;
+}
+
+void cli_report_object(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputc('{', stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("}\n", stderr);
+	va_end(ap);
+}
+
+uint64_t cli_field_number(const char *option, const char *arg, uint64_t min, uint64_t max)
+{
+	if (arg[strspn(arg, "0123456789")] != '\0')
+		cli_usage_error("invalid %s '%s': a field number is a plain integer "
+				"(1, 2, 3, ...; no suffix, fraction or exponent)", option, arg);
+	return cli_count(option, arg, min, max);
+}
+
 double cli_rate(const char *option, const char *arg)
 {
 	const char *why;
@@ -271,7 +305,7 @@ void cli_field_option(struct key_spec *spec, const char *arg)
 	spec->fields = NULL;
 	/* one item that starts like a number is read (and refused) as one */
 	if (strpbrk(arg, ",-") == NULL && arg[0] >= '0' && arg[0] <= '9')
-		spec->field = (unsigned long)cli_count("field number", arg, 1, UINT32_MAX - 1);
+		spec->field = (unsigned long)cli_field_number("field number", arg, 1, UINT32_MAX - 1);
 	else {
 		errno = 0;	/* ENOMEM after: trouble, not a usage error */
 		spec->fields = fieldlist_parse(arg, &spec->field, &why);

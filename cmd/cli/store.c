@@ -40,6 +40,9 @@ static char *leads_to(const char *path, int *stream)
 	return target;
 }
 
+/* Who reads a bftop summary, said where one is given for another kind of file. */
+#define CLI_SUMMARY_READERS "bftop -s, bfmerge and bfinfo read summaries"
+
 void cli_check_destination(const char *path)
 {
 	int stream;
@@ -147,7 +150,7 @@ struct cascade *cli_load_filter(const char *path)
 	if (c == NULL && why == format_err_sketch)
 		cli_fatal("%s: %s (bfcount -s, bfmerge and bfinfo read sketches)", cli_display_name(path), why);
 	if (c == NULL && why == format_err_summary)
-		cli_fatal("%s: %s (bftop -s, bfmerge and bfinfo read summaries)", cli_display_name(path), why);
+		cli_fatal("%s: %s (%s)", cli_display_name(path), why, CLI_SUMMARY_READERS);
 	if (c == NULL)
 		cli_fatal("%s: %s", cli_display_name(path), cli_explain(why));
 	return cli_loaded_filter(c, path);
@@ -201,17 +204,16 @@ static void warn_if_overfull(const struct cascade *c, const char *name)
 
 void cli_load_any(const char *path, struct cascade **c, struct window **w, struct sketch **sk)
 {
-	const char *why, *name = cli_display_name(path);
+	const char *why = NULL, *name = cli_display_name(path);
 	unsigned char key[16];
-
 	int r;
 
 	cli_progress_file(name);
 	r = format_load_any_path(path, c, w, sk, &why);
 	if (r < 0 && why == format_err_sketch)
 		cli_fatal("%s: %s (bfcount -s, bfmerge and bfinfo read sketches)", name, why);
-	if (r < 0 && why == format_err_summary)
-		cli_fatal("%s: %s (bftop -s, bfmerge and bfinfo read summaries)", name, why);
+	if (*c == NULL && why == format_err_summary)
+		cli_fatal("%s: %s (%s)", name, why, CLI_SUMMARY_READERS);
 	if (*c == NULL && (w == NULL || *w == NULL) && (sk == NULL || *sk == NULL))
 		cli_fatal("%s: %s", name, cli_explain(why));
 	cli_progress_done();
@@ -304,6 +306,8 @@ struct sketch *cli_load_sketch(const char *path, int need_key)
 
 	if (s == NULL && why == sketch_err_filter)
 		cli_fatal("%s: %s (bfcount -f counts filters)", name, why);
+	if (s == NULL && why == sketch_err_summary)
+		cli_fatal("%s: %s (%s)", name, why, CLI_SUMMARY_READERS);
 	if (s == NULL)
 		cli_fatal("%s: %s", name, why);
 	cli_sketch_key(s, name, need_key);

@@ -5,6 +5,7 @@
  * window_params; the window itself (generations, slack, sizing) is
  * lib/window.c's.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,21 +26,44 @@ void cli_window_init(struct cli_window *cw)
 	cw->time.separator = -1;
 }
 
+/* How a window is spelled, said after every refusal of one. */
+#define WINDOW_TIMES "90s, 10m, 1h30m, 1.5h, 7d, 1w"
+#define WINDOW_SPELLINGS "keys: 1000keys, 10Mkeys; time: " WINDOW_TIMES
+
+/*
+ * A window of keys says "keys"; a window of time has lower-case units. A
+ * bare number, or a count such as 10M, could mean either (ten million
+ * keys, or ten minutes mistyped), so it is refused with both readings.
+ */
 void cli_window_size(struct cli_window *cw, const char *arg)
 {
 	size_t len = strlen(arg);
 	const char *why;
+	uint64_t n;
 
-	if (len > 0 && strchr("smhd", arg[len - 1]) != NULL) {
-		if (numparse_duration(arg, 1, WINDOW_SECONDS_MAX, &cw->wp.size, &why) < 0)
-			cli_usage_error("invalid window '%s': %s", arg, why);
+	if (len > 4 && strcmp(arg + len - 4, "keys") == 0) {
+		char *count = strndup(arg, len - 4);
+		int rc;
+
+		if (count == NULL)
+			cli_fatal("%s", strerror(errno));
+		rc = numparse_count(count, 1, FILTER_M_MAX, &cw->wp.size, &why);
+		free(count);
+		if (rc < 0)
+			cli_usage_error("invalid window '%s': %s (%s)", arg, why, WINDOW_SPELLINGS);
+		cw->wp.kind = WINDOW_COUNT;
+		return;
+	}
+	if (numparse_duration(arg, 1, WINDOW_SECONDS_MAX, &cw->wp.size, &why) == 0) {
 		cw->wp.kind = WINDOW_TIME;
 		return;
 	}
-	if (numparse_count(arg, 1, FILTER_M_MAX, &cw->wp.size, &why) < 0)
-		cli_usage_error("invalid window '%s': %s (a count such as 10M, or a duration such as 10m or 7d)",
-				arg, why);
-	cw->wp.kind = WINDOW_COUNT;
+	if (numparse_count(arg, 0, UINT64_MAX, &n, NULL) == 0)
+		cli_usage_error("invalid window '%s': keys or time? say %skeys for keys, "
+				"or a time in lower-case units (" WINDOW_TIMES ")", arg, arg);
+	if (strcmp(why, NUMPARSE_DURATION_SHAPE) == 0)
+		why = "neither keys nor time";
+	cli_usage_error("invalid window '%s': %s (%s)", arg, why, WINDOW_SPELLINGS);
 }
 
 void cli_window_generations(struct cli_window *cw, const char *arg)
@@ -50,7 +74,7 @@ void cli_window_generations(struct cli_window *cw, const char *arg)
 
 void cli_window_time_field(struct cli_window *cw, const char *arg)
 {
-	cw->time.field = (unsigned long)cli_count("time field", arg, 1, UINT32_MAX);
+	cw->time.field = (unsigned long)cli_field_number("time field", arg, 1, UINT32_MAX);
 }
 
 void cli_window_bad_time(struct cli_window *cw, const char *arg)

@@ -25,8 +25,9 @@
  * digits are kept, and a value like "0.0001" is a single correctly rounded
  * division (1 / 10^4), so it equals the C literal 1e-4 exactly.
  *
- * Durations (window lengths) are digits and one unit, s m h d, in whole
- * seconds. Times (a window's clock, read from input fields) are Unix
+ * Durations (window lengths) are terms of a number and a unit, w d h m s,
+ * largest first ("1h30m", "1.5h", "1w"), added exactly in integers to
+ * whole seconds. Times (a window's clock, read from input fields) are Unix
  * seconds or RFC 3339 date-times, to the millisecond, in integers: the
  * civil date becomes days since 1970 by Hinnant's days_from_civil, so no
  * timezone database or locale is consulted (mktime would consult both).
@@ -363,33 +364,104 @@ int numparse_hex_key(const char *s, unsigned char key[16], const char **errstr)
 
 /* ---- durations and times --------------------------------------------- */
 
+/* The units of a duration, largest first, and their seconds. */
+static const char duration_units[] = "wdhms";
+static const uint64_t duration_scale[] = { 604800, 86400, 3600, 60, 1 };
+
+/*
+ * More fraction digits than this (trailing zeros aside) never make whole
+ * seconds: a week is 2^7 3^3 5^2 7 seconds, so a fraction of k digits that
+ * does not end in 0 gives whole seconds only when k <= 7. Twelve keeps
+ * fraction * scale below 10^12 * 2^20 < 2^60.
+ */
+#define DURATION_FRACTION_DIGITS 12
+
+static int duration_error(const char **errstr, const char *msg)
+{
+	set_err(errstr, msg);
+	return -1;
+}
+
+/* The digits at s as *v, their count in *n; -1 on overflow. */
+static int duration_digits(const char *s, uint64_t *v, size_t *n)
+{
+	for (*v = 0, *n = 0; is_digit(s[*n]); (*n)++) {
+		uint64_t digit = (uint64_t)(s[*n] - '0');
+
+		if (*v > (UINT64_MAX - digit) / 10)
+			return -1;
+		*v = 10 * *v + digit;
+	}
+	return 0;
+}
+
+/* whole + frac / pow10 units of scale seconds, added to *total, exactly. */
+static int duration_add(uint64_t whole, uint64_t frac, uint64_t pow10, uint64_t scale,
+			uint64_t *total, const char **errstr)
+{
+	uint64_t part;
+
+	if ((frac * scale) % pow10 != 0)
+		return duration_error(errstr, "not a whole number of seconds");
+	part = frac * scale / pow10;	/* below scale */
+	if (whole > (UINT64_MAX - part) / scale || whole * scale + part > UINT64_MAX - *total)
+		return duration_error(errstr, "too large");
+	*total += whole * scale + part;
+	return 0;
+}
+
+/*
+ * One term, number then unit, at s: number = digits [ "." digits ] or
+ * "." digits. *unit is the index of the largest unit still allowed. Adds
+ * the term's seconds to *total; returns its length, or -1 with *errstr.
+ */
+static int64_t duration_term(const char *s, size_t *unit, uint64_t *total,
+			     const char **errstr)
+{
+	uint64_t whole, frac = 0, pow10 = 1;
+	size_t ni, nf = 0, keep, len;
+	const char *u;
+
+	if (duration_digits(s, &whole, &ni) < 0)
+		return duration_error(errstr, "too large");
+	if (s[ni] == '.' && (nf = span_digits(s + ni + 1)) == 0)
+		return duration_error(errstr, NUMPARSE_DURATION_SHAPE);
+	len = ni + (nf > 0 ? 1 + nf : 0);
+	u = s[len] != '\0' ? strchr(duration_units, s[len]) : NULL;
+	if (len == 0 || u == NULL)
+		return duration_error(errstr, NUMPARSE_DURATION_SHAPE);
+	if ((size_t)(u - duration_units) < *unit)
+		return duration_error(errstr, "units out of order (largest first, each once: 1h30m)");
+	*unit = (size_t)(u - duration_units) + 1;
+	for (keep = nf; keep > 0 && s[ni + keep] == '0'; keep--)
+		;
+	if (keep > DURATION_FRACTION_DIGITS)
+		return duration_error(errstr, "not a whole number of seconds");
+	for (size_t k = 1; k <= keep; k++, pow10 *= 10)
+		frac = 10 * frac + (uint64_t)(s[ni + k] - '0');
+	if (duration_add(whole, frac, pow10, duration_scale[u - duration_units], total, errstr) < 0)
+		return -1;
+	return (int64_t)len + 1;
+}
+
 int numparse_duration(const char *s, uint64_t min, uint64_t max, uint64_t *seconds,
 		      const char **errstr)
 {
-	static const char units[] = "smhd";
-	static const uint64_t scale[] = { 1, 60, 3600, 86400 };
-	uint64_t v = 0;
-	size_t i = 0;
-	const char *u;
+	uint64_t total = 0;
+	size_t unit = 0;
 
 	if (s == NULL || *s == '\0')
-		return set_err(errstr, "empty"), -1;
-	for (; is_digit(s[i]); i++) {
-		uint64_t digit = (uint64_t)(s[i] - '0');
+		return duration_error(errstr, "empty");
+	while (*s != '\0') {
+		int64_t n = duration_term(s, &unit, &total, errstr);
 
-		/* exact: every value up to UINT64_MAX is one */
-		if (v > (UINT64_MAX - digit) / 10)
-			return set_err(errstr, "too large"), -1;
-		v = 10 * v + digit;
+		if (n < 0)
+			return -1;
+		s += n;
 	}
-	if (i == 0 || s[i] == '\0' || s[i + 1] != '\0' || (u = strchr(units, s[i])) == NULL)
-		return set_err(errstr, "not a duration (digits, then s, m, h or d)"), -1;
-	if (v > UINT64_MAX / scale[u - units])
-		return set_err(errstr, "too large"), -1;
-	v *= scale[u - units];
-	if (check_bounds(v, min, max, errstr) != 0)
+	if (check_bounds(total, min, max, errstr) != 0)
 		return -1;
-	*seconds = v;
+	*seconds = total;
 	set_err(errstr, NULL);
 	return 0;
 }

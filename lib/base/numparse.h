@@ -38,10 +38,14 @@ int numparse_rate(const char *s, double *out, const char **errstr);
 int numparse_hex_key(const char *s, unsigned char key[16], const char **errstr);
 
 /*
- * A duration in whole seconds: digits then one unit, s (seconds), m
- * (minutes), h (hours) or d (days): "90s", "10m", "24h", "7d". Within
- * [min, max] seconds. Returns 0, or -1 with *errstr set.
+ * A duration in whole seconds: one or more terms of a number and a unit,
+ * w (weeks), d (days), h (hours), m (minutes) or s (seconds), in that
+ * order, each unit once: "90s", "10m", "1h30m", "1.5h", "7d", "1w". A
+ * number is digits with an optional fraction ("1.5", ".5"); the total must
+ * be whole seconds ("1.5s" is refused), within [min, max]. Units are lower
+ * case only: "10M" is no duration. Returns 0, or -1 with *errstr set.
  */
+#define NUMPARSE_DURATION_SHAPE "not a duration (such as 90s, 10m, 1h30m, 1.5h, 7d or 1w)"
 int numparse_duration(const char *s, uint64_t min, uint64_t max, uint64_t *seconds,
 		      const char **errstr);
 

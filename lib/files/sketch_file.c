@@ -84,6 +84,7 @@ static const unsigned char magic[MAGIC_LEN] = { 0x89, 'B', 'F', 'S', '\r', '\n',
 #define SNIFF_WANT MAGIC_LEN
 
 const char sketch_err_filter[] = "a bftools filter, not a sketch";
+const char sketch_err_summary[] = "a bftop summary, not a sketch";
 
 static int bad(const char **errstr, const char *msg)
 {
@@ -292,6 +293,10 @@ static int read_magic(struct gzin *g, unsigned char *h, const char **errstr)
 	    && memcmp(h + MAGIC_KIND_BYTE + 1, magic + MAGIC_KIND_BYTE + 1,
 		      MAGIC_LEN - MAGIC_KIND_BYTE - 1) == 0)
 		return bad(errstr, sketch_err_filter);
+	if (h[MAGIC_KIND_BYTE] == 'H' && memcmp(h, magic, MAGIC_KIND_BYTE) == 0
+	    && memcmp(h + MAGIC_KIND_BYTE + 1, magic + MAGIC_KIND_BYTE + 1,
+		      MAGIC_LEN - MAGIC_KIND_BYTE - 1) == 0)
+		return bad(errstr, sketch_err_summary);
 	return bad(errstr, "not a bftools sketch (bad magic)");
 }
 

@@ -16,6 +16,7 @@ extern "C" {
 
 /* The message for a bftools filter where a sketch was wanted. */
 extern const char sketch_err_filter[];
+extern const char sketch_err_summary[];	/* a bftop summary given as a sketch */
 
 /*
  * Whether the first len bytes of a file open a sketch file: 1 yes, 0 no,

@@ -13,13 +13,18 @@
  * comes twice is found at its last place, as jq does. Bytes of strings
  * are not checked as UTF-8 (bytes are bytes, as everywhere in bftools).
  *
- * Key text (json_key_text) never grows the value: unescaping shrinks a
- * string, and the canonical form drops whitespace and writes each
- * character of a string with at most as many bytes as its shortest escape
- * in the input ("\u001f" stays 6 bytes; raw bytes below 0x20 are not JSON).
+ * Key text (json_key_text) is what jq 1.6 -r prints of a scalar, and
+ * jq -c of an object or array: unescaping shrinks a string; the canonical
+ * form drops whitespace and writes each character of a string with at
+ * most as many bytes as its shortest escape in the input ("\u001f" stays
+ * 6 bytes; raw bytes below 0x20 are not JSON); a number is written by
+ * value, exactly, as jq 1.6 formats it (canonical_number), so 1, 1.0, 1e0
+ * and 10e-1 are one key "1". A number may grow ("1e15" is sixteen
+ * digits), so the text needs JSON_KEY_ROOM(len) bytes.
  *
- * Not here: a document model, numbers as numbers (they key as written),
- * paths with negative indexes, slices or wildcards.
+ * Not here: a document model, arithmetic (numbers are decimal digits and
+ * an exponent, never doubles), paths with negative indexes, slices or
+ * wildcards.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -513,6 +518,104 @@ static size_t canonical_string(const unsigned char **p, const unsigned char *end
 	return len;
 }
 
+/* Beyond this an exponent only says "huge" or "tiny"; it is kept, never wrapped. */
+#define EXPONENT_CAP 1000000000L
+
+/* |e| in decimal, at least two digits (jq's "1e+16", "1e-05"), at out; its length. */
+static size_t exponent_text(long e, char *out)
+{
+	char digits[24];
+	size_t n = 0, len = 0;
+
+	out[len++] = 'e';
+	out[len++] = e < 0 ? '-' : '+';
+	e = e < 0 ? -e : e;
+	do {
+		digits[n++] = (char)('0' + e % 10);
+		e /= 10;
+	} while (e > 0);
+	if (n < 2)
+		digits[n++] = '0';
+	while (n > 0)
+		out[len++] = digits[--n];
+	return len;
+}
+
+/*
+ * The nd significant digits at d, the number 0.d * 10^decpt, laid out in
+ * place as jq 1.6 writes it (jvp_dtoa_fmt's rule): with an exponent when
+ * decpt <= -4 or decpt > nd + 15, else plain. Its length.
+ */
+static size_t number_text(char *d, size_t nd, long decpt)
+{
+	if (decpt <= -4 || decpt > (long)nd + 15) {
+		size_t len = nd;
+
+		if (nd > 1) {
+			memmove(d + 2, d + 1, nd - 1);
+			d[1] = '.';
+			len++;
+		}
+		return len + exponent_text(decpt - 1, d + len);
+	}
+	if (decpt <= 0) {
+		size_t zeros = 2 + (size_t)-decpt;	/* "0." and up to three more */
+
+		memmove(d + zeros, d, nd);
+		memcpy(d, "0.000", zeros);
+		return zeros + nd;
+	}
+	if ((size_t)decpt < nd) {
+		memmove(d + decpt + 1, d + decpt, nd - (size_t)decpt);
+		d[decpt] = '.';
+		return nd + 1;
+	}
+	memset(d + nd, '0', (size_t)decpt - nd);
+	return (size_t)decpt;
+}
+
+/*
+ * The number at *p (valid JSON: json_find checked it) by value into out:
+ * its significant digits, exactly, laid out as jq 1.6 prints a number;
+ * zero is "0" or "-0". Digits are never rounded to a double, so where jq
+ * 1.6 rounds (past 17 significant digits, or 1e400) the key keeps them.
+ */
+static size_t canonical_number(const unsigned char **p, const unsigned char *end, char *out)
+{
+	const unsigned char *q = *p;
+	long decpt = 0, exp = 0, esign = 1;	/* decpt: integer digits from the first significant one */
+	int point = 0;
+	size_t len = 0, nd = 0, kept = 0;	/* kept: digits up to the last nonzero */
+
+	if (*q == '-')
+		out[len++] = '-', q++;
+	for (; q < end && ((*q >= '0' && *q <= '9') || *q == '.'); q++) {
+		if (*q == '.') {
+			point = 1;
+		} else if (nd == 0 && *q == '0') {
+			decpt -= point && decpt > -EXPONENT_CAP;	/* 0.00d */
+		} else {
+			out[len + nd++] = (char)*q;
+			kept = *q != '0' ? nd : kept;
+			decpt += !point && decpt < EXPONENT_CAP;
+		}
+	}
+	if (q < end && (*q == 'e' || *q == 'E')) {
+		q++;
+		if (*q == '+' || *q == '-')
+			esign = *q++ == '-' ? -1 : 1;
+		for (; q < end && *q >= '0' && *q <= '9'; q++)
+			if (exp < EXPONENT_CAP)
+				exp = exp * 10 + (*q - '0');
+	}
+	*p = q;
+	if (nd == 0) {
+		out[len++] = '0';
+		return len;
+	}
+	return len + number_text(out + len, kept, decpt + esign * exp);
+}
+
 size_t json_key_text(struct line value, char *out)
 {
 	const unsigned char *p = (const unsigned char *)value.data, *end = p + value.len;
@@ -534,6 +637,8 @@ size_t json_key_text(struct line value, char *out)
 		}
 		return len;
 	}
+	if (*p == '-' || (*p >= '0' && *p <= '9'))
+		return canonical_number(&p, end, out);
 	if (*p != '{' && *p != '[') {
 		memcpy(out, p, value.len);
 		return value.len;
@@ -541,6 +646,8 @@ size_t json_key_text(struct line value, char *out)
 	while (p < end) {
 		if (*p == '"')
 			len += canonical_string(&p, end, out + len);
+		else if (*p == '-' || (*p >= '0' && *p <= '9'))
+			len += canonical_number(&p, end, out + len);
 		else if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
 			p++;
 		else

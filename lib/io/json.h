@@ -61,7 +61,15 @@ void json_paths_free(struct json_paths *p);
 int json_find(struct line doc, const struct json_paths *paths, struct line *values,
 	      const char **why);
 
-/* The key text of value (as json_find found it) into out (room for value.len bytes); its length. */
+/*
+ * The key text of value (as json_find found it) into out, which has room
+ * for JSON_KEY_ROOM(value.len) bytes; its length. A string's text
+ * unescaped; a number by value, as jq 1.6 prints it ("1", "1.5",
+ * "1e+16", "1e-05"; 1.0 and 1e0 are "1"), every digit kept; an object or
+ * array compact, its members in order, its strings and numbers in that
+ * canonical form ("jq -c"); true, false and null as written.
+ */
+#define JSON_KEY_ROOM(len) (4 * (len) + 16)
 size_t json_key_text(struct line value, char *out);
 
 #ifdef __cplusplus

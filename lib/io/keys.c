@@ -392,22 +392,40 @@ static int reserve_keys(struct keyset *ks, size_t want)
 /*
  * Sizes ks->folded for every byte of every record, times copies, before
  * any key uses it (JSON keys may hold a value once per path, and a byte
- * between them: copies is the number of paths, each taking len + 1).
+ * between them: copies is the number of paths, each taking
+ * JSON_KEY_ROOM(len) + 1, since a number's key text may be longer than
+ * its spelling).
  */
+/*
+ * The room one record of len bytes takes: its copies (JSON paths), each
+ * JSON_KEY_ROOM(len) and a joining byte where there are several; 0 when
+ * that does not fit in a size_t.
+ */
+static size_t record_room(size_t len, size_t copies, int json)
+{
+	if (json && len > (SIZE_MAX - 17) / 4)
+		return 0;
+	len = json ? JSON_KEY_ROOM(len) : len;
+	if (copies > 1 && len == SIZE_MAX)
+		return 0;
+	len = copies > 1 ? len + 1 : len;
+	return len > SIZE_MAX / copies ? 0 : len * copies;
+}
+
 static int reserve_folded(struct keyset *ks, const struct line *records, size_t n,
-			  size_t copies)
+			  size_t copies, int json)
 {
 	size_t total = 0;
 	char *folded;
 
 	for (size_t i = 0; i < n; i++) {
-		size_t len = copies > 1 ? records[i].len + 1 : records[i].len;
+		size_t room = record_room(records[i].len, copies, json);
 
-		if (len > (SIZE_MAX - total) / copies) {
+		if ((room == 0 && records[i].len > 0) || room > SIZE_MAX - total) {
 			errno = ENOMEM;
 			return -1;
 		}
-		total += len * copies;
+		total += room;
 	}
 	if (total == 0)
 		total = 1;	/* never a null buffer: keys point into it, even empty ones */
@@ -585,7 +603,7 @@ int keyset_build(struct keyset *ks, const struct key_spec *spec,
 	ks->nbad = 0;
 	ks->deferred = 0;
 	if ((spec->fold_case || spec->fields || spec->csv || spec->json) &&
-	    reserve_folded(ks, records, n, spec->json ? spec->json->n : 1) < 0)
+	    reserve_folded(ks, records, n, spec->json ? spec->json->n : 1, spec->json != NULL) < 0)
 		return -1;
 	if (reserve_keys(ks, n) < 0)
 		return -1;
@@ -658,13 +676,13 @@ int keyset_defer(struct keyset *ks, const struct key_spec *spec, const struct li
 	ks->count = 0;
 	ks->nbad = 0;
 	ks->deferred = 0;
-	if (reserve_folded(ks, records, n, copies) < 0 || reserve_keys(ks, n) < 0 ||
+	if (reserve_folded(ks, records, n, copies, spec->json != NULL) < 0 || reserve_keys(ks, n) < 0 ||
 	    reserve_bad(ks, n) < 0)
 		return -1;
 	/* reserve_folded has checked that these sums fit */
 	for (size_t i = 0; i < n; i++) {
 		ks->record[i] = at;
-		at += (copies > 1 ? records[i].len + 1 : records[i].len) * copies;
+		at += record_room(records[i].len, copies, spec->json != NULL);
 	}
 	ks->spec = spec;
 	ks->records = records;

@@ -407,7 +407,7 @@ job_formats() {
 
 job_window() {
 	alternate "bfuniq --window vs -n" \
-		window.bfuniq "bfuniq --window $lines -p 1e-4" "bfuniq --window $lines -p 1e-4 $corpus >out/window.bfuniq.txt" \
+		window.bfuniq "bfuniq --window ${lines}keys -p 1e-4" "bfuniq --window ${lines}keys -p 1e-4 $corpus >out/window.bfuniq.txt" \
 		window.fixed "bfuniq -n $lines -p 1e-4" "bfuniq -n $lines -p 1e-4 $corpus >out/window.fixed.txt"
 	within "de-duplicate in a window" window.bfuniq window.fixed 1.5
 	heavier "de-duplicate in a window, memory" window.bfuniq window.fixed 2

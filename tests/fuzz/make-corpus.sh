@@ -49,13 +49,13 @@ words | "$bin/bfbuild" --layout counting -m 512 --key $key -o "$fmt/fixed-counti
 seq 1 40 | "$bin/bfbuild" --layout counting -m 256 -K 3 --key $key -o "$fmt/fixed-counting-full.bf"
 
 # ---- windowed filters (format version 2) ---------------------------------
-words | "$bin/bfbuild" --window 64 --generations 4 --key $key -o "$fmt/window-count-g4.bf"
+words | "$bin/bfbuild" --window 64keys --generations 4 --key $key -o "$fmt/window-count-g4.bf"
 words | "$bin/bfbuild" --window 10m -n 16 --generations 3 --refresh --now 1764074096 \
 	--key $key -o "$fmt/window-time-g3-refresh.bf"
 printf '1764074000 a\n1764074100 b\n1764074700 c\n1764075300 d\n' |
 	"$bin/bfbuild" --window 10m -n 8 --time-field 1 -k 2 --layout classic --key $key \
 	-o "$fmt/window-time-fields-classic.bf"
-seq 1 100 | "$bin/bfuniq" --window 32 --generations 2 -i --key $key \
+seq 1 100 | "$bin/bfuniq" --window 32keys --generations 2 -i --key $key \
 	-f "$fmt/window-count-g2-turned-i.bf" >/dev/null
 rm -f "$fmt"/.*.lock
 

@@ -134,14 +134,14 @@ static int finds(const char *doc, const char *path, const char *want)
 	const char *why = NULL;
 	struct json_paths *ps = json_paths_parse(path, &why);
 	struct line v[JSON_PATHS_MAX];
-	char out[256];
+	char out[JSON_KEY_ROOM(256)];
 	int ok = ps != NULL && ps->n == 1 &&
 		 json_find((struct line){ doc, strlen(doc) }, ps, v, &why) == 1;
 
 	if (ok && want == NULL)
 		ok = v[0].data == NULL;
 	else if (ok)
-		ok = v[0].data != NULL && v[0].len < sizeof out &&
+		ok = v[0].data != NULL && v[0].len < 256 &&
 		     json_key_text(v[0], out) == strlen(want) && memcmp(out, want, strlen(want)) == 0;
 	json_paths_free(ps);
 	return ok;
@@ -180,12 +180,40 @@ static void a_repeated_member_is_found_at_its_last_place(void)
 	CHECK(finds("{\"a\":1,\"b\":0,\"a\":2}", ".a", "2"));
 }
 
-static void strings_key_unescaped_and_numbers_as_written(void)
+/*
+ * Numbers key by value as Debian's jq 1.6 -r prints them (checked against
+ * it in tests/formats.bats): plain from 0.0001 up to 16 digits past the
+ * significant ones, else d.ddde+XX; every digit kept where jq rounds.
+ */
+static void numbers_key_by_value_as_jq_prints_them(void)
+{
+	static const char *const cases[][2] = {
+		{ "1", "1" }, { "1.0", "1" }, { "1e0", "1" }, { "10e-1", "1" }, { "1.50", "1.5" },
+		{ "-0e+00", "-0" }, { "0", "0" }, { "0.000", "0" }, { "100", "100" },
+		{ "1e5", "100000" }, { "1e15", "1000000000000000" }, { "1e16", "1e+16" },
+		{ "1.5e16", "15000000000000000" }, { "1.5e17", "1.5e+17" }, { "0.0001", "0.0001" },
+		{ "0.00001", "1e-05" }, { "1.23e-4", "0.000123" }, { "-1.5e-7", "-1.5e-07" },
+		{ "123.456e2", "12345.6" }, { "1.5e300", "1.5e+300" }, { "2E+3", "2000" },
+		{ "0.00120", "0.0012" }, { "1e100", "1e+100" }, { "12e-1", "1.2" },
+		{ "12345678901234567890", "12345678901234567890" },
+		{ "1e99999999999", "1e+9999999999" }, { "1e-99999999999", "1e-9999999999" },
+		{ "0.000000000000000000001234", "1.234e-21" },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char doc[80];
+
+		snprintf(doc, sizeof doc, "{\"a\":%s}", cases[i][0]);
+		if (!finds(doc, ".a", cases[i][1]))
+			CHECK(!cases[i][0]);
+	}
+	CHECK(finds("[1.0,{\"b\":-0.0,\"c\":\"1.0\"},1e5]", ".", "[1,{\"b\":-0,\"c\":\"1.0\"},100000]"));
+}
+
+static void strings_key_unescaped_literals_as_written(void)
 {
 	CHECK(finds("{\"a\":\"5\"}", ".a", "5"));
 	CHECK(finds("{\"a\":5}", ".a", "5"));
-	CHECK(finds("{\"a\":1.50}", ".a", "1.50"));
-	CHECK(finds("{\"a\":-0e+00}", ".a", "-0e+00"));
 	CHECK(finds("{\"a\":\"\\u00e9\\ud83d\\ude00\\/\\n\"}", ".a", "\xc3\xa9\xf0\x9f\x98\x80/\n"));
 	CHECK(finds("{\"a\":\"\\ud800x\"}", ".a", "\xef\xbf\xbdx"));
 	CHECK(finds("{\"a\":true}", ".a", "true"));
@@ -253,6 +281,7 @@ static void json_keysets_join_paths_and_note_bad_records(void)
 
 static void json_keys_may_outgrow_their_record(void)
 {
+	struct line nums = { "[1e15,1e15,1e15]", 16 };
 	const char *why = NULL;
 	struct key_spec spec = { .separator = ',', .fold_case = 1 };
 	struct line rec = { "{\"a\":\"ABCDEFGHIJ\"}", 18 };
@@ -263,6 +292,12 @@ static void json_keys_may_outgrow_their_record(void)
 	CHECK(keyset_build(&ks, &spec, &rec, 1) == 0 && ks.count == 1);
 	CHECK(ks.keys[0].len == 43 &&
 	      memcmp(ks.keys[0].data, "abcdefghij,abcdefghij,abcdefghij,abcdefghij", 43) == 0);
+	keyset_free(&ks);
+	json_paths_free((struct json_paths *)spec.json);
+	/* numbers grow too: 1e15 is sixteen digits, three copies and separators */
+	spec.json = json_paths_parse(".,.,.", &why);
+	CHECK(keyset_build(&ks, &spec, &nums, 1) == 0 && ks.count == 1 &&
+	      ks.keys[0].len == 3 * 52 + 2);
 	keyset_free(&ks);
 	json_paths_free((struct json_paths *)spec.json);
 }
@@ -281,8 +316,10 @@ void suite_json(void)
 		 missing_values_are_not_found);
 	unit_run("json: a repeated member is found at its last place",
 		 a_repeated_member_is_found_at_its_last_place);
-	unit_run("json: strings key unescaped, numbers and literals as written",
-		 strings_key_unescaped_and_numbers_as_written);
+	unit_run("json: strings key unescaped, literals as written",
+		 strings_key_unescaped_literals_as_written);
+	unit_run("json: numbers key by value, as jq 1.6 -r prints them",
+		 numbers_key_by_value_as_jq_prints_them);
 	unit_run("json: objects and arrays key in compact canonical form",
 		 containers_key_in_compact_canonical_form);
 	unit_run("json: bad paths and more than 64 are refused", bad_paths_are_refused);

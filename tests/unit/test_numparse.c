@@ -389,7 +389,36 @@ static void test_duration(void)
 	CHECK(numparse_duration("24h", 1, UINT64_MAX, &v, &why) == 0 && v == 86400);
 	CHECK(numparse_duration("7d", 1, UINT64_MAX, &v, &why) == 0 && v == 604800);
 	CHECK(numparse_duration("10", 1, UINT64_MAX, &v, &why) < 0);
-	CHECK(numparse_duration("1.5h", 1, UINT64_MAX, &v, &why) < 0);
+	/* compound and fractional, as systemd and Go write them (issue 37) */
+	CHECK(numparse_duration("1h30m", 1, UINT64_MAX, &v, &why) == 0 && v == 5400);
+	CHECK(numparse_duration("1.5h", 1, UINT64_MAX, &v, &why) == 0 && v == 5400);
+	CHECK(numparse_duration("1w", 1, UINT64_MAX, &v, &why) == 0 && v == 604800);
+	CHECK(numparse_duration("1w2d3h4m5s", 1, UINT64_MAX, &v, &why) == 0 &&
+	      v == 604800 + 2 * 86400 + 3 * 3600 + 4 * 60 + 5);
+	CHECK(numparse_duration(".5m", 1, UINT64_MAX, &v, &why) == 0 && v == 30);
+	CHECK(numparse_duration("0.0078125w", 1, UINT64_MAX, &v, &why) == 0 && v == 4725);
+	CHECK(numparse_duration("2.50000000000000000000m", 1, UINT64_MAX, &v, &why) == 0 &&
+	      v == 150);
+	CHECK(numparse_duration("1.5s", 1, UINT64_MAX, &v, &why) < 0 &&
+	      strcmp(why, "not a whole number of seconds") == 0);
+	CHECK(numparse_duration("0.0000000000001w", 1, UINT64_MAX, &v, &why) < 0 &&
+	      strcmp(why, "not a whole number of seconds") == 0);
+	CHECK(numparse_duration("30m1h", 1, UINT64_MAX, &v, &why) < 0 &&
+	      strncmp(why, "units out of order", 18) == 0);
+	CHECK(numparse_duration("1m1m", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("1.h", 1, UINT64_MAX, &v, &why) < 0 &&
+	      strcmp(why, NUMPARSE_DURATION_SHAPE) == 0);
+	CHECK(numparse_duration(".h", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("1h30", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("1H", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("1w1w", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("40000000000000w", 1, UINT64_MAX, &v, &why) < 0 &&
+	      strcmp(why, "too large") == 0);
+	CHECK(numparse_duration("18446744073709551615s1", 1, UINT64_MAX, &v, &why) < 0);
+	CHECK(numparse_duration("1d18446744073709551615s", 1, UINT64_MAX, &v, &why) < 0 &&
+	      strcmp(why, "too large") == 0);
+	CHECK(numparse_duration("18446744073709551615s", 1, UINT64_MAX, &v, &why) == 0 &&
+	      v == UINT64_MAX);
 	CHECK(numparse_duration("10M", 1, UINT64_MAX, &v, &why) < 0);
 	CHECK(numparse_duration("s", 1, UINT64_MAX, &v, &why) < 0);
 	CHECK(numparse_duration("5ss", 1, UINT64_MAX, &v, &why) < 0);
@@ -439,7 +468,7 @@ static void test_time(void)
 
 void suite_numparse(void)
 {
-	unit_run("numparse: durations are digits and one unit of s, m, h, d", test_duration);
+	unit_run("numparse: durations are terms of w, d, h, m, s, largest first, in whole seconds", test_duration);
 	unit_run("numparse: times are Unix seconds or RFC 3339, to the millisecond", test_time);
 	unit_run("numparse: counts are exact, with exponents and SI suffixes", test_count_accepts);
 	unit_run("numparse: bad counts are rejected with the reason", test_count_rejects);
