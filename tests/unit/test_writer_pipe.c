@@ -162,8 +162,29 @@ static void sync_after_async_goes_on_in_order(void)
 	close(fd);
 }
 
+/* No thread for a line-buffered writer (every record is a flush); a second writer_async keeps the one. */
+static void async_is_refused_where_it_cannot_help(void)
+{
+	int fd = unit_temp_file("", 0);
+	struct writer w;
+
+	CHECK(fd >= 0 && writer_init(&w, fd, 64) == 0);
+	w.line_buffered = 1;
+	errno = 0;
+	CHECK(writer_async(&w) == -1 && errno == EINVAL && w.thread == NULL);
+	writer_sync(&w);	/* no thread: nothing */
+	w.line_buffered = 0;
+	CHECK(writer_async(&w) == 0 && w.thread != NULL);
+	CHECK(writer_async(&w) == 0);
+	CHECK(writer_record(&w, (struct line){ "y", 1 }, '\n') == 0 && writer_finish(&w) == 0);
+	CHECK(lseek(fd, 0, SEEK_END) == 2);
+	close(fd);
+}
+
 void suite_writer_pipe(void)
 {
+	unit_run("writer: async is refused for a line-buffered writer, and asked twice keeps one thread",
+		 async_is_refused_where_it_cannot_help);
 	unit_run("writer: async writes the very bytes of the calling thread, flushed or not, any buffer size",
 		 async_writes_the_same_bytes);
 	unit_run("writer: async reports a write that failed on its thread, and the failure sticks",
