@@ -64,7 +64,7 @@ def test_dcso_files_both_ways(tmp, fmt):
 
 
 def test_count_window_answers_as_bfgrep(tmp):
-    program("bfbuild", "--key", KEY, "--window", "2000", "-o", "w.bf", stdin=lines(ADDED))
+    program("bfbuild", "--key", KEY, "--window", "2000keys", "-o", "w.bf", stdin=lines(ADDED))
     f = bftools.Filter("w.bf")
     info = f.info()
     assert info["kind"] == "count window" and info["clock_keys"] == 3000
@@ -164,7 +164,7 @@ def test_info_is_what_bfinfo_json_says(tmp):
             stdin=lines(ADDED))
     program("bfuniq", "--key", KEY, "-f", "g.bf", stdin=lines(keys(9000, seed=2)))
     program("bfbuild", "--format", "dcso-gzip", "-n", "3000", "-o", "d.bloom", stdin=lines(ADDED))
-    program("bfbuild", "--key", KEY, "--window", "1000", "-o", "w.bf", stdin=lines(ADDED))
+    program("bfbuild", "--key", KEY, "--window", "1000keys", "-o", "w.bf", stdin=lines(ADDED))
     for name in ("c.bf", "g.bf", "d.bloom", "w.bf"):
         want = json.loads(program("bfinfo", "--json", name).stdout)
         assert bftools.Filter(name).info() == want, name
@@ -251,8 +251,8 @@ def test_a_growing_seen_set_is_byte_for_byte_bfuniqs(tmp):
 
 
 def test_adding_to_a_count_window_is_byte_for_byte_bfbuilds(tmp):
-    program("bfbuild", "--key", KEY, "--window", "2000", "-o", "w.bf", stdin=lines(ADDED[:1500]))
-    program("bfbuild", "--key", KEY, "--window", "2000", "-o", "all.bf", stdin=lines(ADDED[:1500]))
+    program("bfbuild", "--key", KEY, "--window", "2000keys", "-o", "w.bf", stdin=lines(ADDED[:1500]))
+    program("bfbuild", "--key", KEY, "--window", "2000keys", "-o", "all.bf", stdin=lines(ADDED[:1500]))
     program("bfbuild", "-f", "all.bf", stdin=lines(ADDED[1500:]))
     f = bftools.Filter("w.bf")
     f.add_many(ADDED[1500:])
