@@ -153,12 +153,13 @@ bob"
 # an output's business (it was "cannot write here: Permission denied").
 @test "paths: a user who may write /dev/null and standard output can use them as -o" {
 	put_lines in.txt alice bob
-	local as=()
+	local as=() gcov_dir=
 	if [ "$(id -u)" -eq 0 ]; then
 		command -v setpriv >/dev/null || skip "setpriv is needed to run as another user"
-		# a coverage build writes its counters here, not beside root's build (no message)
-		mkdir -p "$BATS_TEST_TMPDIR/gcov" && chmod 0777 "$BATS_TEST_TMPDIR/gcov"
-		as=(setpriv --reuid=65534 --regid=65534 --clear-groups env GCOV_PREFIX="$BATS_TEST_TMPDIR/gcov")
+		# a coverage build writes nobody's counters in a directory of their
+		# own that nobody may write in, not beside root's build (no message)
+		gcov_dir=$(mktemp -d /tmp/bftools-gcov.XXXXXX) && chmod 0777 "$gcov_dir"
+		as=(setpriv --reuid=65534 --regid=65534 --clear-groups env GCOV_PREFIX="$gcov_dir")
 		"${as[@]}" test -x "$BFTOOLS_BIN/bfbuild" || skip "the programs cannot be run as nobody here"
 	fi
 	chmod 0755 "$BATS_TEST_TMPDIR" . 2>/dev/null || true
@@ -167,6 +168,7 @@ bob"
 	expect_status 0
 	expect_stderr ""
 	run --separate-stderr bash -c '"${@:2}" bfbuild --key "$1" -n 1000 -o /dev/fd/1 in.txt | gzip -t' _ "$KEY" "${as[@]}"
+	[ -z "$gcov_dir" ] || rm -rf "$gcov_dir"
 	expect_status 0
 	expect_stderr ""
 }
