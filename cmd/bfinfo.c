@@ -659,19 +659,6 @@ static void text_generation(struct writer *w, const struct window *win, size_t g
 	text_field(w, 2, "memory", "%s", cli_human_bytes(cascade_bytes(c), human));
 }
 
-/* What a window's clock reads, in words (window.h). */
-static const char *clock_source(const struct window_params *wp, char buf[64])
-{
-	if (wp->kind == WINDOW_COUNT)
-		return strcpy(buf, "the keys offered");
-	if (wp->clock == WINDOW_CLOCK_FIELD)
-		snprintf(buf, 64, "time field %lu", (unsigned long)wp->time_field);
-	else
-		snprintf(buf, 64, "the wall clock%s",
-			 wp->clock == WINDOW_CLOCK_UNRECORDED ? " (not recorded: a file from before)" : "");
-	return buf;
-}
-
 /* The time the window is read at, as every program reads it (cli_window_read_time). */
 static uint64_t read_time(const struct window *win, const char *path)
 {
@@ -699,7 +686,7 @@ static void describe_window_text(struct writer *w, const char *path, const struc
 		   wp->generations, per, wp->generations, per);
 	text_field(w, 0, "refresh", "%s", wp->flags & WINDOW_REFRESH ? "yes" : "no");
 	text_field(w, 0, "clock", "%s", clock_text(wp, win->clock, clock));
-	text_field(w, 0, "clock source", "%s", clock_source(wp, source));
+	text_field(w, 0, "clock source", "%s", window_clock_words(wp, source));
 	text_field(w, 0, "read at", "%s", clock_text(wp, at, at_text));
 	text_field(w, 0, "layout", "%s", layout_name(win->layout));
 	text_field(w, 0, "hash function", "%s", hash_name(p->hash));
@@ -734,7 +721,7 @@ static void describe_window_json(struct writer *w, const char *path, const struc
 	put(w, wp->flags & WINDOW_REFRESH ? "true" : "false", wp->flags & WINDOW_REFRESH ? 4 : 5);
 	json_u64(w, wp->kind == WINDOW_TIME ? "clock_ms" : "clock_keys", win->clock);
 	json_key(w, "clock_source");
-	json_string(w, clock_source(wp, source));
+	json_string(w, window_clock_words(wp, source));
 	json_u64(w, wp->kind == WINDOW_TIME ? "read_at_ms" : "read_at_keys", at);
 	json_key(w, "target_rate");
 	json_double(w, wp->target_p);

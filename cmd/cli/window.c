@@ -264,10 +264,8 @@ uint64_t cli_window_read_time(const struct cli_window *cw, const struct window *
 		return w->clock;
 	if (cw->now_given)
 		t = cw->now;
-	else if (w->wp.clock == WINDOW_CLOCK_FIELD)
-		t = w->clock;
 	else
-		t = cli_window_clock(cw);
+		t = window_read_time(w, w->wp.clock == WINDOW_CLOCK_FIELD ? 0 : cli_window_clock(cw));
 	for (size_t g = 0; g < w->ngen; g++)
 		held |= cascade_insertions(w->gen[g]) > 0;
 	if (held && window_live_from(w, t) == w->ngen)

@@ -91,6 +91,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -342,6 +343,25 @@ size_t window_live_from(const struct window *w, uint64_t now)
 	while (i < w->ngen && w->gen_no[i] + w->wp.generations <= current)
 		i++;
 	return i;
+}
+
+uint64_t window_read_time(const struct window *w, uint64_t wall_ms)
+{
+	if (w->wp.kind != WINDOW_TIME || w->wp.clock == WINDOW_CLOCK_FIELD)
+		return w->clock;
+	return wall_ms;
+}
+
+const char *window_clock_words(const struct window_params *wp, char buf[64])
+{
+	if (wp->kind == WINDOW_COUNT)
+		snprintf(buf, 64, "the keys offered");
+	else if (wp->clock == WINDOW_CLOCK_FIELD)
+		snprintf(buf, 64, "time field %lu", (unsigned long)wp->time_field);
+	else
+		snprintf(buf, 64, "the wall clock%s",
+			 wp->clock == WINDOW_CLOCK_UNRECORDED ? " (not recorded: a file from before)" : "");
+	return buf;
 }
 
 /* An empty generation by the window's plan. */

@@ -149,6 +149,17 @@ uint64_t window_generation_start(const struct window_params *wp, uint64_t no);
 /* How many generations are live as of clock value now (all, for COUNT). */
 size_t window_live_from(const struct window *w, uint64_t now);
 
+/*
+ * The clock value every program reads window w at, the suite's one rule
+ * (bftools(7)): a count window and a window clocked by a time field at
+ * their own clock, which only their keys move; a wall-clock window (or
+ * one from before clocks were recorded) at wall_ms, the time now in ms.
+ */
+uint64_t window_read_time(const struct window *w, uint64_t wall_ms);
+
+/* What the clock of a window with params wp reads, in words, into buf. */
+const char *window_clock_words(const struct window_params *wp, char buf[64]);
+
 /* The filter to hash keys with (see cascade_hasher); NULL when the key is missing. */
 const struct filter *window_hasher(const struct window *w);
 int window_needs_key(const struct window *w);

@@ -232,30 +232,17 @@ static PyObject *live_info(const struct window *w, uint64_t at)
 }
 
 /*
- * What a window's clock reads, in bfinfo's words, and the time it is read
- * at by the programs' rule (bftools(7)): a count window and a window on a
- * time field at their own clock, a wall-clock window at the wall clock.
+ * The time a window is read at by the programs' rule (bftools(7),
+ * window_read_time): the wall clock matters only to a wall-clock window.
  */
-static const char *clock_source(const struct window_params *wp, char buf[64])
-{
-	if (wp->kind == WINDOW_COUNT)
-		return "the keys offered";
-	if (wp->clock == WINDOW_CLOCK_FIELD)
-		snprintf(buf, 64, "time field %lu", (unsigned long)wp->time_field);
-	else
-		snprintf(buf, 64, "the wall clock%s",
-			 wp->clock == WINDOW_CLOCK_UNRECORDED ? " (not recorded: a file from before)" : "");
-	return buf;
-}
-
 static uint64_t read_at(const struct window *w)
 {
 	struct timespec ts;
+	uint64_t wall = 0;
 
-	if (w->wp.kind != WINDOW_TIME || w->wp.clock == WINDOW_CLOCK_FIELD ||
-	    clock_gettime(CLOCK_REALTIME, &ts) != 0)
-		return w->clock;
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
+		wall = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return window_read_time(w, wall);
 }
 
 PyObject *pybf_info_window(const struct window *w, PyObject *name)
@@ -275,7 +262,7 @@ PyObject *pybf_info_window(const struct window *w, PyObject *name)
 	    put_u64(d, "generations", wp->generations) |
 	    put_bool(d, "refresh", (wp->flags & WINDOW_REFRESH) != 0) |
 	    put_u64(d, time ? "clock_ms" : "clock_keys", w->clock) |
-	    put_str(d, "clock_source", clock_source(wp, source)) |
+	    put_str(d, "clock_source", window_clock_words(wp, source)) |
 	    put_u64(d, time ? "read_at_ms" : "read_at_keys", at) |
 	    put_double(d, "target_rate", wp->target_p) | put_keys(d, e) |
 	    put(d, "live", live_info(w, at)) | put_double(d, "estimated_elements", e) |

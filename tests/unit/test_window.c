@@ -215,6 +215,31 @@ static void test_clock_source(void)
 	window_free(w);
 }
 
+/* Every program reads a window at one rule: its own clock unless it is on the wall clock. */
+static void test_read_time_rule(void)
+{
+	struct window *w = time_window(70, 8), *n = count_window(700, 8, 0);
+	uint64_t t = 1005000;
+	char buf[64];
+
+	offer(w, 1, &t);
+	offer(n, 1, NULL);
+	w->wp.clock = WINDOW_CLOCK_WALL;
+	CHECK(window_read_time(w, 9000000) == 9000000);
+	CHECK(strcmp(window_clock_words(&w->wp, buf), "the wall clock") == 0);
+	w->wp.clock = WINDOW_CLOCK_UNRECORDED;
+	CHECK(window_read_time(w, 9000000) == 9000000);
+	CHECK(strstr(window_clock_words(&w->wp, buf), "not recorded") != NULL);
+	w->wp.clock = WINDOW_CLOCK_FIELD;
+	w->wp.time_field = 4;
+	CHECK(window_read_time(w, 9000000) == t);
+	CHECK(strcmp(window_clock_words(&w->wp, buf), "time field 4") == 0);
+	CHECK(window_read_time(n, 9000000) == 1);
+	CHECK(strcmp(window_clock_words(&n->wp, buf), "the keys offered") == 0);
+	window_free(w);
+	window_free(n);
+}
+
 static void test_file_roundtrip(void)
 {
 	struct window *w = time_window(70, 8), *back;
@@ -331,6 +356,8 @@ void suite_window(void)
 	unit_run("window: files round-trip and plain loaders refuse them", test_file_roundtrip);
 	unit_run("window: the clock source round-trips, old files load unrecorded, merges agree",
 		 test_clock_source);
+	unit_run("window: every reader reads a window at its own clock unless on the wall clock",
+		 test_read_time_rule);
 	unit_run("window: shards merge generation by generation", test_merge);
 	unit_run("window: the fast path answers, sets bits and counts as the general one",
 		 test_fast_path_agrees);
