@@ -95,6 +95,76 @@ static int path_and_name(PyObject *arg, PyObject **path, PyObject **name)
 	return -1;
 }
 
+/* ---- saving and merging, the same for both -------------------------- */
+
+typedef int save_fn(const void *obj, const char *path, const char **why);
+typedef int merge_fn(void *into, const void *from, const char **why);
+
+/*
+ * obj saved to the path arg names, under rw's read lock with the GIL
+ * released; the object then goes by that name (*name). None, or NULL raised.
+ */
+static PyObject *save_locked(const void *obj, pthread_rwlock_t *rw, PyObject **name,
+			     PyObject *arg, save_fn *fn)
+{
+	PyObject *path, *saved;
+	const char *why = NULL;
+	int r;
+
+	if (path_and_name(arg, &path, &saved) < 0)
+		return NULL;
+	pybf_rdlock(rw);
+	Py_BEGIN_ALLOW_THREADS
+	r = fn(obj, PyBytes_AS_STRING(path), &why);
+	Py_END_ALLOW_THREADS
+	pthread_rwlock_unlock(rw);
+	Py_DECREF(path);
+	if (r < 0) {
+		pybf_raise(pybf_error, saved, why);
+		Py_DECREF(saved);
+		return NULL;
+	}
+	Py_XSETREF(*name, saved);
+	Py_RETURN_NONE;
+}
+
+/* from merged into into, each under its lock (write, read). None, or NULL raised. */
+static PyObject *merge_locked(void *into, pthread_rwlock_t *into_rw, const void *from,
+			      pthread_rwlock_t *from_rw, merge_fn *fn)
+{
+	const char *why = NULL;
+	int r;
+
+	pybf_wrlock(into_rw);
+	pybf_rdlock(from_rw);
+	r = fn(into, from, &why);
+	pthread_rwlock_unlock(from_rw);
+	pthread_rwlock_unlock(into_rw);
+	if (r < 0)
+		return PyErr_Format(pybf_error, "cannot be merged: %s", why);
+	Py_RETURN_NONE;
+}
+
+static int save_sketch(const void *obj, const char *path, const char **why)
+{
+	return sketch_save_path(obj, path, why);
+}
+
+static int merge_sketch(void *into, const void *from, const char **why)
+{
+	return sketch_merge(into, from, why);
+}
+
+static int save_topk(const void *obj, const char *path, const char **why)
+{
+	return topk_file_save_path(obj, path, why);
+}
+
+static int merge_topk(void *into, const void *from, const char **why)
+{
+	return topk_merge(into, from, why);
+}
+
 /* ---- Sketch ----------------------------------------------------------- */
 
 typedef struct {
@@ -245,8 +315,6 @@ static PyObject *sketch_error(SketchObject *self, PyObject *noargs)
 static PyObject *sketch_merge_other(SketchObject *self, PyObject *other)
 {
 	SketchObject *o = (SketchObject *)other;
-	const char *why = NULL;
-	int r;
 
 	if (!PyObject_TypeCheck(other, &pybf_sketch_type))
 		return PyErr_Format(PyExc_TypeError, "the other is a bftools.Sketch");
@@ -254,37 +322,14 @@ static PyObject *sketch_merge_other(SketchObject *self, PyObject *other)
 		return NULL;
 	if (o == self)
 		Py_RETURN_NONE;
-	pybf_wrlock(&self->rw);
-	pybf_rdlock(&o->rw);
-	r = sketch_merge(self->s, o->s, &why);
-	pthread_rwlock_unlock(&o->rw);
-	pthread_rwlock_unlock(&self->rw);
-	if (r < 0)
-		return PyErr_Format(pybf_error, "cannot be merged: %s", why);
-	Py_RETURN_NONE;
+	return merge_locked(self->s, &self->rw, o->s, &o->rw, merge_sketch);
 }
 
 static PyObject *sketch_save_file(SketchObject *self, PyObject *arg)
 {
-	PyObject *path, *name;
-	const char *why = NULL;
-	int r;
-
-	if (sketch_ready(self) < 0 || path_and_name(arg, &path, &name) < 0)
+	if (sketch_ready(self) < 0)
 		return NULL;
-	pybf_rdlock(&self->rw);
-	Py_BEGIN_ALLOW_THREADS
-	r = sketch_save_path(self->s, PyBytes_AS_STRING(path), &why);
-	Py_END_ALLOW_THREADS
-	pthread_rwlock_unlock(&self->rw);
-	Py_DECREF(path);
-	if (r < 0) {
-		pybf_raise(pybf_error, name, why);
-		Py_DECREF(name);
-		return NULL;
-	}
-	Py_XSETREF(self->name, name);
-	Py_RETURN_NONE;
+	return save_locked(self->s, &self->rw, &self->name, arg, save_sketch);
 }
 
 static PyObject *sketch_get_precision(SketchObject *self, void *closure)
@@ -515,8 +560,6 @@ static PyObject *topk_bounds(TopKObject *self, PyObject *key)
 static PyObject *topk_merge_other(TopKObject *self, PyObject *other)
 {
 	TopKObject *o = (TopKObject *)other;
-	const char *why = NULL;
-	int r;
 
 	if (!PyObject_TypeCheck(other, &pybf_topk_type))
 		return PyErr_Format(PyExc_TypeError, "the other is a bftools.TopK");
@@ -524,37 +567,14 @@ static PyObject *topk_merge_other(TopKObject *self, PyObject *other)
 		return NULL;
 	if (o == self)
 		return PyErr_Format(pybf_error, "a summary is not merged with itself");
-	pybf_wrlock(&self->rw);
-	pybf_rdlock(&o->rw);
-	r = topk_merge(self->t, o->t, &why);
-	pthread_rwlock_unlock(&o->rw);
-	pthread_rwlock_unlock(&self->rw);
-	if (r < 0)
-		return PyErr_Format(pybf_error, "cannot be merged: %s", why);
-	Py_RETURN_NONE;
+	return merge_locked(self->t, &self->rw, o->t, &o->rw, merge_topk);
 }
 
 static PyObject *topk_save_file(TopKObject *self, PyObject *arg)
 {
-	PyObject *path, *name;
-	const char *why = NULL;
-	int r;
-
-	if (topk_ready(self) < 0 || path_and_name(arg, &path, &name) < 0)
+	if (topk_ready(self) < 0)
 		return NULL;
-	pybf_rdlock(&self->rw);
-	Py_BEGIN_ALLOW_THREADS
-	r = topk_file_save_path(self->t, PyBytes_AS_STRING(path), &why);
-	Py_END_ALLOW_THREADS
-	pthread_rwlock_unlock(&self->rw);
-	Py_DECREF(path);
-	if (r < 0) {
-		pybf_raise(pybf_error, name, why);
-		Py_DECREF(name);
-		return NULL;
-	}
-	Py_XSETREF(self->name, name);
-	Py_RETURN_NONE;
+	return save_locked(self->t, &self->rw, &self->name, arg, save_topk);
 }
 
 static PyObject *topk_get_total(TopKObject *self, void *closure)
