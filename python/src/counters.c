@@ -64,24 +64,6 @@ static PyObject *feed_args(void *obj, pthread_rwlock_t *rw, PyObject *name, PyOb
 	Py_RETURN_NONE;
 }
 
-static int separator_of(PyObject *sep, int *out)
-{
-	const char *s;
-	Py_ssize_t len;
-
-	*out = -1;
-	if (sep == Py_None)
-		return 0;
-	s = PyUnicode_Check(sep) ? PyUnicode_AsUTF8AndSize(sep, &len) : NULL;
-	if (s != NULL && len == 1 && s[0] != '\n') {
-		*out = (unsigned char)s[0];
-		return 0;
-	}
-	if (!PyErr_Occurred())
-		PyErr_SetString(PyExc_ValueError, "separator is one ASCII character, not a newline");
-	return -1;
-}
-
 /* A path argument opened for loading: the bytes path and its str name, or -1 raised. */
 static int path_and_name(PyObject *arg, PyObject **path, PyObject **name)
 {
@@ -250,7 +232,7 @@ static int sketch_init(SketchObject *self, PyObject *args, PyObject *kw)
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$IOOpkO", names, &path, &precision, &key,
 					 &key_file, &fold, &field, &sep) ||
-	    separator_of(sep, &self->spec.separator) < 0)
+	    pybf_separator_arg(sep, &self->spec.separator) < 0)
 		return -1;
 	sketch_free(self->s);
 	self->s = NULL;
@@ -459,7 +441,7 @@ static int topk_init(TopKObject *self, PyObject *args, PyObject *kw)
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$ddOpkO", names, &path, &eps, &confidence,
 					 &key, &fold, &field, &sep) ||
-	    separator_of(sep, &self->spec.separator) < 0)
+	    pybf_separator_arg(sep, &self->spec.separator) < 0)
 		return -1;
 	topk_free(self->t);
 	self->t = NULL;

@@ -413,24 +413,6 @@ static int make(FilterObject *f, const struct shape *s)
 	return f->c ? 0 : -1;
 }
 
-static int separator_arg(PyObject *sep, int *out)
-{
-	const char *s;
-	Py_ssize_t len;
-
-	*out = -1;
-	if (sep == Py_None)
-		return 0;
-	s = PyUnicode_Check(sep) ? PyUnicode_AsUTF8AndSize(sep, &len) : NULL;
-	if (s != NULL && len == 1 && s[0] != '\n') {
-		*out = (unsigned char)s[0];
-		return 0;
-	}
-	if (!PyErr_Occurred())
-		PyErr_SetString(PyExc_ValueError, "separator is one ASCII character, not a newline");
-	return -1;
-}
-
 static void release(FilterObject *f)
 {
 	cascade_free(f->c);
@@ -470,7 +452,7 @@ static int init_locked(FilterObject *self, PyObject *path, PyObject *capacity, s
 	int r;
 
 	release(self);
-	if (separator_arg(sep, &self->spec.separator) < 0)
+	if (pybf_separator_arg(sep, &self->spec.separator) < 0)
 		return -1;
 	self->spec.field = field;
 	if ((path == Py_None) == (capacity == Py_None)) {

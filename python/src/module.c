@@ -350,6 +350,24 @@ PyObject *pybf_path(PyObject *obj)
 	return path;
 }
 
+int pybf_separator_arg(PyObject *sep, int *out)
+{
+	const char *s;
+	Py_ssize_t len;
+
+	*out = -1;
+	if (sep == Py_None)
+		return 0;
+	s = PyUnicode_Check(sep) ? PyUnicode_AsUTF8AndSize(sep, &len) : NULL;
+	if (s != NULL && len == 1 && s[0] != '\n') {
+		*out = (unsigned char)s[0];
+		return 0;
+	}
+	if (!PyErr_Occurred())
+		PyErr_SetString(PyExc_ValueError, "separator is one ASCII character, not a newline");
+	return -1;
+}
+
 void pybf_rdlock(pthread_rwlock_t *l)
 {
 	if (pthread_rwlock_tryrdlock(l) == 0)

@@ -104,6 +104,8 @@ int pybf_new_key(PyObject *key, PyObject *key_file, const unsigned char *fallbac
 		 unsigned char out[16]);
 /* A path argument as bytes (os.fsencode): new reference, or NULL raised. */
 PyObject *pybf_path(PyObject *obj);
+/* separator=: None (-1: runs of blanks) or one character, not a newline; 0, or -1 raised. */
+int pybf_separator_arg(PyObject *sep, int *out);
 
 /* Reader-writer lock helpers that wait with the GIL released. */
 void pybf_rdlock(pthread_rwlock_t *l);

@@ -57,6 +57,14 @@ def test_sketch_folds_and_cuts_as_bfcount(tmp):
     assert len(s) == want == 7
 
 
+@pytest.mark.parametrize("make", [bftools.Sketch, bftools.TopK,
+                                  lambda **kw: bftools.Filter(capacity=10, **kw)])
+@pytest.mark.parametrize("sep", ["ab", "\n", ""])
+def test_a_separator_is_one_character_not_a_newline(tmp, make, sep):
+    with pytest.raises(ValueError, match="one ASCII character"):
+        make(field=1, separator=sep)
+
+
 def test_topk_lists_what_bftop_lists_with_its_bounds(tmp):
     stream = zipf_stream()
     prog = json.loads(program("bftop", "-e", "0.001", "-n", "20", "--json", "-o", "prog.top",
