@@ -97,6 +97,24 @@ expect_file() {
 	return 1
 }
 
+# wait_for SECONDS WHAT COMMAND...: poll COMMAND every 0.05 s until it
+# succeeds; after SECONDS, say what was awaited on stderr and fail. Waits
+# end as soon as what they wait for is there, so a generous deadline (for
+# a loaded machine) costs nothing when all is well.
+wait_for() {
+	local seconds=$1 what=$2 polls
+	shift 2
+	polls=$((seconds * 20))
+	until "$@"; do
+		polls=$((polls - 1))
+		if [ "$polls" -le 0 ]; then
+			echo "gave up after $seconds s waiting for $what" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
 # put_lines FILE LINE...: FILE holds the LINEs, each ended by a newline.
 put_lines() {
 	local file=$1

@@ -37,20 +37,6 @@ teardown() {
 	fi
 }
 
-# wait_for WHAT COMMAND...: poll COMMAND until it succeeds, 30 s at most.
-wait_for() {
-	local what=$1 polls=1500
-	shift
-	until "$@"; do
-		polls=$((polls - 1))
-		if [ "$polls" -le 0 ]; then
-			echo "gave up after 30 s waiting for $what" >&2
-			return 1
-		fi
-		sleep 0.02
-	done
-}
-
 # hold_lock TARGET: a bfuniq -f TARGET (PID in HOLDER) that has taken
 # TARGET's lock and holds it, reading a FIFO the test keeps open on fd 8,
 # until release_lock. Line "held" sent through the FIFO coming out of it
@@ -62,7 +48,7 @@ hold_lock() {
 		>holder.out 2>holder.err 3>&- 8>&- &
 	HOLDER=$!
 	echo held >&8
-	wait_for "the lock holder to read its input" grep -qx held holder.out
+	wait_for 30 "the lock holder to read its input" grep -qx held holder.out
 }
 
 # release_lock: close the holder's input, so it saves and ends; exit 0.
@@ -208,7 +194,7 @@ each_stderr_ok() {
 	hold_lock state.bf
 	bfbuild -f state.bf in.txt 2>waiter.err 3>&- 8>&- &
 	local waiter=$!
-	wait_for "the waiting message" grep -q "waiting for another" waiter.err
+	wait_for 30 "the waiting message" grep -q "waiting for another" waiter.err
 	# it cannot have finished: the lock is still held
 	running "$waiter"
 	echo carol >&8
@@ -327,7 +313,7 @@ counted() {
 	flock -x 9
 	bftop -s t.top -o t.top in1.txt >/dev/null 2>wait.err 3>&- 9>&- &
 	local job=$!
-	wait_for "bftop to say it waits" grep -q "waiting for another bftools process to release it" wait.err ||
+	wait_for 30 "bftop to say it waits" grep -q "waiting for another bftools process to release it" wait.err ||
 		expect_eq "bftop -s t.top -o t.top" "waiting for the lock" "$(running "$job" && echo running || echo ended): $(cat wait.err)"
 	expect_eq "keys counted while it waits" 1000 "$(counted t.top)"
 	exec 9>&-

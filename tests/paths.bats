@@ -15,20 +15,6 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-# wait_until WHAT COMMAND...: poll COMMAND until it succeeds, 30 s at most.
-wait_until() {
-	local what=$1 polls=300
-	shift
-	until "$@"; do
-		polls=$((polls - 1))
-		if [ "$polls" -le 0 ]; then
-			echo "gave up after 30 s waiting for $what" >&2
-			return 1
-		fi
-		sleep 0.1
-	done
-}
-
 teardown() {
 	if [ -n "${HOLDER-}" ]; then
 		exec 8>&- || true
@@ -88,7 +74,7 @@ bob"
 	bfuniq --key "$KEY" --line-buffered -f real.bf hold.fifo >holder.out 2>holder.err 3>&- 8>&- &
 	HOLDER=$!
 	echo held >&8
-	wait_until "the holder to read" grep -qx held holder.out
+	wait_for 30 "the holder to read" grep -qx held holder.out
 	run --separate-stderr timeout 20 bfuniq --no-wait -f link.bf in.txt
 	expect_fail "bfuniq: link.bf: another bftools process is updating it (--no-wait: not waiting)"
 	[ ! -e .link.bf.lock ] || expect_eq ".link.bf.lock" "absent (the lock is the file's)" "made"

@@ -20,16 +20,6 @@ load helpers
 
 DEFAULT_SIGNALS=(env --default-signal=INT,TERM,HUP)
 
-# wait_for FILE: wait (up to 60 s) until FILE exists.
-wait_for() {
-	local i
-	for i in $(seq 600); do
-		[ -e "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # start_uniq ARGS...: bfuniq -f state.bf --line-buffered ARGS on in.fifo,
 # its output on out.fifo; fd 7 writes its input, fd 8 reads its output.
 start_uniq() {
@@ -161,7 +151,7 @@ stop_with() {
 	start_uniq --checkpoint 100
 	seq 1 1000 >&7
 	read_lines 1000 >first.txt
-	wait_for state.bf
+	wait_for 60 "state.bf" test -e state.bf
 	# a snapshot may lag the output, never lead it: every key it holds was written
 	kill -s KILL "$pid"
 	wait "$pid" || true
@@ -199,12 +189,7 @@ holds_all() {
 
 # wait_until_holds FILTER KEYS: wait (up to 30 s) until holds_all.
 wait_until_holds() {
-	local i
-	for i in $(seq 300); do
-		holds_all "$1" "$2" && return 0
-		sleep 0.1
-	done
-	return 1
+	wait_for 30 "$1 to hold every key of $2" holds_all "$1" "$2"
 }
 
 # A burst, then a quiet input that stays open: the 1 s checkpoint must come
@@ -274,7 +259,7 @@ burst_then_quiet() {
 	start_uniq --window 1000keys --checkpoint 1
 	printf 'w1\nw2\nw1\n' >&7
 	expect_eq "output" $'w1\nw2' "$(read_lines 2)"
-	wait_for state.bf
+	wait_for 60 "state.bf" test -e state.bf
 	bfinfo state.bf | grep -q '^kind: *window (count)$' || expect_eq "snapshot" "a window" "$(bfinfo state.bf)"
 	stop_with TERM
 	expect_eq "exit status" 143 "$status"
@@ -414,7 +399,7 @@ take() {
 	exec 7>in.fifo 8<out.fifo
 	printf 'a\n' >&7
 	expect_eq "output" a "$(read_lines 1)"
-	wait_for d/state.bf
+	wait_for 60 "d/state.bf" test -e d/state.bf
 	rm -rf d
 	printf 'b\n' >&7
 	expect_eq "output" b "$(read_lines 1)"
