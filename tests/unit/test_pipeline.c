@@ -474,6 +474,25 @@ static int count_threads(void)
 }
 
 /*
+ * The threads once those joined have left: a thread can stay listed in
+ * /proc/self/task for a moment after pthread_join returns (the kernel
+ * wakes the joiner as it clears the thread's ID, before its exit is
+ * complete), so count again, up to 2 s, until the count falls to want.
+ * A thread not joined stays, and the count stays above want.
+ */
+static int count_threads_settled(int want)
+{
+	struct timespec tick = { 0, 1000000 };
+	int n = count_threads();
+
+	for (int i = 0; i < 2000 && n > want; i++) {
+		nanosleep(&tick, NULL);
+		n = count_threads();
+	}
+	return n;
+}
+
+/*
  * Stop at the third batch, after giving the fourth fill up to 5 s to
  * block; or, with b->halt, halt there as a program exiting on a write
  * error does, note the threads left, and return as if to go on.
@@ -493,7 +512,7 @@ static int block_consume(void *ctx, unsigned slot)
 	if (!b->halt)
 		return 9;
 	pipeline_halt();
-	b->threads_left = count_threads();
+	b->threads_left = count_threads_settled(b->threads_before);
 	return 0;
 }
 
@@ -593,7 +612,7 @@ static int endless_consume(void *ctx, unsigned slot)
 	if (slot != 0 || ++e->consumed0 < 3)
 		return 0;
 	pipeline_halt();
-	e->threads_left = count_threads();
+	e->threads_left = count_threads_settled(e->threads_before);
 	return 0;
 }
 
