@@ -84,7 +84,7 @@ setup_file() {
 # args FAULT: the key options for a fault's data.
 args() {
 	case $1 in
-	json) echo "--json -k .k" ;;
+	json) echo "--jsonl -k .k" ;;
 	csv) echo "--csv -k 1" ;;
 	time) echo "--window 10m --time-field 1 -k 2" ;;
 	trunc) echo "-k 2" ;;
@@ -282,19 +282,19 @@ setup() {
 		if (i == 50001) print "oops"; else printf "{\"pkg\":\"p%d\",\"n\":%d}\n", (i * 7919) % 45000, i }' >bad.ndjson
 	head -n 50000 bad.ndjson >good.ndjson
 	tail -n +50002 bad.ndjson >rest.ndjson
-	bfuniq --key "$KEY" -f clean.bf --json -k .pkg good.ndjson >clean.out
+	bfuniq --key "$KEY" -f clean.bf --jsonl -k .pkg good.ndjson >clean.out
 	for j in 1 2 4; do
 		rm -f seen.bf
-		run --separate-stderr bfuniq -j "$j" --key "$KEY" -f seen.bf --json -k .pkg bad.ndjson
+		run --separate-stderr bfuniq -j "$j" --key "$KEY" -f seen.bf --jsonl -k .pkg bad.ndjson
 		expect_status 2
 		expect_stderr "bfuniq: bad.ndjson:50001: not JSON: not a JSON value"
 		expect_eq "-j $j: the lines before it" "$(cat clean.out)" "$output"
 		cmp seen.bf clean.bf
 		# the rerun after fixing the line writes no line a second time
-		bfuniq -j "$j" --key "$KEY" -f seen.bf --json -k .pkg rest.ndjson >rerun.out
+		bfuniq -j "$j" --key "$KEY" -f seen.bf --jsonl -k .pkg rest.ndjson >rerun.out
 		[ -z "$(sort clean.out rerun.out | uniq -d)" ]
 	done
-	run --separate-stderr bfgrep -c --json -k .pkg -f clean.bf bad.ndjson
+	run --separate-stderr bfgrep -c --jsonl -k .pkg -f clean.bf bad.ndjson
 	expect_status 2
 	expect_output 50000
 	expect_stderr "bfgrep: bad.ndjson:50001: not JSON: not a JSON value"
