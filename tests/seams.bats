@@ -9,7 +9,7 @@
 # clock reads, and every program reads it at the same time.
 #
 # The matrix: each key-taking program (bfuniq, bfbuild, bfcount, bfgrep
-# and bfgrep -c; bftop for bad times) x input way (a small file; a big
+# and bfgrep -c, bftop) x input way (a small file; a big
 # file, over 512 KiB, read in ranges from -j 2; a pipe; gzip; zstd) x
 # -j 1, 2, 4 x fault (a line not JSON, a CSV quote never closed, a time
 # that cannot be read, a truncated gzip or zstd stream). The bad line is
@@ -259,10 +259,11 @@ setup() {
 	expect_eq "cells checked" 72 "$cells"
 }
 
-@test "seams: bftop --window cuts cleanly at a bad time, every way and -j" {
+@test "seams: bftop cuts cleanly at a bad line, quote, time (--window) or stream, every way and -j" {
 	cells=0
-	matrix bftop time
-	expect_eq "cells checked" 15 "$cells"
+	matrix bftop json csv time
+	truncated bftop
+	expect_eq "cells checked" 51 "$cells"
 }
 
 @test "seams: another seed moves the bad line, and the cut with it" {
