@@ -32,6 +32,7 @@
 
 #include "cli.h"
 #include "cli_fields.h"
+#include "cli_shape.h"
 #include "cli_window.h"
 #include "cascade.h"
 #include "dcso.h"
@@ -45,7 +46,7 @@
 #define DEFAULT_RATE 0.001
 
 static const char usage[] =
-	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfbuild [-n N] [-p P] [-o FILE] [-f FILTER] [--remove] [--like FILTER] [--layout blocked|classic|counting] [-m BITS] [-K HASHES] [--key HEX] [--hash siphash13|siphash24] [--format bftools|dcso|dcso-gzip] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-v] [--json] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Add every input line (FILEs, or standard input) to a Bloom filter.\n"
 	"\n"
 	"  -n, --capacity=N      distinct keys to size for (default 1000000)\n"
@@ -53,34 +54,21 @@ static const char usage[] =
 	"  -o, --output=FILE     write the filter to FILE (atomically), not stdout\n"
 	"  -f, --filter=FILTER   add to an existing filter and replace it\n"
 	"      --remove          remove the input lines from -f FILTER (counting only)\n"
-	"      --like=FILTER     start empty, with FILTER's shape, key and hash\n"
 	"      --layout=LAYOUT   blocked (default: one cache line per key), classic,\n"
 	"                        or counting (4-bit counters: keys can be removed)\n"
-	"  -m, --bits=BITS       filter size in bits (rounded up to a multiple of 512)\n"
-	"  -K, --hashes=HASHES   number of hash probes per key (1..64)\n"
-	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
-	"      --hash=HASH       siphash13 (default) or siphash24\n"
+	CLI_SHAPE_EXACT_HELP
+	CLI_SHAPE_KEY_HELP
 	"      --format=FORMAT   bftools (default), or dcso or dcso-gzip: the DCSO\n"
 	"                        bloom format, plain or gzipped (with -n, -p only)\n"
-	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-; N digits only) of each line;\n"
-	"                        a list keys its fields joined by one separator\n"
-	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
-	"  -i, --ignore-case     fold ASCII case; recorded in the filter\n"
-	"  -z, --null-data       records end with NUL, not newline\n"
-	CLI_DECOMPRESS_HELP
+	CLI_KEY_HELP
+	CLI_KEY_CASE_HELP
 	"  -v, --verbose         report lines, keys, fill and rate on stderr\n"
-	"      --report=json     that report as one JSON object on stderr (implies -v)\n";
+	CLI_REPORT_HELP;
 
 /* The rest of --help: one string would pass the 4095 bytes C99 promises. */
 static const char usage_more[] =
-	"      --window=W        a windowed filter forgetting keys after W keys or W of\n"
-	"                        time: 10Mkeys, or 90s, 10m, 1h30m, 1.5h, 7d, 1w (a bare\n"
-	"                        number is refused); -n: keys expected per time window\n"
-	"      --generations=G   the window's generations, 2..64 (default 8)\n"
-	"      --refresh         a repeat within the window restarts its key's age\n"
-	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
-	"      --bad-time=WHAT   a line whose time cannot be read: error (default) or skip\n"
-	"      --now=T           the time of a time window without --time-field\n"
+	CLI_WINDOW_HELP
+	CLI_WINDOW_REFRESH_HELP
 	"      --checkpoint=INTERVAL  with -f, also save FILTER every INTERVAL (30s,\n"
 	"                        10m, 1h, or a line count such as 1e6)\n"
 	CLI_NO_WAIT_HELP
@@ -90,83 +78,52 @@ static const char usage_more[] =
 	"  -V, --version         show the version and exit\n"
 	"\n"
 	"Counts take 1000000, 1e6, 1M; rates take 0.001, 1e-3, 0.1%.\n"
-	"With --layout counting, -m counts counters of 4 bits each.\n"
+	"With --layout counting, -m counts counters of 4 bits each. With a time\n"
+	"--window, -n is the keys expected per window. -i is recorded in the filter.\n"
 	"Exit status: 0 when written; with --remove, 1 when some keys were not in\n"
 	"the filter (it is written all the same); 2 on trouble.\n";
 
-enum {
-	OPT_LIKE = 256, OPT_LAYOUT, OPT_KEY, OPT_HASH, OPT_FORMAT, OPT_REMOVE,
-	OPT_WINDOW, OPT_GENERATIONS, OPT_REFRESH, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW, OPT_CHECKPOINT,
-	OPT_REPORT,
-};
+enum { OPT_FORMAT = 256, OPT_REMOVE, OPT_CHECKPOINT };
 
 /* What the filter is written as. */
 enum output_format { FORMAT_BFTOOLS, FORMAT_DCSO, FORMAT_DCSO_GZIP };
 static const char *const format_names[] = { "bftools", "dcso", "dcso-gzip" };
 
 static const struct option long_options[] = {
-	{ "capacity", required_argument, NULL, 'n' },
-	{ "rate", required_argument, NULL, 'p' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "filter", required_argument, NULL, 'f' },
 	{ "remove", no_argument, NULL, OPT_REMOVE },
-	{ "like", required_argument, NULL, OPT_LIKE },
-	{ "layout", required_argument, NULL, OPT_LAYOUT },
-	{ "bits", required_argument, NULL, 'm' },
-	{ "hashes", required_argument, NULL, 'K' },
-	{ "key", required_argument, NULL, OPT_KEY },
-	{ "hash", required_argument, NULL, OPT_HASH },
 	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "window", required_argument, NULL, OPT_WINDOW },
-	{ "generations", required_argument, NULL, OPT_GENERATIONS },
-	{ "refresh", no_argument, NULL, OPT_REFRESH },
-	{ "time-field", required_argument, NULL, OPT_TIME_FIELD },
-	{ "bad-time", required_argument, NULL, OPT_BAD_TIME },
-	{ "now", required_argument, NULL, OPT_NOW },
-	{ "field", required_argument, NULL, 'k' },
-	{ "separator", required_argument, NULL, 't' },
-	{ "ignore-case", no_argument, NULL, 'i' },
-	{ "null-data", no_argument, NULL, 'z' },
 	{ "verbose", no_argument, NULL, 'v' },
-	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_SHAPE_OPTIONS,
+	CLI_SHAPE_EXACT_OPTIONS,
+	CLI_KEY_OPTIONS,
+	CLI_KEY_CASE_OPTION,
+	CLI_WINDOW_OPTIONS,
+	CLI_WINDOW_REFRESH_OPTION,
+	CLI_REPORT_OPTIONS,
 	CLI_NO_WAIT_OPTION,
-	CLI_DECOMPRESS_OPTION,
-	CLI_FORMAT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
 struct options {
-	uint64_t capacity;
-	double rate;
-	const char *output, *filter, *like;
-	struct filter_params shape;	/* layout, hash, key as chosen */
-	uint64_t bits;			/* -m, 0 = from sizing */
-	uint32_t hashes;		/* -K, 0 = from sizing */
-	const char *shape_option;	/* first shape option given, for conflicts */
+	struct cli_shape shape;		/* -n, -p, --layout, -m, -K, --key, --hash, --like */
+	const char *output, *filter;
 	enum output_format format;
 	const char *not_dcso;		/* first option a DCSO filter has no use for */
-	int key_given, rate_given, capacity_given;
 	int remove;			/* --remove: take the keys out of -f FILTER */
 	int checkpoint_given;
 	struct cli_checkpoint checkpoint;	/* --checkpoint's interval */
-	struct key_spec spec;
+	struct cli_keys_given keys;
 	struct cli_window win;		/* kind 0: no --window */
-	int header;	/* --header */
-	char delim;
 	int verbose;
 	char **inputs;
 	int ninputs;
 };
-
-static void note_shape(struct options *opt, const char *name)
-{
-	if (opt->shape_option == NULL)
-		opt->shape_option = name;
-}
 
 static void note_not_dcso(struct options *opt, const char *name)
 {
@@ -182,22 +139,12 @@ static enum output_format parse_format(const char *arg)
 	cli_usage_error("invalid format '%s': expected 'bftools', 'dcso' or 'dcso-gzip'", arg);
 }
 
-/* bfbuild's layouts: the shared two, and counting, which only bfbuild makes. */
-static enum filter_layout parse_layout(const char *arg)
-{
-	const struct layout_ops *l = layout_named(arg);
-
-	if (l != NULL && (l->traits & LAYOUT_SAVED))
-		return l->id;
-	cli_usage_error("invalid layout '%s': expected 'blocked', 'classic' or 'counting'", arg);
-}
-
 /* Options that shape a filter DCSO's format cannot record: noted for the conflict check. */
 static void note_shape_only(struct options *opt, int c)
 {
 	static const struct { int c; const char *name; } named[] = {
-		{ OPT_LAYOUT, "--layout" }, { 'm', "-m" }, { 'K', "-K" },
-		{ OPT_KEY, "--key" }, { OPT_HASH, "--hash" }, { 'i', "-i" },
+		{ CLI_OPT_LAYOUT, "--layout" }, { 'm', "-m" }, { 'K', "-K" },
+		{ CLI_OPT_KEY, "--key" }, { CLI_OPT_HASH, "--hash" }, { 'i', "-i" },
 	};
 
 	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
@@ -208,40 +155,20 @@ static void note_shape_only(struct options *opt, int c)
 static void parse_option(struct options *opt, int c, const char *arg)
 {
 	note_shape_only(opt, c);
+	if (cli_shape_option(c, arg, &opt->shape) || cli_key_option(c, arg, &opt->keys) ||
+	    cli_window_option(c, arg, &opt->win) || cli_report_option(c, arg) ||
+	    cli_common_option(c, arg))
+		return;
 	switch (c) {
-	case 'n': opt->capacity = cli_count("capacity", arg, 1, FILTER_M_MAX); opt->capacity_given = 1; note_shape(opt, "-n"); break;
-	case 'p': opt->rate = cli_rate("rate", arg); opt->rate_given = 1; note_shape(opt, "-p"); break;
 	case 'o': opt->output = arg; break;
 	case 'f': opt->filter = arg; break;
 	case OPT_REMOVE: opt->remove = 1; break;
 	case OPT_CHECKPOINT: cli_checkpoint_option(&opt->checkpoint, arg); opt->checkpoint_given = 1; break;
-	case OPT_LIKE: opt->like = arg; break;
-	case OPT_LAYOUT: opt->shape.layout = parse_layout(arg); note_shape(opt, "--layout"); break;
-	case 'm': opt->bits = cli_count("size in bits", arg, 1, FILTER_M_MAX); note_shape(opt, "-m"); break;
-	case 'K': opt->hashes = (uint32_t)cli_count("number of hashes", arg, 1, FILTER_K_MAX); note_shape(opt, "-K"); break;
-	case OPT_KEY: cli_hex_key("key", arg, opt->shape.key); opt->key_given = 1; note_shape(opt, "--key"); break;
-	case OPT_HASH: opt->shape.hash = cli_hash(arg); note_shape(opt, "--hash"); break;
 	case OPT_FORMAT: opt->format = parse_format(arg); break;
-	case 'k': cli_field_option(&opt->spec, arg); break;
-	case CLI_OPT_CSV: opt->spec.csv = 1; break;
-	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); break;
-	case CLI_OPT_HEADER: opt->header = 1; break;
-	case 't': cli_separator_option(&opt->spec, arg); break;
-	case 'i': opt->spec.fold_case = 1; break;
-	case 'z': opt->delim = '\0'; break;
 	case 'v': opt->verbose = 1; break;
-	case OPT_REPORT: cli_report_json(arg); opt->verbose = 1; break;
-	case OPT_WINDOW: cli_window_size(&opt->win, arg); break;
-	case OPT_GENERATIONS: cli_window_generations(&opt->win, arg); break;
-	case OPT_REFRESH: opt->win.wp.flags |= WINDOW_REFRESH; break;
-	case OPT_TIME_FIELD: cli_window_time_field(&opt->win, arg); break;
-	case OPT_BAD_TIME: cli_window_bad_time(&opt->win, arg); break;
-	case OPT_NOW: cli_window_now(&opt->win, arg); break;
 	case 'h': fputs(usage, stdout); cli_help(usage_more);
 	case 'V': cli_version();
-	default:
-		if (!cli_common_option(c, arg))
-			cli_usage_error("unknown option");
+	default: cli_usage_error("unknown option");
 	}
 }
 
@@ -250,7 +177,7 @@ static void check_dcso_conflicts(const struct options *opt)
 {
 	const char *name = format_names[opt->format];
 
-	if (opt->filter || opt->like)
+	if (opt->filter || opt->shape.like)
 		cli_usage_error("%s cannot be used with --format %s: DCSO filters are built new",
 				opt->filter ? "-f" : "--like", name);
 	if (opt->not_dcso || cli_key_file)
@@ -262,27 +189,27 @@ static void check_conflicts(const struct options *opt)
 {
 	if (opt->format != FORMAT_BFTOOLS)
 		check_dcso_conflicts(opt);
-	if (opt->filter && opt->like)
+	if (opt->filter && opt->shape.like)
 		cli_usage_error("-f and --like cannot be used together");
 	if (opt->remove && !opt->filter)
 		cli_usage_error("--remove needs -f FILTER, the filter to remove the keys from");
 	if (opt->checkpoint_given && (!opt->filter || strcmp(opt->filter, "-") == 0))
 		cli_usage_error("--checkpoint saves the filter in place: it needs -f FILTER, a file");
-	if (opt->key_given && cli_key_file)
+	if (opt->shape.key_given && cli_key_file)
 		cli_usage_error("--key and --key-file cannot be used together");
 	/* any two fix the third: a rate -m and -n miss was ignored in silence */
-	if (opt->bits && opt->capacity_given && opt->rate_given)
+	if (opt->shape.bits && opt->shape.capacity_given && opt->shape.rate_given)
 		cli_usage_error("-m, -n and -p cannot all be given: any two of them fix the third");
-	if ((opt->filter || opt->like) && opt->shape_option)
+	if ((opt->filter || opt->shape.like) && opt->shape.first)
 		cli_usage_error("%s cannot be used with %s: the filter's shape is fixed",
-				opt->shape_option, opt->filter ? "-f" : "--like");
+				opt->shape.first, opt->filter ? "-f" : "--like");
 	for (int i = 0; i < opt->ninputs; i++)
 		if (strcmp(opt->inputs[i], "-") == 0 &&
 		    ((opt->filter && strcmp(opt->filter, "-") == 0) ||
-		     (opt->like && strcmp(opt->like, "-") == 0)))
+		     (opt->shape.like && strcmp(opt->shape.like, "-") == 0)))
 			cli_usage_error("standard input cannot be both the filter and the input");
 	if (opt->ninputs == 0 && ((opt->filter && strcmp(opt->filter, "-") == 0) ||
-				  (opt->like && strcmp(opt->like, "-") == 0)))
+				  (opt->shape.like && strcmp(opt->shape.like, "-") == 0)))
 		cli_usage_error("the filter is read from standard input, so name the input FILEs");
 }
 
@@ -291,12 +218,12 @@ static void check_window_conflicts(struct options *opt)
 {
 	if (opt->win.wp.kind == 0)
 		return;
-	if (opt->format != FORMAT_BFTOOLS || opt->remove || opt->like || opt->bits || opt->hashes)
+	if (opt->format != FORMAT_BFTOOLS || opt->remove || opt->shape.like || opt->shape.bits || opt->shape.hashes)
 		cli_usage_error("--window cannot be used with --format, --remove, --like, -m or -K");
-	if (!window_layout_allowed(opt->shape.layout))
+	if (!window_layout_allowed(opt->shape.params.layout))
 		cli_usage_error("--window cannot be used with --layout counting: generations are dropped whole");
-	cli_window_finish(&opt->win, opt->capacity_given ? opt->capacity : 0, opt->rate,
-			  opt->spec.separator);
+	cli_window_finish(&opt->win, opt->shape.capacity_given ? opt->shape.capacity : 0, opt->shape.rate,
+			  opt->keys.spec.separator);
 }
 
 static void parse_options(struct options *opt, int argc, char **argv)
@@ -304,20 +231,20 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	int c;
 
 	memset(opt, 0, sizeof *opt);
-	opt->capacity = DEFAULT_CAPACITY;
-	opt->rate = DEFAULT_RATE;
-	opt->shape.layout = FILTER_BLOCKED;
-	opt->shape.hash = FILTER_SIPHASH_1_3;
-	opt->spec.separator = -1;
-	opt->delim = '\n';
+	opt->shape.capacity = DEFAULT_CAPACITY;
+	opt->shape.rate = DEFAULT_RATE;
+	opt->shape.params.layout = FILTER_BLOCKED;
+	opt->shape.params.hash = FILTER_SIPHASH_1_3;
+	opt->shape.counting = 1;
+	cli_key_options_init(&opt->keys);
 	cli_window_init(&opt->win);
-	while ((c = cli_getopt(argc, argv, ":n:p:o:f:m:K:k:t:j:izvhV", long_options)) != -1)
+	while ((c = cli_getopt(argc, argv, ":" CLI_SHAPE_LETTERS CLI_SHAPE_EXACT_LETTERS
+			       CLI_KEY_LETTERS "io:f:j:vhV", long_options)) != -1)
 		parse_option(opt, c, optarg);
+	opt->verbose |= cli_reports_json();	/* the report as JSON is the report */
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
-	cli_fields_check(&opt->spec, opt->header);
-	if (opt->header)
-		cli_header_inputs(&opt->spec, NULL);
+	cli_key_options_finish(&opt->keys, NULL);
 	check_conflicts(opt);
 	check_window_conflicts(opt);
 	cli_no_wait_needs(opt->filter != NULL, "-f FILTER");
@@ -349,19 +276,19 @@ static void shape_from_size(struct options *opt, struct filter_params *p)
 {
 	double expected;
 
-	p->m = sizing_round_bits(opt->bits);
-	if (!opt->capacity_given) {
-		p->k = opt->hashes ? opt->hashes : best_k_for_size(p->layout, p->m, opt->rate);
-		opt->capacity = sizing_capacity(p->layout, p->m, p->k, opt->rate);
+	p->m = sizing_round_bits(opt->shape.bits);
+	if (!opt->shape.capacity_given) {
+		p->k = opt->shape.hashes ? opt->shape.hashes : best_k_for_size(p->layout, p->m, opt->shape.rate);
+		opt->shape.capacity = sizing_capacity(p->layout, p->m, p->k, opt->shape.rate);
 		/* too small for even one key at the rate: the user's call; -v and the warning say so */
-		if (opt->capacity == 0)
-			opt->capacity = 1;
-		p->target_p = opt->rate;
+		if (opt->shape.capacity == 0)
+			opt->shape.capacity = 1;
+		p->target_p = opt->shape.rate;
 		return;
 	}
-	p->k = opt->hashes ? opt->hashes : sizing_best_k(p->layout, opt->capacity, p->m);
-	expected = sizing_fpr(p->layout, opt->capacity, p->m, p->k);
-	p->target_p = expected > 0.0 && expected < 1.0 ? expected : opt->rate;
+	p->k = opt->shape.hashes ? opt->shape.hashes : sizing_best_k(p->layout, opt->shape.capacity, p->m);
+	expected = sizing_fpr(p->layout, opt->shape.capacity, p->m, p->k);
+	p->target_p = expected > 0.0 && expected < 1.0 ? expected : opt->shape.rate;
 }
 
 /* m and k for a new filter: from -n/-p, or as forced by -m and -K. */
@@ -370,20 +297,20 @@ static void choose_shape(struct options *opt, struct filter_params *p)
 	const char *why = NULL;
 	int r;
 
-	if (opt->bits) {
+	if (opt->shape.bits) {
 		shape_from_size(opt, p);
 		return;
 	}
-	if (opt->hashes) {
-		p->k = opt->hashes;
-		r = sizing_bits_for_k(p->layout, opt->capacity, opt->rate, p->k, &p->m, &why);
+	if (opt->shape.hashes) {
+		p->k = opt->shape.hashes;
+		r = sizing_bits_for_k(p->layout, opt->shape.capacity, opt->shape.rate, p->k, &p->m, &why);
 	} else {
-		r = sizing_choose(p->layout, opt->capacity, opt->rate, &p->m, &p->k, &why);
+		r = sizing_choose(p->layout, opt->shape.capacity, opt->shape.rate, &p->m, &p->k, &why);
 	}
 	if (r < 0)
 		cli_usage_error("cannot size a filter for %llu keys at rate %g: %s",
-				(unsigned long long)opt->capacity, opt->rate, why);
-	p->target_p = opt->rate;
+				(unsigned long long)opt->shape.capacity, opt->shape.rate, why);
+	p->target_p = opt->shape.rate;
 }
 
 /* What a layout's m counts. */
@@ -394,14 +321,14 @@ static const char *positions_name(enum filter_layout layout)
 
 static struct cascade *new_filter(struct options *opt)
 {
-	struct filter_params p = opt->shape;
+	struct filter_params p = opt->shape.params;
 	const char *why;
 	struct cascade *c;
 
 	choose_shape(opt, &p);
-	p.capacity = opt->capacity;
-	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
-	if (!opt->key_given)
+	p.capacity = opt->shape.capacity;
+	p.flags = opt->keys.spec.fold_case ? FILTER_FOLD_CASE : 0;
+	if (!opt->shape.key_given)
 		p.flags |= cli_new_key(p.key);
 	c = cascade_new_fixed(&p, &why);
 	if (c == NULL)
@@ -417,9 +344,9 @@ static struct cascade *new_dcso_filter(const struct options *opt)
 	const char *why;
 	struct cascade *c;
 
-	if (dcso_params(opt->capacity, opt->rate, &p, &why) < 0)
+	if (dcso_params(opt->shape.capacity, opt->shape.rate, &p, &why) < 0)
 		cli_usage_error("cannot size a DCSO filter for %llu keys at rate %g: %s",
-				(unsigned long long)opt->capacity, opt->rate, why);
+				(unsigned long long)opt->shape.capacity, opt->shape.rate, why);
 	c = cascade_new_fixed(&p, &why);
 	if (c == NULL)
 		cli_fatal("cannot create a filter of %llu bits: %s", (unsigned long long)p.m, cli_explain(why));
@@ -442,19 +369,19 @@ static struct cascade *empty_like(const char *path)
 /* -i against a loaded filter's normalisation flags; the filter's rule holds. */
 static void agree_on_case(struct options *opt, uint32_t flags)
 {
-	if (opt->spec.fold_case && !(flags & FILTER_FOLD_CASE))
+	if (opt->keys.spec.fold_case && !(flags & FILTER_FOLD_CASE))
 		cli_fatal("%s: filter was built without -i; its keys are case-sensitive",
-			  opt->filter ? opt->filter : opt->like);
-	opt->spec.fold_case = (flags & FILTER_FOLD_CASE) != 0;
+			  opt->filter ? opt->filter : opt->shape.like);
+	opt->keys.spec.fold_case = (flags & FILTER_FOLD_CASE) != 0;
 }
 
 /* A new window (--window): key and flags as new_filter gives them. */
 static struct window *new_window(struct options *opt)
 {
-	struct filter_params p = opt->shape;
+	struct filter_params p = opt->shape.params;
 
-	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
-	if (!opt->key_given)
+	p.flags = opt->keys.spec.fold_case ? FILTER_FOLD_CASE : 0;
+	if (!opt->shape.key_given)
 		p.flags |= cli_new_key(p.key);
 	return cli_window_new(&opt->win, &p);
 }
@@ -471,12 +398,12 @@ static struct cascade *acquire_filter(struct options *opt, struct window **w)
 		*w = new_window(opt);
 		return NULL;
 	}
-	if (opt->filter == NULL && opt->like == NULL)
+	if (opt->filter == NULL && opt->shape.like == NULL)
 		return new_filter(opt);
 	if (opt->filter)
 		cli_load_any(opt->filter, &c, w, NULL);
 	else
-		c = empty_like(opt->like);
+		c = empty_like(opt->shape.like);
 	if (*w != NULL) {
 		cli_window_agrees(&opt->win, *w, opt->filter);
 		cli_window_clock_agrees(&opt->win, *w, opt->filter);
@@ -500,7 +427,7 @@ static int build_window(const struct options *opt, struct window *w, const char 
 		cli_usage_error("--remove cannot be used with a windowed filter");
 	if (opt->checkpoint_given)
 		cli_usage_error("--checkpoint cannot be used with a windowed filter in bfbuild (bfuniq --window has it)");
-	if (cli_window_add_lines(w, &opt->win, &opt->spec, opt->inputs, opt->ninputs, opt->delim,
+	if (cli_window_add_lines(w, &opt->win, &opt->keys.spec, opt->inputs, opt->ninputs, opt->keys.delim,
 				 &n) < 0 && !cli_inputs_cut())
 		cli_fatal("no filter written: an input could not be read");
 	if (opt->verbose && cli_reports_json())
@@ -782,7 +709,7 @@ static void add_lines(struct build *b, const struct options *opt)
 
 	building = b;
 	cli_progress_detail = build_progress;
-	b->spec = &opt->spec;
+	b->spec = &opt->keys.spec;
 	/* removing and DCSO's counting hash as they go: nothing to do ahead */
 	b->hasher = b->remove || b->count_new ? NULL : cascade_hasher(b->filter);
 	/*
@@ -808,7 +735,7 @@ static void add_lines(struct build *b, const struct options *opt)
 	if (b->checkpoint_path != NULL)
 		cli_checkpoint_when_idle(&b->checkpoint, checkpoint);
 	if (b->hasher != NULL && cascade_can_add_shared(b->filter) && b->checkpoint_path == NULL) {
-		status = cli_each_input_ranged(opt->inputs, opt->ninputs, opt->delim, &stage, &ranged,
+		status = cli_each_input_ranged(opt->inputs, opt->ninputs, opt->keys.delim, &stage, &ranged,
 					       NULL, b);
 	} else {
 		/* an ordered run: its calling thread is the ceiling past 8 (pipeline.h) */
@@ -824,7 +751,7 @@ static void add_lines(struct build *b, const struct options *opt)
 			stage.part = region_keys;
 			stage.parts = (unsigned)pipeline_threads();
 		}
-		status = cli_each_batch_ranged(opt->inputs, opt->ninputs, opt->delim, &stage, b);
+		status = cli_each_batch_ranged(opt->inputs, opt->ninputs, opt->keys.delim, &stage, b);
 		owners_free(b->owners);
 	}
 	pthread_mutex_destroy(&b->adding);
@@ -959,7 +886,7 @@ int main(int argc, char **argv)
 	if (window != NULL) {
 		int rc = build_window(&opt, window, dest);
 
-		cli_fields_release(&opt.spec);
+		cli_fields_release(&opt.keys.spec);
 		return rc;
 	}
 	cli_window_check_use(&opt.win, NULL);
@@ -976,7 +903,7 @@ int main(int argc, char **argv)
 	save_filter(b.filter, dest, opt.format);
 	cli_unlock();
 	cascade_free(b.filter);
-	cli_fields_release(&opt.spec);
+	cli_fields_release(&opt.keys.spec);
 	if (cli_stop_signal())
 		return 128 + cli_stop_signal();	/* cut short, all of it saved */
 	if (cli_inputs_cut())

@@ -40,19 +40,15 @@
 #define INTERSECT_MAX 12
 
 static const char usage[] =
-	"Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [FILE...]\n"
-	"   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]\n"
-	"   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER...\n"
-	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [FILE...]\n"
+	"Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-v] [--json] [FILE...]\n"
+	"   or: bfcount -f FILTER [-f FILTER...] [-v] [--json] [FILTER...]\n"
+	"   or: bfcount --union|--intersection|--jaccard [-v] [--json] [-f FILTER...] FILTER...\n"
+	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-v] [--json] [FILE...]\n"
 	"Print the estimated number of distinct keys in the input, or in filters,\n"
 	"or in HyperLogLog sketches saved by -o.\n"
 	"\n"
-	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-; N digits only) of each line;\n"
-	"                        a list keys its fields joined by one separator\n"
-	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
-	"  -i, --ignore-case     fold ASCII case of keys\n"
-	"  -z, --null-data       records end with NUL, not newline\n"
-	CLI_DECOMPRESS_HELP
+	CLI_KEY_HELP
+	CLI_KEY_CASE_HELP
 	"  -f, --filter=FILTER   count the elements of filters instead (repeatable;\n"
 	"                        the operands are then filters too)\n"
 	"      --union           the number of elements in the union of the filters\n"
@@ -69,21 +65,18 @@ static const char usage[] =
 	"                        (default: bfcount's own, public key)\n"
 	"      --like=SKETCH     a new sketch with SKETCH's key and precision\n"
 	"  -v, --verbose         also report the standard error on stderr\n"
-	"      --report=json     print the count as a JSON object: {\"count\": N}, with\n"
-	"                        \"file\" for each of several filters (JSON Lines)\n"
+	"      --json            print the count as a JSON object: {\"count\": N}, with\n"
+	"                        \"file\" for each of several filters (JSON Lines);\n"
+	"                        also spelled --report=json\n"
 	CLI_FORMAT_HELP
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
-enum { OPT_REPORT = 255, OPT_UNION = 256, OPT_INTERSECTION, OPT_JACCARD, OPT_ADD, OPT_PRECISION, OPT_KEY, OPT_LIKE };
+enum { OPT_UNION = 256, OPT_INTERSECTION, OPT_JACCARD, OPT_ADD, OPT_PRECISION, OPT_KEY, OPT_LIKE };
 enum set_op { COUNT_EACH, UNION, INTERSECTION, JACCARD };
 
 static const struct option long_options[] = {
-	{ "field", required_argument, NULL, 'k' },
-	{ "separator", required_argument, NULL, 't' },
-	{ "ignore-case", no_argument, NULL, 'i' },
-	{ "null-data", no_argument, NULL, 'z' },
 	{ "filter", required_argument, NULL, 'f' },
 	{ "union", no_argument, NULL, OPT_UNION },
 	{ "intersection", no_argument, NULL, OPT_INTERSECTION },
@@ -95,20 +88,18 @@ static const struct option long_options[] = {
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "like", required_argument, NULL, OPT_LIKE },
 	{ "verbose", no_argument, NULL, 'v' },
-	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
-	CLI_DECOMPRESS_OPTION,
-	CLI_FORMAT_OPTIONS,
+	CLI_KEY_OPTIONS,
+	CLI_KEY_CASE_OPTION,
+	CLI_REPORT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
 struct options {
-	struct key_spec spec;
-	int header;	/* --header */
-	char delim;
-	int verbose, key_options;
+	struct cli_keys_given keys;	/* given: they shape stream keys, refused with -f */
+	int verbose;
 	enum set_op op;
 	const char **filters;	/* -f arguments, then operands in filter mode */
 	size_t nfilters;
@@ -126,9 +117,6 @@ struct options {
 		const char *first;	/* the first sketch option given, for conflicts */
 	} sk;
 };
-
-/* --report=json: counts as JSON objects, one a line. */
-static int report_json;
 
 /* s as a JSON string: '"' and '\\' escaped, bytes below 0x20 as \u00XX. */
 static void put_json_string(struct writer *out, const char *s)
@@ -196,15 +184,9 @@ static void sketch_option(struct sketch_options *sk, int c, const char *arg)
 
 static void parse_option(struct options *opt, int c, const char *arg)
 {
+	if (cli_key_option(c, arg, &opt->keys) || cli_report_option(c, arg) || cli_common_option(c, arg))
+		return;
 	switch (c) {
-	case 'k': cli_field_option(&opt->spec, arg); opt->key_options = 1; break;
-	case CLI_OPT_CSV: opt->spec.csv = 1; opt->key_options = 1; break;
-	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); opt->key_options = 1; break;
-	case CLI_OPT_HEADER: opt->header = 1; opt->key_options = 1; break;
-	case 't': cli_separator_option(&opt->spec, arg); opt->key_options = 1; break;
-	case 'i': opt->spec.fold_case = 1; opt->key_options = 1; break;
-	case 'z': opt->delim = '\0'; opt->key_options = 1; break;
-	case CLI_OPT_NO_DECOMPRESS: cli_common_option(c, arg); opt->key_options = 1; break;
 	case 'f': opt->filters[opt->nfilters++] = arg; break;
 	case OPT_UNION: set_op(opt, UNION); break;
 	case OPT_INTERSECTION: set_op(opt, INTERSECTION); break;
@@ -213,19 +195,16 @@ static void parse_option(struct options *opt, int c, const char *arg)
 		sketch_option(&opt->sk, c, arg);
 		break;
 	case 'v': opt->verbose = 1; break;
-	case OPT_REPORT: cli_report_json(arg); report_json = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
-	default:
-		if (!cli_common_option(c, arg))
-			cli_usage_error("unknown option");
+	default: cli_usage_error("unknown option");
 	}
 }
 
 static void check_filter_mode(struct options *opt)
 {
-	if (opt->key_options)
-		cli_usage_error("the key options (-k, -t, -i, -z, --header, --csv, --json) and --no-decompress apply to streams, not to filters (-f)");
+	if (opt->keys.given)
+		cli_usage_error("the key options (-k, -t, -i, -z, --header, --csv, --jsonl, --bad-line) and --no-decompress apply to streams, not to filters (-f)");
 	cli_keys_optional();	/* counts come from the bits: fingerprints suffice */
 	cli_dcso_readable();	/* and DCSO filters have bits too */
 	cli_warn_overfull_loads();
@@ -293,20 +272,17 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	int c;
 
 	memset(opt, 0, sizeof *opt);
-	opt->spec.separator = -1;
-	opt->delim = '\n';
+	cli_key_options_init(&opt->keys);
 	opt->filters = calloc((size_t)argc, sizeof *opt->filters);
 	opt->sk.paths = calloc((size_t)argc, sizeof *opt->sk.paths);
 	if (opt->filters == NULL || opt->sk.paths == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
 	cli_repeatable_options("fs");	/* filters and sketches, each counted or merged */
-	while ((c = cli_getopt(argc, argv, ":k:t:j:izf:o:s:vhV", long_options)) != -1)
+	while ((c = cli_getopt(argc, argv, ":" CLI_KEY_LETTERS "ij:f:o:s:vhV", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
-	cli_fields_check(&opt->spec, opt->header);
-	if (opt->header)
-		cli_header_inputs(&opt->spec, NULL);
+	cli_key_options_finish(&opt->keys, NULL);
 	if (opt->nfilters > 0 && opt->sk.first)
 		cli_usage_error("%s works on streams and sketches, not with filters (-f)", opt->sk.first);
 	if (opt->op != COUNT_EACH && opt->sk.first)
@@ -325,7 +301,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 static struct sketch *new_sketch(const struct options *opt)
 {
 	unsigned precision = opt->sk.precision ? opt->sk.precision : HLL_PRECISION_DEFAULT;
-	uint32_t flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
+	uint32_t flags = opt->keys.spec.fold_case ? FILTER_FOLD_CASE : 0;
 	unsigned char key[16];
 	struct sketch *s;
 	const char *why;
@@ -395,12 +371,12 @@ static struct sketch *acquire_sketch(struct options *opt)
 		s = empty_like(opt);
 	else
 		return new_sketch(opt);
-	if (opt->spec.fold_case && !(s->flags & FILTER_FOLD_CASE)) {
+	if (opt->keys.spec.fold_case && !(s->flags & FILTER_FOLD_CASE)) {
 		sketch_free(s);
 		cli_fatal("%s: the sketch was made without -i: its keys are case-sensitive",
 			  cli_display_name(from));
 	}
-	opt->spec.fold_case = (s->flags & FILTER_FOLD_CASE) != 0;
+	opt->keys.spec.fold_case = (s->flags & FILTER_FOLD_CASE) != 0;
 	return s;
 }
 
@@ -423,7 +399,7 @@ static int prepare_keys(void *ctx, unsigned slot, const struct line *records, si
 {
 	struct counter *c = ctx;
 
-	if (keyset_build(&c->keys[slot], &c->opt->spec, records, n) < 0)
+	if (keyset_build(&c->keys[slot], &c->opt->keys.spec, records, n) < 0)
 		return -1;
 	*units = c->keys[slot].count;
 	return 0;
@@ -508,7 +484,7 @@ static void put_estimate(const struct options *opt, const struct sketch *s, cons
 	double estimate = sketch_estimate(s), error = sketch_relative_error(s);
 	char text[160];
 
-	if (report_json)
+	if (cli_reports_json())
 		snprintf(text, sizeof text, "{\"count\":%.0f,\"exact\":%s,\"relative_error\":%.6g}\n",
 			 estimate, sketch_is_exact(s) ? "true" : "false", sketch_is_exact(s) ? 0.0 : error);
 	else
@@ -577,7 +553,7 @@ static int count_input(struct counter *c)
 	 * file is read in ranges by every thread (cli_each_input_ranged), each
 	 * counting its own batches into the partials as above.
 	 */
-	status = cli_each_input_ranged(c->opt->inputs, c->opt->ninputs, c->opt->delim, ordered, &stage,
+	status = cli_each_input_ranged(c->opt->inputs, c->opt->ninputs, c->opt->keys.delim, ordered, &stage,
 				       &events, c);
 	cli_progress_detail = NULL;
 	sketch_shards_merge(c->shards);
@@ -647,7 +623,7 @@ static void put_count(struct writer *out, double value, const char *label, const
 		cli_fatal("%s: every bit is set: too many keys to estimate", what);
 	if (value < 0.0)	/* an estimated intersection of near-disjoint sets */
 		value = 0.0;
-	if (report_json) {
+	if (cli_reports_json()) {
 		open_report(out, label);
 		snprintf(text, sizeof text, "\"count\":%.0f}\n", value);
 		if (writer_put(out, text, strlen(text)) < 0)
@@ -750,7 +726,7 @@ static void put_jaccard(struct writer *out, double intersection, double union_co
 	char text[32];
 	double value = union_count > 0.0 ? fmax(intersection, 0.0) / union_count : 0.0;
 
-	snprintf(text, sizeof text, report_json ? "{\"jaccard\":%.4f}\n" : "%.4f\n", fmin(value, 1.0));
+	snprintf(text, sizeof text, cli_reports_json() ? "{\"jaccard\":%.4f}\n" : "%.4f\n", fmin(value, 1.0));
 	if (writer_put(out, text, strlen(text)) < 0)
 		cli_write_error(errno);
 }
@@ -922,6 +898,6 @@ int main(int argc, char **argv)
 	cli_stdout_finish(&out);
 	free(opt.filters);
 	free(opt.sk.paths);
-	cli_fields_release(&opt.spec);
+	cli_fields_release(&opt.keys.spec);
 	return status < 0 ? EXIT_TROUBLE : 0;
 }

@@ -30,7 +30,7 @@
 #include "keys.h"
 
 static const char usage[] =
-	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
+	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
 	"Print the lines of FILEs (or standard input) whose key may be in a filter.\n"
 	"\n"
 	"  -f, --filter=FILTER   a filter file made by bfbuild (repeatable; - is stdin)\n"
@@ -53,13 +53,9 @@ static const char usage[] =
 	"  -Z, --null            end file names with NUL, not ':' or newline\n"
 	"      --label=LABEL     the name of standard input in the output\n"
 	"  -r, --recursive       search the files under directories (no FILE: .)\n"
-	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-; N digits only) of each line;\n"
-	"                        a list keys its fields joined by one separator\n"
-	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
-	"  -z, --null-data       records end with NUL, not newline\n"
-	CLI_DECOMPRESS_HELP
+	CLI_KEY_HELP
 	"      --line-buffered   flush output after every line\n"
-	"      --now=T           a windowed filter answers as of time T (default: now)\n"
+	CLI_NOW_HELP
 	CLI_FORMAT_HELP
 	CLI_COMMON_HELP
 	"      --help            show this help and exit\n"
@@ -67,7 +63,7 @@ static const char usage[] =
 	"\n"
 	"Exit status: 0 if a line was selected, 1 if none, 2 on trouble.\n";
 
-enum { OPT_LINE_BUFFERED = 256, OPT_LABEL, OPT_HELP, OPT_NOW };
+enum { OPT_LINE_BUFFERED = 256, OPT_LABEL, OPT_HELP };
 
 static const struct option long_options[] = {
 	{ "filter", required_argument, NULL, 'f' },
@@ -77,7 +73,7 @@ static const struct option long_options[] = {
 	{ "files-without-match", no_argument, NULL, 'L' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "silent", no_argument, NULL, 'q' },
-	{ "words", no_argument, NULL, 'w' },
+	CLI_KEY_WORDS_OPTION,
 	{ "word-regexp", no_argument, NULL, 'w' },
 	{ "only-matching", no_argument, NULL, 'o' },
 	{ "line-number", no_argument, NULL, 'n' },
@@ -88,15 +84,12 @@ static const struct option long_options[] = {
 	{ "null", no_argument, NULL, 'Z' },
 	{ "label", required_argument, NULL, OPT_LABEL },
 	{ "recursive", no_argument, NULL, 'r' },
-	{ "field", required_argument, NULL, 'k' },
-	{ "separator", required_argument, NULL, 't' },
-	{ "null-data", no_argument, NULL, 'z' },
 	{ "line-buffered", no_argument, NULL, OPT_LINE_BUFFERED },
-	{ "now", required_argument, NULL, OPT_NOW },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, 'V' },
-	CLI_DECOMPRESS_OPTION,
-	CLI_FORMAT_OPTIONS,
+	CLI_KEY_OPTIONS,
+	CLI_KEY_JSON_RENAMED_OPTION,
+	CLI_NOW_OPTION,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -113,16 +106,17 @@ struct options {
 	enum list_files list;
 	uint64_t max_count;	/* selected lines per FILE; UINT64_MAX: no limit */
 	const char *label;	/* the name of standard input */
-	struct key_spec spec;
+	struct cli_keys_given keys;	/* -w among them */
 	struct cli_window win;	/* --now only */
-	int header;	/* --header */
-	char delim;
 	char **inputs;
 	int ninputs;
 };
 
 static void parse_option(struct options *opt, int c, const char *arg)
 {
+	if (cli_key_option(c, arg, &opt->keys) || cli_window_option(c, arg, &opt->win) ||
+	    cli_common_option(c, arg))
+		return;
 	switch (c) {
 	case 'f': opt->filters[opt->nfilters++] = arg; break;
 	case 'v': opt->invert = 1; break;
@@ -130,7 +124,6 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'l': opt->list = LIST_MATCHING; break;
 	case 'L': opt->list = LIST_NONMATCHING; break;
 	case 'q': opt->quiet = 1; break;
-	case 'w': opt->spec.words = 1; break;
 	case 'o': opt->only_matching = 1; break;
 	case 'n': opt->line_number = 1; break;
 	case 'H': opt->with_filename = 1; break;
@@ -140,19 +133,10 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'Z': opt->null_after_name = 1; break;
 	case OPT_LABEL: opt->label = arg; break;
 	case 'r': opt->recursive = 1; break;
-	case 'k': cli_field_option(&opt->spec, arg); break;
-	case CLI_OPT_CSV: opt->spec.csv = 1; break;
-	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); break;
-	case CLI_OPT_HEADER: opt->header = 1; break;
-	case 't': cli_separator_option(&opt->spec, arg); break;
-	case 'z': opt->delim = '\0'; break;
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
-	case OPT_NOW: cli_window_now(&opt->win, arg); break;
 	case OPT_HELP: cli_help(usage);
 	case 'V': cli_version();
-	default:
-		if (!cli_common_option(c, arg))
-			cli_usage_error("unknown option");
+	default: cli_usage_error("unknown option");
 	}
 }
 
@@ -186,8 +170,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	int c;
 
 	memset(opt, 0, sizeof *opt);
-	opt->spec.separator = -1;
-	opt->delim = '\n';
+	cli_key_options_init(&opt->keys);
 	opt->with_filename = -1;
 	opt->max_count = UINT64_MAX;
 	cli_window_init(&opt->win);
@@ -196,13 +179,11 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	if (opt->filters == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
 	cli_repeatable_options("f");	/* filters: a line is selected if in any */
-	while ((c = cli_getopt(argc, argv, ":f:vclLqwonHhm:sZrk:t:j:zV", long_options)) != -1)
+	while ((c = cli_getopt(argc, argv, ":" CLI_KEY_LETTERS "f:vclLqwonHhm:sZrj:V", long_options)) != -1)
 		parse_option(opt, c, optarg);
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
-	cli_fields_check(&opt->spec, opt->header);
-	if (opt->header)
-		cli_header_inputs(&opt->spec, write_header);
+	cli_key_options_finish(&opt->keys, write_header);
 	if (opt->with_filename < 0)
 		opt->with_filename = several_files(opt);
 	if (opt->nfilters == 0)
@@ -276,7 +257,7 @@ static int prepare_keys(void *ctx, unsigned slot, const struct line *records, si
 	size_t count = 0;
 
 	for (int fold = 0; fold < 2; fold++) {
-		struct key_spec spec = g->opt->spec;
+		struct key_spec spec = g->opt->keys.spec;
 
 		if (!g->wants_fold[fold])
 			continue;
@@ -370,7 +351,7 @@ static void put_matches(struct grep *g, const struct grep_slot *s, const struct 
 		if (!s->hit[*k])
 			continue;
 		put_prefix(g, line);
-		put_record(g, ks->keys[*k], g->opt->delim);
+		put_record(g, ks->keys[*k], g->opt->keys.delim);
 	}
 }
 
@@ -391,7 +372,7 @@ static int take_line(struct grep *g, const struct grep_slot *s, const struct key
 		put_matches(g, s, ks, r, k, line);
 	else if (!opt->count && !opt->only_matching) {
 		put_prefix(g, line);
-		put_record(g, record, opt->delim);
+		put_record(g, record, opt->keys.delim);
 	}
 	return g->input.selected >= opt->max_count ? CLI_SKIP_INPUT : 0;
 }
@@ -409,7 +390,7 @@ static void write_header(void *ctx, struct line header)
 	if (opt->quiet || opt->count || opt->list != LIST_NONE || opt->only_matching)
 		return;
 	put_prefix(g, 1);
-	put_record(g, header, opt->delim);
+	put_record(g, header, opt->keys.delim);
 }
 
 /*
@@ -569,10 +550,10 @@ static int select_lines(struct grep *g)
 	 * Lines, -o, -n and -m need them in order.
 	 */
 	if ((opt->count || opt->quiet || opt->list != LIST_NONE) && opt->max_count == UINT64_MAX)
-		status = cli_each_input_ranged(opt->inputs, opt->ninputs, opt->delim, &stage, &ranged,
+		status = cli_each_input_ranged(opt->inputs, opt->ninputs, opt->keys.delim, &stage, &ranged,
 					       &events, g);
 	else
-		status = cli_each_input(opt->inputs, opt->ninputs, opt->delim, &stage, &events, g);
+		status = cli_each_input(opt->inputs, opt->ninputs, opt->keys.delim, &stage, &events, g);
 	gather_counts(g);	/* -q stops before an input's end */
 	return status;
 }
@@ -630,6 +611,6 @@ int main(int argc, char **argv)
 	else
 		status = g.matches > 0 ? 0 : EXIT_NONE;
 	release(&g, &opt);
-	cli_fields_release(&opt.spec);
+	cli_fields_release(&opt.keys.spec);
 	return status;
 }

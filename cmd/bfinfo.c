@@ -64,12 +64,11 @@ static const char usage[] =
 	"A FILTER of - is read from standard input. A FILTER may be a sketch or a summary.\n"
 	"Exit status: 0 if every filter was described, 2 on trouble.\n";
 
-enum { OPT_JSON = 256, OPT_BRIEF, OPT_REPORT };
+enum { OPT_BRIEF = 256 };
 
 static const struct option long_options[] = {
-	{ "json", no_argument, NULL, OPT_JSON },
 	{ "brief", no_argument, NULL, OPT_BRIEF },
-	{ "report", required_argument, NULL, OPT_REPORT },
+	CLI_REPORT_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
@@ -108,15 +107,13 @@ struct info {
 
 static void parse_option(struct options *opt, int c)
 {
+	if (cli_report_option(c, optarg) || cli_common_option(c, optarg))
+		return;
 	switch (c) {
-	case OPT_JSON: opt->json = 1; break;
-	case OPT_REPORT: cli_report_json(optarg); opt->json = 1; break;
 	case OPT_BRIEF: opt->brief = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
-	default:
-		if (!cli_common_option(c, optarg))
-			cli_usage_error("unknown option");
+	default: cli_usage_error("unknown option");
 	}
 }
 
@@ -127,6 +124,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	memset(opt, 0, sizeof *opt);
 	while ((c = cli_getopt(argc, argv, ":j:hV", long_options)) != -1)
 		parse_option(opt, c);
+	opt->json = cli_reports_json();
 	opt->filters = argv + optind;
 	opt->nfilters = argc - optind;
 	if (opt->nfilters == 0)

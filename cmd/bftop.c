@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_fields.h"
 #include "cli_window.h"
 #include "json_out.h"
 #include "keys.h"
@@ -44,9 +45,9 @@
 #include "topk_window.h"
 
 static const char usage[] =
-	"Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
-	"   or: bftop -q -s SUMMARY [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
-	"   or: bftop --window W [--generations G] [--time-field F] [--bad-time error|skip] [--now T] [-n N] [-e EPS] [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
+	"Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-w] [FILE...]\n"
+	"   or: bftop -q -s SUMMARY [-v] [--json] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-w] [FILE...]\n"
+	"   or: bftop --window W [--generations G] [--time-field F] [--bad-time error|skip] [--now T] [-n N] [-e EPS] [-v] [--json] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-w] [FILE...]\n"
 	"Print the most frequent keys of FILEs (or standard input), most frequent\n"
 	"first, each after its count as uniq(1) counts (\"%7llu KEY\"), from a\n"
 	"summary of fixed size: every count is an upper bound, with a lower one\n"
@@ -63,54 +64,38 @@ static const char usage[] =
 	"  -o, --output=SUMMARY  save the summary to SUMMARY (atomically)\n"
 	"  -s, --summary=SUMMARY start from saved summaries (repeatable: merged);\n"
 	"                        the FILEs given are added, standard input only as -\n"
-	"  -k, --field=N         key on the Nth field of each line (N digits only)\n"
-	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
-	"  -i, --ignore-case     fold ASCII case of keys\n"
-	"  -z, --null-data       records end with NUL, not newline (output too)\n"
-	"  -w, --words           each word of a key is a key\n"
-	CLI_DECOMPRESS_HELP
-	"      --window=W        only the last W keys (10Mkeys) or W of time\n"
-	"                        (90s, 10m, 1h30m, 1.5h, 7d, 1w; a bare number is refused)\n"
-	"      --generations=G   the window's generations, 2..64 (default 8; slack 1/(G-1))\n"
-	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
-	"      --bad-time=WHAT   a line whose time cannot be read: error (default) or skip\n"
-	"      --now=T           the time of a time window without --time-field (default: now)\n"
+	CLI_KEY_HELP
+	CLI_KEY_CASE_HELP
+	CLI_KEY_WORDS_HELP
+	CLI_FORMAT_HELP
+	CLI_WINDOW_HELP
 	CLI_COMMON_HELP_NO_KEY_FILE
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
-enum { OPT_REPORT = 255, OPT_JSON = 256, OPT_CONFIDENCE, OPT_WINDOW, OPT_GENERATIONS, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW };
+enum { OPT_CONFIDENCE = 256 };
 
 static const struct option long_options[] = {
 	{ "top", required_argument, NULL, 'n' },
 	{ "error", required_argument, NULL, 'e' },
 	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 	{ "bounds", no_argument, NULL, 'v' },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "query", no_argument, NULL, 'q' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "summary", required_argument, NULL, 's' },
-	{ "field", required_argument, NULL, 'k' },
-	{ "separator", required_argument, NULL, 't' },
-	{ "ignore-case", no_argument, NULL, 'i' },
-	{ "null-data", no_argument, NULL, 'z' },
-	{ "words", no_argument, NULL, 'w' },
-	{ "window", required_argument, NULL, OPT_WINDOW },
-	{ "generations", required_argument, NULL, OPT_GENERATIONS },
-	{ "time-field", required_argument, NULL, OPT_TIME_FIELD },
-	{ "bad-time", required_argument, NULL, OPT_BAD_TIME },
-	{ "now", required_argument, NULL, OPT_NOW },
-	CLI_DECOMPRESS_OPTION,
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_KEY_OPTIONS,
+	CLI_KEY_CASE_OPTION,
+	CLI_KEY_WORDS_OPTION,
+	CLI_WINDOW_OPTIONS,
+	CLI_REPORT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
 struct options {
-	struct key_spec spec;
-	char delim;
+	struct cli_keys_given keys;
 	uint64_t top;
 	double eps, confidence;
 	int sized;		/* -e or --confidence given */
@@ -122,7 +107,6 @@ struct options {
 	char **inputs;
 	int ninputs;
 	struct cli_window win;	/* kind 0: no --window */
-	int window_options;	/* --generations, --time-field, --bad-time or --now given */
 };
 
 /*
@@ -146,6 +130,9 @@ static double fraction(const char *option, const char *arg, double min, double m
 
 static void parse_option(struct options *opt, int c, const char *arg)
 {
+	if (cli_key_option(c, arg, &opt->keys) || cli_window_option(c, arg, &opt->win) ||
+	    cli_report_option(c, arg) || cli_common_option(c, arg))
+		return;
 	switch (c) {
 	case 'n': opt->top = cli_count("top", arg, 0, UINT64_MAX); opt->top_given = 1; break;
 	case 'e':
@@ -158,26 +145,12 @@ static void parse_option(struct options *opt, int c, const char *arg)
 		opt->sized = 1;
 		break;
 	case 'v': opt->bounds = 1; break;
-	case OPT_JSON: opt->json = 1; break;
-	case OPT_REPORT: cli_report_json(arg); opt->json = 1; break;
 	case 'q': opt->query = 1; break;
 	case 'o': opt->output = arg; break;
 	case 's': opt->summaries[opt->nsummaries++] = arg; break;
-	case 'k': cli_field_option(&opt->spec, arg); break;
-	case 't': cli_separator_option(&opt->spec, arg); break;
-	case 'i': opt->spec.fold_case = 1; break;
-	case 'z': opt->delim = '\0'; break;
-	case 'w': opt->spec.words = 1; break;
-	case OPT_WINDOW: cli_window_size(&opt->win, arg); break;
-	case OPT_GENERATIONS: cli_window_generations(&opt->win, arg); opt->window_options = 1; break;
-	case OPT_TIME_FIELD: cli_window_time_field(&opt->win, arg); opt->window_options = 1; break;
-	case OPT_BAD_TIME: cli_window_bad_time(&opt->win, arg); opt->window_options = 1; break;
-	case OPT_NOW: cli_window_now(&opt->win, arg); opt->window_options = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
-	default:
-		if (!cli_common_option(c, arg))
-			cli_usage_error("unknown option");
+	default: cli_usage_error("unknown option");
 	}
 }
 
@@ -201,7 +174,7 @@ static void check_options(const struct options *opt)
 		cli_usage_error("standard input can be read only once");
 	if (stdin_uses == 1 && opt->nsummaries > 0 && opt->ninputs == 0 && opt->query)
 		cli_usage_error("standard input cannot be both a summary and the input");
-	if (opt->win.wp.kind == 0 && opt->window_options)
+	if (opt->win.wp.kind == 0 && opt->win.shaped)
 		cli_usage_error("--generations, --time-field, --bad-time and --now need --window");
 	if (opt->win.wp.kind != 0 && (opt->output || opt->nsummaries > 0))
 		cli_usage_error("--window: a windowed summary is not saved or loaded (-o, -s, -q)");
@@ -212,8 +185,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	int c;
 
 	memset(opt, 0, sizeof *opt);
-	opt->spec.separator = -1;
-	opt->delim = '\n';
+	cli_key_options_init(&opt->keys);
 	opt->top = 10;
 	opt->eps = TOPK_EPS_DEFAULT;
 	opt->confidence = TOPK_CONFIDENCE_DEFAULT;
@@ -222,13 +194,15 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	if (opt->summaries == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
 	cli_repeatable_options("s");	/* summaries, merged */
-	while ((c = cli_getopt(argc, argv, ":n:e:vqo:s:k:t:izwj:hV", long_options)) != -1)
+	while ((c = cli_getopt(argc, argv, ":" CLI_KEY_LETTERS "iwn:e:vqo:s:j:hV", long_options)) != -1)
 		parse_option(opt, c, optarg);
+	opt->json = cli_reports_json();
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
 	check_options(opt);
+	cli_key_options_finish(&opt->keys, NULL);	/* a header is not a key; bftop prints none */
 	/* the window's rate is a filter's: nothing here uses it, but the plan checks it */
-	cli_window_finish(&opt->win, 0, 0.5, opt->spec.separator);
+	cli_window_finish(&opt->win, 0, 0.5, opt->keys.spec.separator);
 }
 
 /* Whether the stream is read: always without -s; with -s, only the FILEs given. */
@@ -293,7 +267,7 @@ static struct topk *acquire_summary(struct options *opt)
 			cli_fatal("%s", why);
 		/* a window holds up to G generations, and their merge */
 		check_memory(&p, opt->win.wp.kind != 0 ? opt->win.wp.generations + 1u : 1u, NULL);
-		t = topk_new(&p, FILTER_SIPHASH_1_3, opt->spec.fold_case ? FILTER_FOLD_CASE : 0,
+		t = topk_new(&p, FILTER_SIPHASH_1_3, opt->keys.spec.fold_case ? FILTER_FOLD_CASE : 0,
 			     topk_default_key, &why);
 		if (t == NULL)
 			cli_fatal("%s", why);
@@ -311,12 +285,12 @@ static struct topk *acquire_summary(struct options *opt)
 		}
 		topk_free(more);
 	}
-	if (opt->spec.fold_case && !(t->flags & FILTER_FOLD_CASE)) {
+	if (opt->keys.spec.fold_case && !(t->flags & FILTER_FOLD_CASE)) {
 		topk_free(t);
 		cli_fatal("%s: the summary was made without -i: its keys are case-sensitive",
 			  cli_display_name(opt->summaries[0]));
 	}
-	opt->spec.fold_case = (t->flags & FILTER_FOLD_CASE) != 0;
+	opt->keys.spec.fold_case = (t->flags & FILTER_FOLD_CASE) != 0;
 	return t;
 }
 
@@ -343,7 +317,7 @@ static int prepare_keys(void *ctx, unsigned slot, const struct line *records, si
 	struct counter *c = ctx;
 	size_t count;
 
-	if (keyset_build(&c->keys[slot], &c->opt->spec, records, n) < 0)
+	if (keyset_build(&c->keys[slot], &c->opt->keys.spec, records, n) < 0)
 		return -1;
 	count = c->keys[slot].count;
 	if (count > c->hashes_cap[slot]) {
@@ -373,6 +347,7 @@ static int add_keys(void *ctx, unsigned slot, const struct line *records, size_t
 
 	(void)records;
 	(void)n;
+	(void)cli_bad_lines(&c->keys[slot]);	/* --bad-line=skip: counted for -v */
 	topk_add_hashed(c->topk, c->keys[slot].keys, c->hashes[slot], c->keys[slot].count);
 	return 0;
 }
@@ -418,7 +393,7 @@ static void put_key(struct counter *c, const unsigned char *key, size_t len, int
 	/* 256 bytes and "...": longer than any key printed whole, so never one */
 	if (truncated)
 		put(c->out, "...", 3);
-	put(c->out, &c->opt->delim, 1);
+	put(c->out, &c->opt->keys.delim, 1);
 }
 
 static void end_json(struct counter *c)
@@ -428,23 +403,25 @@ static void end_json(struct counter *c)
 }
 
 /*
- * Calling thread, in input order (--window --time-field): the batch cut
- * at its first line without a time (cli_stage.cut). The times are kept
- * for add_keys_windowed, which comes next (no split).
+ * Calling thread, in input order, before consume: the batch cut at its
+ * first line not JSON (--jsonl, --bad-line=error) or, with --window
+ * --time-field, without a time (cli_stage.cut), as bfuniq cuts it. The
+ * times are kept for add_keys_windowed, which comes next (no split).
  */
 static size_t cut_batch(void *ctx, unsigned slot, const struct line *records, size_t n,
 			char *why, size_t why_len)
 {
 	struct counter *c = ctx;
 	const struct cli_window *cw = &c->opt->win;
-	size_t timed;
+	size_t cut = cli_bad_lines_cut(&c->keys[slot], n, why, why_len), timed;
 
 	if (cw->wp.kind != WINDOW_TIME || cw->time.field == 0)
-		return n;
-	timed = cli_window_record_times(cw, records, n,
+		return cut;
+	timed = cli_window_record_times(cw, records, cut,
 					cli_window_times(&c->record_times, &c->record_times_cap, n),
 					&c->bad_times, why, why_len);
-	keyset_truncate(&c->keys[slot], timed);
+	if (timed < cut)
+		keyset_truncate(&c->keys[slot], timed);
 	return timed;
 }
 
@@ -479,6 +456,7 @@ static int add_keys_windowed(void *ctx, unsigned slot, const struct line *record
 	const struct keyset *ks = &c->keys[slot];
 	const char *why;
 
+	(void)cli_bad_lines(ks);
 	if (topk_window_add(c->window, ks->keys, c->hashes[slot], key_times(c, ks, records, n),
 			    ks->count, &why) < 0)
 		cli_fatal("%s", why);
@@ -493,6 +471,7 @@ static int query_keys(void *ctx, unsigned slot, const struct line *records, size
 
 	(void)records;
 	(void)n;
+	(void)cli_bad_lines(ks);
 	for (size_t i = 0; i < ks->count; i++) {
 		uint64_t lower, upper;
 
@@ -505,7 +484,7 @@ static int query_keys(void *ctx, unsigned slot, const struct line *records, size
 /* Read every input through stage; cli_each_batch's status. */
 static int read_input(struct counter *c, const struct cli_stage *stage)
 {
-	int status = cli_each_batch(c->opt->inputs, c->opt->ninputs, c->opt->delim, stage, c);
+	int status = cli_each_batch(c->opt->inputs, c->opt->ninputs, c->opt->keys.delim, stage, c);
 
 	for (unsigned i = 0; i < CLI_SLOTS; i++) {
 		keyset_free(&c->keys[i]);
@@ -591,10 +570,10 @@ static void report(const struct topk *t)
 int main(int argc, char **argv)
 {
 	static const struct cli_stage counting = {
-		.prepare = prepare_keys, .work = hash_keys, .consume = add_keys
+		.prepare = prepare_keys, .work = hash_keys, .consume = add_keys, .cut = cut_batch
 	};
 	static const struct cli_stage querying = {
-		.prepare = prepare_keys, .work = hash_keys, .consume = query_keys
+		.prepare = prepare_keys, .work = hash_keys, .consume = query_keys, .cut = cut_batch
 	};
 	struct options opt;
 	struct writer out;
@@ -630,9 +609,12 @@ int main(int argc, char **argv)
 		save_summary(c.topk, opt.output);
 	if (opt.bounds && !opt.json)
 		report(c.topk);
+	if (opt.bounds)
+		cli_bad_lines_report();
 	cli_unlock();
 	cli_stdout_finish(&out);
 	topk_free(c.topk);
+	cli_fields_release(&opt.keys.spec);
 	free(opt.summaries);
 	return status < 0 ? EXIT_TROUBLE : 0;
 }

@@ -28,6 +28,7 @@
 #include "cascade.h"
 #include "cli.h"
 #include "cli_fields.h"
+#include "cli_shape.h"
 #include "cli_window.h"
 #include "filter.h"
 #include "keys.h"
@@ -40,7 +41,7 @@
 #define GROWING_FIRST_CAPACITY 100000
 
 static const char usage[] =
-	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d [--once]] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
+	"Usage: bfuniq [-n N] [-p P] [-f STATE] [-d [--once]] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-v] [--json] [--layout blocked|classic] [--key HEX] [--line-buffered] [--window W] [--generations G] [--refresh] [--time-field F] [--bad-time error|skip] [--now T] [--no-wait] [--checkpoint INTERVAL] [FILE...]\n"
 	"Write each line of FILEs (or standard input) the first time its key is seen.\n"
 	"\n"
 	"  -n, --capacity=N      size one filter for N distinct keys (default: grow)\n"
@@ -48,24 +49,15 @@ static const char usage[] =
 	"  -f, --state=STATE     load the seen keys from STATE, save them back at the end\n"
 	"  -d, --repeated        print only lines whose key was seen before\n"
 	"      --once            with -d: each repeated key once, at its second sighting\n"
-	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-; N digits only) of each line;\n"
-	"                        a list keys its fields joined by one separator\n"
-	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n"
-	"  -i, --ignore-case     fold ASCII case of keys\n"
-	"  -z, --null-data       records end with NUL, not newline\n"
-	CLI_DECOMPRESS_HELP
+	CLI_KEY_HELP
+	CLI_KEY_CASE_HELP
 	"  -v, --verbose         report lines, repeats and expected losses on stderr\n"
-	"      --report=json     that report as one JSON object on stderr (implies -v)\n"
+	CLI_REPORT_HELP
 	"      --layout=LAYOUT   blocked (default) or classic\n"
-	"      --key=HEX         128-bit SipHash key, 32 hex digits (default: random)\n"
+	CLI_SHAPE_KEY_HELP
 	"      --line-buffered   flush output after every line\n"
-	"      --window=W        forget keys after W keys (10Mkeys) or W of time\n"
-	"                        (90s, 10m, 1h30m, 1.5h, 7d, 1w; a bare number is refused)\n"
-	"      --generations=G   the window's generations, 2..64 (default 8; slack 1/(G-1))\n"
-	"      --refresh         a repeat within the window restarts its key's age\n"
-	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n"
-	"      --bad-time=WHAT   a line whose time cannot be read: error (default) or skip\n"
-	"      --now=T           the time of a time window without --time-field (default: now)\n"
+	CLI_WINDOW_HELP
+	CLI_WINDOW_REFRESH_HELP
 	"      --checkpoint=INTERVAL  with -f, also save STATE every INTERVAL (30s,\n"
 	"                        10m, 1h, or a line count such as 1e6)\n"
 	CLI_NO_WAIT_HELP
@@ -74,91 +66,55 @@ static const char usage[] =
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n";
 
-enum {
-	OPT_LAYOUT = 256, OPT_KEY, OPT_LINE_BUFFERED,
-	OPT_WINDOW, OPT_GENERATIONS, OPT_REFRESH, OPT_TIME_FIELD, OPT_BAD_TIME, OPT_NOW, OPT_CHECKPOINT,
-	OPT_ONCE, OPT_REPORT,
-};
+enum { OPT_LINE_BUFFERED = 256, OPT_CHECKPOINT, OPT_ONCE };
 
 static const struct option long_options[] = {
-	{ "capacity", required_argument, NULL, 'n' },
-	{ "rate", required_argument, NULL, 'p' },
 	{ "state", required_argument, NULL, 'f' },
 	{ "repeated", no_argument, NULL, 'd' },
 	{ "once", no_argument, NULL, OPT_ONCE },
-	{ "report", required_argument, NULL, OPT_REPORT },
-	{ "field", required_argument, NULL, 'k' },
-	{ "separator", required_argument, NULL, 't' },
-	{ "ignore-case", no_argument, NULL, 'i' },
-	{ "null-data", no_argument, NULL, 'z' },
 	{ "verbose", no_argument, NULL, 'v' },
-	{ "layout", required_argument, NULL, OPT_LAYOUT },
-	{ "key", required_argument, NULL, OPT_KEY },
 	{ "line-buffered", no_argument, NULL, OPT_LINE_BUFFERED },
 	{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
-	{ "window", required_argument, NULL, OPT_WINDOW },
-	{ "generations", required_argument, NULL, OPT_GENERATIONS },
-	{ "refresh", no_argument, NULL, OPT_REFRESH },
-	{ "time-field", required_argument, NULL, OPT_TIME_FIELD },
-	{ "bad-time", required_argument, NULL, OPT_BAD_TIME },
-	{ "now", required_argument, NULL, OPT_NOW },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_SHAPE_OPTIONS,
+	CLI_KEY_OPTIONS,
+	CLI_KEY_CASE_OPTION,
+	CLI_WINDOW_OPTIONS,
+	CLI_WINDOW_REFRESH_OPTION,
+	CLI_REPORT_OPTIONS,
 	CLI_NO_WAIT_OPTION,
-	CLI_DECOMPRESS_OPTION,
-	CLI_FORMAT_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
 struct options {
-	uint64_t capacity;	/* 0: grow */
-	double rate;
+	struct cli_shape shape;	/* -n (0: grow), -p, --layout, --key */
 	const char *state;
-	struct filter_params shape;	/* layout and key */
-	int key_given, repeated, once, verbose, line_buffered, checkpoint_given;
-	int rate_given, layout_given;
+	int repeated, once, verbose, line_buffered, checkpoint_given;
 	struct cli_checkpoint checkpoint;
-	struct key_spec spec;
+	struct cli_keys_given keys;
 	struct cli_window win;	/* kind 0: no --window */
-	int header;	/* --header */
-	char delim;
 	char **inputs;
 	int ninputs;
 };
 
 static void parse_option(struct options *opt, int c, const char *arg)
 {
+	if (cli_shape_option(c, arg, &opt->shape) || cli_key_option(c, arg, &opt->keys) ||
+	    cli_window_option(c, arg, &opt->win) || cli_report_option(c, arg) ||
+	    cli_common_option(c, arg))
+		return;
 	switch (c) {
-	case 'n': opt->capacity = cli_count("capacity", arg, 1, FILTER_M_MAX); break;
-	case 'p': opt->rate = cli_rate("rate", arg); opt->rate_given = 1; break;
 	case 'f': opt->state = arg; break;
 	case 'd': opt->repeated = 1; break;
 	case OPT_ONCE: opt->once = 1; break;
-	case OPT_REPORT: cli_report_json(arg); opt->verbose = 1; break;
-	case 'k': cli_field_option(&opt->spec, arg); break;
-	case CLI_OPT_CSV: opt->spec.csv = 1; break;
-	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); break;
-	case CLI_OPT_HEADER: opt->header = 1; break;
-	case 't': cli_separator_option(&opt->spec, arg); break;
-	case 'i': opt->spec.fold_case = 1; break;
-	case 'z': opt->delim = '\0'; break;
 	case 'v': opt->verbose = 1; break;
-	case OPT_LAYOUT: opt->shape.layout = cli_layout(arg); opt->layout_given = 1; break;
-	case OPT_KEY: cli_hex_key("key", arg, opt->shape.key); opt->key_given = 1; break;
 	case OPT_LINE_BUFFERED: opt->line_buffered = 1; break;
 	case OPT_CHECKPOINT: cli_checkpoint_option(&opt->checkpoint, arg); opt->checkpoint_given = 1; break;
-	case OPT_WINDOW: cli_window_size(&opt->win, arg); break;
-	case OPT_GENERATIONS: cli_window_generations(&opt->win, arg); break;
-	case OPT_REFRESH: opt->win.wp.flags |= WINDOW_REFRESH; break;
-	case OPT_TIME_FIELD: cli_window_time_field(&opt->win, arg); break;
-	case OPT_BAD_TIME: cli_window_bad_time(&opt->win, arg); break;
-	case OPT_NOW: cli_window_now(&opt->win, arg); break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
-	default:
-		if (!cli_common_option(c, arg))
-			cli_usage_error("unknown option");
+	default: cli_usage_error("unknown option");
 	}
 }
 
@@ -169,21 +125,20 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	int c;
 
 	memset(opt, 0, sizeof *opt);
-	opt->rate = DEFAULT_RATE;
-	opt->shape.layout = FILTER_BLOCKED;
-	opt->shape.hash = FILTER_SIPHASH_1_3;
-	opt->spec.separator = -1;
-	opt->delim = '\n';
+	opt->shape.rate = DEFAULT_RATE;
+	opt->shape.params.layout = FILTER_BLOCKED;
+	opt->shape.params.hash = FILTER_SIPHASH_1_3;
+	cli_key_options_init(&opt->keys);
 	cli_window_init(&opt->win);
-	while ((c = cli_getopt(argc, argv, ":n:p:f:dk:t:j:izvhV", long_options)) != -1)
+	while ((c = cli_getopt(argc, argv, ":" CLI_SHAPE_LETTERS CLI_KEY_LETTERS "if:dj:vhV",
+			       long_options)) != -1)
 		parse_option(opt, c, optarg);
+	opt->verbose |= cli_reports_json();	/* the report as JSON is the report */
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
-	cli_fields_check(&opt->spec, opt->header);
-	if (opt->header)
-		cli_header_inputs(&opt->spec, write_header);
-	cli_window_finish(&opt->win, opt->capacity, opt->rate, opt->spec.separator);
-	if (opt->key_given && cli_key_file)
+	cli_key_options_finish(&opt->keys, write_header);
+	cli_window_finish(&opt->win, opt->shape.capacity, opt->shape.rate, opt->keys.spec.separator);
+	if (opt->shape.key_given && cli_key_file)
 		cli_usage_error("--key and --key-file cannot be used together");
 	if (opt->state && strcmp(opt->state, "-") == 0)
 		cli_usage_error("the state must be a file (it is written back at the end)");
@@ -198,20 +153,20 @@ static void parse_options(struct options *opt, int argc, char **argv)
 
 static struct cascade *new_seen_set(struct options *opt)
 {
-	struct filter_params p = opt->shape;
+	struct filter_params p = opt->shape.params;
 	const char *why;
 	struct cascade *c;
 
-	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
-	p.target_p = opt->rate;
-	if (!opt->key_given)
+	p.flags = opt->keys.spec.fold_case ? FILTER_FOLD_CASE : 0;
+	p.target_p = opt->shape.rate;
+	if (!opt->shape.key_given)
 		p.flags |= cli_new_key(p.key);
-	if (opt->capacity == 0) {
+	if (opt->shape.capacity == 0) {
 		p.capacity = GROWING_FIRST_CAPACITY;
-		c = cascade_new_growing(&p, opt->rate, CASCADE_GROWTH_DEFAULT,
+		c = cascade_new_growing(&p, opt->shape.rate, CASCADE_GROWTH_DEFAULT,
 					CASCADE_TIGHTEN_DEFAULT, &why);
 	} else {
-		p.capacity = opt->capacity;
+		p.capacity = opt->shape.capacity;
 		if (sizing_choose(p.layout, p.capacity, p.target_p, &p.m, &p.k, &why) < 0)
 			cli_usage_error("cannot size a filter for %llu keys at rate %g: %s",
 					(unsigned long long)p.capacity, p.target_p, why);
@@ -225,10 +180,10 @@ static struct cascade *new_seen_set(struct options *opt)
 /* A new window (--window): key and flags as new_seen_set gives a filter. */
 static struct window *new_window(struct options *opt)
 {
-	struct filter_params p = opt->shape;
+	struct filter_params p = opt->shape.params;
 
-	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
-	if (!opt->key_given)
+	p.flags = opt->keys.spec.fold_case ? FILTER_FOLD_CASE : 0;
+	if (!opt->shape.key_given)
 		p.flags |= cli_new_key(p.key);
 	return cli_window_new(&opt->win, &p);
 }
@@ -236,9 +191,9 @@ static struct window *new_window(struct options *opt)
 /* -i against the state's normalisation flags; the state's rule holds. */
 static void agree_on_case(struct options *opt, uint32_t flags)
 {
-	if (opt->spec.fold_case && !(flags & FILTER_FOLD_CASE))
+	if (opt->keys.spec.fold_case && !(flags & FILTER_FOLD_CASE))
 		cli_fatal("%s: state was built without -i; its keys are case-sensitive", opt->state);
-	opt->spec.fold_case = (flags & FILTER_FOLD_CASE) != 0;
+	opt->keys.spec.fold_case = (flags & FILTER_FOLD_CASE) != 0;
 }
 
 /* Rates as the options give them and as a file keeps them (a double): equal to print precision. */
@@ -255,18 +210,18 @@ static int same_rate(double a, double b)
 static void state_agrees(const struct options *opt, const struct filter_params *p, uint64_t capacity,
 			 double rate, const char *unsized)
 {
-	if (opt->capacity != 0 && unsized != NULL)
-		cli_fatal("%s: -n %llu cannot apply: %s", opt->state, (unsigned long long)opt->capacity,
+	if (opt->shape.capacity != 0 && unsized != NULL)
+		cli_fatal("%s: -n %llu cannot apply: %s", opt->state, (unsigned long long)opt->shape.capacity,
 			  unsized);
-	if (opt->capacity != 0 && opt->capacity != capacity)
+	if (opt->shape.capacity != 0 && opt->shape.capacity != capacity)
 		cli_fatal("%s: -n %llu cannot apply: the state's capacity is %llu", opt->state,
-			  (unsigned long long)opt->capacity, (unsigned long long)capacity);
-	if (opt->rate_given && !same_rate(opt->rate, rate))
-		cli_fatal("%s: -p %g cannot apply: the state's rate is %g", opt->state, opt->rate, rate);
-	if (opt->layout_given && opt->shape.layout != p->layout)
+			  (unsigned long long)opt->shape.capacity, (unsigned long long)capacity);
+	if (opt->shape.rate_given && !same_rate(opt->shape.rate, rate))
+		cli_fatal("%s: -p %g cannot apply: the state's rate is %g", opt->state, opt->shape.rate, rate);
+	if (opt->shape.layout_given && opt->shape.params.layout != p->layout)
 		cli_fatal("%s: --layout %s cannot apply: the state's layout is %s", opt->state,
-			  layout_of(opt->shape.layout)->name, layout_of(p->layout)->name);
-	if (opt->key_given && filter_key_fingerprint(opt->shape.key) != p->fingerprint)
+			  layout_of(opt->shape.params.layout)->name, layout_of(p->layout)->name);
+	if (opt->shape.key_given && filter_key_fingerprint(opt->shape.params.key) != p->fingerprint)
 		cli_fatal("%s: --key cannot apply: the state has another key", opt->state);
 }
 
@@ -493,7 +448,7 @@ static int prepare_keys(void *ctx, unsigned slot, const struct line *records, si
 
 	k->cut_in_work = 1;	/* work only hashes: costly keys are cut there too */
 	k->ready_later = u->owners != NULL;	/* the regions fetch their own lines */
-	if (cli_keys_prepare(k, &u->opt->spec, u->hasher, records, n) < 0)
+	if (cli_keys_prepare(k, &u->opt->keys.spec, u->hasher, records, n) < 0)
 		return -1;
 	*units = k->set.count;
 	return 0;
@@ -647,7 +602,7 @@ static void write_header(void *ctx, struct line header)
 {
 	struct uniq *u = ctx;
 
-	if (writer_record(&u->out, header, u->opt->delim) < 0)
+	if (writer_record(&u->out, header, u->opt->keys.delim) < 0)
 		cli_write_error(errno);
 }
 
@@ -675,16 +630,16 @@ static void *grown(void *array, size_t n, size_t size)
  */
 static struct cascade *new_printed_set(const struct options *opt)
 {
-	struct filter_params p = opt->shape;
+	struct filter_params p = opt->shape.params;
 	const char *why;
 	struct cascade *c;
 
 	p.layout = FILTER_BLOCKED;
-	p.flags = opt->spec.fold_case ? FILTER_FOLD_CASE : 0;
+	p.flags = opt->keys.spec.fold_case ? FILTER_FOLD_CASE : 0;
 	p.flags |= cli_new_key(p.key);
-	p.target_p = opt->rate;
+	p.target_p = opt->shape.rate;
 	p.capacity = GROWING_FIRST_CAPACITY;
-	c = cascade_new_growing(&p, opt->rate, CASCADE_GROWTH_DEFAULT, CASCADE_TIGHTEN_DEFAULT, &why);
+	c = cascade_new_growing(&p, opt->shape.rate, CASCADE_GROWTH_DEFAULT, CASCADE_TIGHTEN_DEFAULT, &why);
 	if (c == NULL)
 		cli_fatal("cannot create the filter: %s", cli_explain(why));
 	return c;
@@ -741,7 +696,7 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 		if (u->state[r] != wanted && u->state[r] != BAD_TIME)
 			continue;
 		u->written++;
-		if (writer_record(&u->out, records[r], u->opt->delim) < 0)
+		if (writer_record(&u->out, records[r], u->opt->keys.delim) < 0)
 			cli_write_error(errno);
 	}
 	warn_over_capacity(u, n, u->batch_fresh);
@@ -965,7 +920,7 @@ int main(int argc, char **argv)
 	if (opt.state)
 		cli_write_error_keeps(opt.state, opt.checkpoint_given ? "its last checkpoint"
 								      : "what it held before this run");
-	input_status = cli_each_batch_ranged(opt.inputs, opt.ninputs, opt.delim, &stage, &u);
+	input_status = cli_each_batch_ranged(opt.inputs, opt.ninputs, opt.keys.delim, &stage, &u);
 	owners_free(u.owners);
 	cli_stdout_finish(&u.out);
 	cli_checkpoint_finish(&u.checkpoint);
@@ -991,7 +946,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		free(u.present[i]);
 	free(u.state);
-	cli_fields_release(&opt.spec);
+	cli_fields_release(&opt.keys.spec);
 	if (cli_stop_signal())
 		return 128 + cli_stop_signal();	/* cut short, all of it saved */
 	return input_status < 0 ? EXIT_TROUBLE : 0;

@@ -27,7 +27,8 @@
 #define EXIT_TROUBLE 2
 
 /*
- * Options every program takes, handled by cli_common_option:
+ * The threads-and-progress group: options every program takes, handled
+ * by cli_common_option:
  *   -j N, --threads=N   threads for reading, hashing, testing and adding
  *                       (default: $BFTOOLS_THREADS, else the CPUs online
  *                       up to 8); the output is the same for every N.
@@ -85,15 +86,13 @@ void cli_no_wait_needs(int updates, const char *needs);
 	"                        updating the file, instead of waiting\n"
 
 /*
- * --no-decompress, for the programs that read lines (bfbuild, bfgrep,
- * bfuniq, bfcount, bftop): put CLI_DECOMPRESS_OPTION in the option table and
- * CLI_DECOMPRESS_HELP in --help; cli_common_option handles it. Without it
- * an input (file or standard input) whose first bytes are the magic of
+ * --no-decompress, in the key group (cli_fields.h: CLI_KEY_OPTIONS, whose
+ * parser handles it; its help line is here for the key group's). Without
+ * it an input (file or standard input) whose first bytes are the magic of
  * gzip, zstd, xz, bzip2 or lz4 is read decompressed (lib/io/instream.h),
  * and as a stream, never in ranges; one in a format recognised but not
  * decoded is refused.
  */
-#define CLI_DECOMPRESS_OPTION { "no-decompress", no_argument, NULL, CLI_OPT_NO_DECOMPRESS }
 #define CLI_DECOMPRESS_HELP                                                  \
 	"      --no-decompress   read compressed inputs (gzip, zstd, xz, bzip2,\n" \
 	"                        lz4) as they are, not decompressed\n"
@@ -180,13 +179,23 @@ _Noreturn void cli_version(void);
 /* Option values; a bad one is a usage error naming the option. */
 uint64_t cli_count(const char *option, const char *arg, uint64_t min, uint64_t max);
 /*
- * --report=json: a program's report (bfcount's count, the -v statistics,
- * bfinfo's and bftop's output) as JSON on its usual stream. One spelling
- * in every program, never confused with --json, which in bfbuild, bfgrep,
- * bfuniq and bfcount means JSON Lines input. Refuses any other value.
+ * The report group, for the programs that print a report (bfbuild's,
+ * bfuniq's -v statistics, bfcount's count, bfinfo's and bftop's output):
+ * --json, or --report=json, prints it as JSON on its usual stream; for
+ * bfbuild and bfuniq it implies -v. --json means JSON output in every
+ * program; JSON Lines input is --jsonl (cli_fields.h). CLI_REPORT_OPTIONS
+ * in the option table, CLI_REPORT_HELP in --help; cli_report_option
+ * handles them (another --report than json is refused).
  */
-void cli_report_json(const char *arg);
-/* Whether --report=json was given. */
+enum { CLI_OPT_REPORT = 1200, CLI_OPT_REPORT_JSON };
+#define CLI_REPORT_OPTIONS                                                   \
+	{ "json", no_argument, NULL, CLI_OPT_REPORT_JSON },                 \
+	{ "report", required_argument, NULL, CLI_OPT_REPORT }
+#define CLI_REPORT_HELP                                                      \
+	"      --json            the report as JSON (also spelled --report=json)\n"
+/* Handle an option of the report group; 1 when c was one. */
+int cli_report_option(int c, const char *arg);
+/* Whether --json or --report=json was given. */
 int cli_reports_json(void);
 /* A report as one JSON object on stderr: fmt gives its members, without the braces. */
 void cli_report_object(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

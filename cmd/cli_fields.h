@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_fields.h - field lists (-k 1,3, -k url) and --header, for the
- * programs that take key options.
+ * cli_fields.h - the key group of options (-k, -t, -z, -i, -w, --header,
+ * --csv, --jsonl, --bad-line, --no-decompress), field lists (-k 1,3, -k url)
+ * and --header, for the programs that take key options.
  *
  * With --header the first record of each input is its header: never a
  * key, never counted as a line without one. cli.c's input loop takes it
@@ -28,35 +29,93 @@
 #include "lines.h"
 
 /*
- * --header and --csv: CLI_FORMAT_OPTIONS in the option table, with
- * CLI_OPT_HEADER and CLI_OPT_CSV cases in the switch; CLI_FORMAT_HELP in
- * --help.
+ * The key group: the options that say what a line's key is and how the
+ * inputs are read, one table and one parser for every program that reads
+ * keys (bfbuild, bfgrep, bfuniq, bfcount, bftop), so that no program lacks
+ * one or reads it differently, and a line's key is the same in each.
+ *
+ *   -k LIST  -t C  -z  --header  --csv  --jsonl  --bad-line  --no-decompress
+ *   and, where the program takes them, -i (CLI_KEY_CASE_OPTION) and -w
+ *   (CLI_KEY_WORDS_OPTION).
+ *
+ * A program puts CLI_KEY_OPTIONS (and the two where they apply) in its
+ * option table, CLI_KEY_LETTERS (and "i", "w") in its optstring, holds a
+ * struct cli_keys_given, passes every option to cli_key_option first, and
+ * calls cli_key_options_finish after the options. --help: CLI_KEY_HELP,
+ * CLI_KEY_CASE_HELP and CLI_KEY_WORDS_HELP where they apply, and
+ * CLI_FORMAT_HELP. A new key option is one entry here, one case in
+ * cli_key_option and its help line.
  */
-enum { CLI_OPT_HEADER = 1100, CLI_OPT_CSV, CLI_OPT_JSON, CLI_OPT_BAD_LINE };
-#define CLI_FORMAT_OPTIONS                                                   \
+enum {
+	CLI_OPT_HEADER = 1100, CLI_OPT_CSV, CLI_OPT_JSONL, CLI_OPT_BAD_LINE,
+	CLI_OPT_JSON_INPUT,	/* --json where it is no report: renamed --jsonl */
+};
+#define CLI_KEY_LETTERS "k:t:z"
+#define CLI_KEY_OPTIONS                                                      \
+	{ "field", required_argument, NULL, 'k' },                          \
+	{ "separator", required_argument, NULL, 't' },                      \
+	{ "null-data", no_argument, NULL, 'z' },                            \
 	{ "header", no_argument, NULL, CLI_OPT_HEADER },                    \
 	{ "csv", no_argument, NULL, CLI_OPT_CSV },                          \
-	{ "json", no_argument, NULL, CLI_OPT_JSON },                        \
-	{ "bad-line", required_argument, NULL, CLI_OPT_BAD_LINE }
+	{ "jsonl", no_argument, NULL, CLI_OPT_JSONL },                      \
+	{ "bad-line", required_argument, NULL, CLI_OPT_BAD_LINE },          \
+	{ "no-decompress", no_argument, NULL, CLI_OPT_NO_DECOMPRESS }
+#define CLI_KEY_CASE_OPTION { "ignore-case", no_argument, NULL, 'i' }
+#define CLI_KEY_WORDS_OPTION { "words", no_argument, NULL, 'w' }
+/*
+ * For a program that prints no report (bfgrep): --json is not its option,
+ * but the old spelling of --jsonl is met with a message that names the new
+ * one, not "unrecognized option".
+ */
+#define CLI_KEY_JSON_RENAMED_OPTION { "json", no_argument, NULL, CLI_OPT_JSON_INPUT }
+
+#define CLI_KEY_HELP                                                         \
+	"  -k, --field=LIST      key on fields LIST (N, N,M, N-M, N-; N digits only) of each line;\n" \
+	"                        a list keys its fields joined by one separator\n" \
+	"  -t, --separator=C     fields are separated by C (default: runs of blanks)\n" \
+	"  -z, --null-data       records end with NUL, not newline\n"
+#define CLI_KEY_CASE_HELP                                                    \
+	"  -i, --ignore-case     fold ASCII case of keys\n"
+#define CLI_KEY_WORDS_HELP                                                   \
+	"  -w, --words           each word of a key is a key\n"
 #define CLI_FORMAT_HELP                                                      \
 	"      --header          the first line of each input is a header: not\n" \
 	"                        a key; -k may name its fields (-k host,path)\n" \
 	"      --csv             the input is CSV (RFC 4180; -t defaults to ','):\n" \
 	"                        quoted fields may hold separators and newlines,\n" \
 	"                        keys are the unquoted values\n"              \
-	"      --json            each line is JSON (NDJSON): -k takes paths as jq\n" \
-	"                        does (.user.id, .tags[0], .[\"odd key\"], .a,.b)\n" \
+	"      --jsonl           each line is JSON (JSON Lines): -k takes paths as\n" \
+	"                        jq does (.user.id, .tags[0], .[\"odd key\"], .a,.b)\n" \
 	"      --bad-line=error|skip  a line that is not JSON: stop with an error\n" \
-	"                        (the default), or pass it on without a key\n"
+	"                        (the default), or pass it on without a key\n" \
+	CLI_DECOMPRESS_HELP
+
+/* The key group's options as given: what a line's key is, and its records' end. */
+struct cli_keys_given {
+	struct key_spec spec;
+	char delim;		/* '\n', or '\0' with -z */
+	int header;		/* --header */
+	int given;		/* some option of the group was given */
+};
+
+/* Defaults: the whole line is the key, fields split at runs of blanks. */
+void cli_key_options_init(struct cli_keys_given *kg);
+/* Handle option c of the key group; 1 when it was one, 0 otherwise. */
+int cli_key_option(int c, const char *arg, struct cli_keys_given *kg);
+/*
+ * After the options: cli_fields_check, then with --header
+ * cli_header_inputs(spec, pass) (pass NULL: the program writes no header).
+ */
+void cli_key_options_finish(struct cli_keys_given *kg, void (*pass)(void *ctx, struct line header));
 
 /*
  * After the options: field names in -k need --header (header nonzero);
  * --csv takes ',' as the separator unless -t gave one, and makes every
- * input be read as CSV records (lines_csv).
+ * input be read as CSV records (lines_csv); --jsonl reads -k as paths.
+ * --json (the report) with what only JSON Lines input takes (a path in -k,
+ * --bad-line) is the old spelling of --jsonl: refused, naming it.
  */
 void cli_fields_check(struct key_spec *spec, int header);
-/* --json and --bad-line (CLI_OPT_JSON, CLI_OPT_BAD_LINE): handled here. */
-void cli_fields_option(int c, const char *arg);
 
 /*
  * Calling thread, before a batch's split or consume (cli_stage.cut): with
@@ -72,7 +131,7 @@ size_t cli_bad_lines_cut(struct keyset *ks, size_t n, char *why, size_t why_len)
  * them). With error there are none left (cli_bad_lines_cut).
  */
 uint64_t cli_bad_lines(const struct keyset *ks);
-/* Whether a line that is not JSON cuts the input (--json, --bad-line=error). */
+/* Whether a line that is not JSON cuts the input (--jsonl, --bad-line=error). */
 int cli_bad_lines_cut_on(void);
 /* For -v: how many lines were not JSON, if any. */
 void cli_bad_lines_report(void);
@@ -88,7 +147,7 @@ int cli_fields_in_order(void);
  * Whether inputs must be read by one stream from their start, never cut
  * in ranges even when consumed in order (--header: the first line is the
  * header; --csv: a range cannot know whether it begins inside quotes).
- * --json inputs may be: their bad lines are numbered in consume order.
+ * --jsonl inputs may be: their bad lines are numbered in consume order.
  */
 int cli_fields_one_stream(void);
 

@@ -25,7 +25,44 @@ struct cli_window {
 	int skip_bad_time;		/* --bad-time=skip */
 	int now_given;
 	uint64_t now;			/* --now, ms */
+	int shaped;			/* --generations, --time-field, --bad-time or --now given */
 };
+
+/*
+ * The window group: one table and one parser for the window options.
+ * CLI_WINDOW_OPTIONS (--window, --generations, --time-field, --bad-time,
+ * --now) for the programs that keep a window (bfbuild, bfuniq, bftop);
+ * CLI_WINDOW_REFRESH_OPTION (--refresh) where a repeat can restart a key's
+ * age (bfbuild, bfuniq); CLI_NOW_OPTION alone for a program that only
+ * reads windows (bfgrep). Their --help lines: CLI_WINDOW_HELP,
+ * CLI_WINDOW_REFRESH_HELP, CLI_NOW_HELP. cli_window_option handles each.
+ */
+enum {
+	CLI_OPT_WINDOW = 1300, CLI_OPT_GENERATIONS, CLI_OPT_TIME_FIELD, CLI_OPT_BAD_TIME,
+	CLI_OPT_NOW, CLI_OPT_REFRESH,
+};
+#define CLI_NOW_OPTION { "now", required_argument, NULL, CLI_OPT_NOW }
+#define CLI_WINDOW_OPTIONS                                                   \
+	{ "window", required_argument, NULL, CLI_OPT_WINDOW },              \
+	{ "generations", required_argument, NULL, CLI_OPT_GENERATIONS },    \
+	{ "time-field", required_argument, NULL, CLI_OPT_TIME_FIELD },      \
+	{ "bad-time", required_argument, NULL, CLI_OPT_BAD_TIME },          \
+	CLI_NOW_OPTION
+#define CLI_WINDOW_REFRESH_OPTION { "refresh", no_argument, NULL, CLI_OPT_REFRESH }
+#define CLI_NOW_HELP                                                         \
+	"      --now=T           the time now, for a time window (default: the clock)\n"
+#define CLI_WINDOW_HELP                                                      \
+	"      --window=W        only the last W keys (10Mkeys) or W of time (90s, 10m,\n" \
+	"                        1h30m, 1.5h, 7d, 1w; a bare number is refused)\n" \
+	"      --generations=G   the window's generations, 2..64 (default 8; slack 1/(G-1))\n" \
+	"      --time-field=F    a line's time is its Fth field (Unix seconds or RFC 3339)\n" \
+	"      --bad-time=WHAT   a line whose time cannot be read: error (default) or skip\n" \
+	CLI_NOW_HELP
+#define CLI_WINDOW_REFRESH_HELP                                              \
+	"      --refresh         a repeat within the window restarts its key's age\n"
+
+/* Handle an option of the window group into cw; 1 when c was one. */
+int cli_window_option(int c, const char *arg, struct cli_window *cw);
 
 /* Defaults: no window, G = 8, the wall clock. */
 void cli_window_init(struct cli_window *cw);

@@ -9,8 +9,8 @@
 # nothing sensible to guess). Install as
 # .../bash-completion/completions/bfbuild, or source it from ~/.bashrc.
 
-_bfbuild_options='--report -n --capacity -p --rate -o --output -f --filter --remove --like
---layout -m --bits -K --hashes --key --hash --format -k --field -t --separator --header --csv --json --bad-line
+_bfbuild_options='--report --json -n --capacity -p --rate -o --output -f --filter --remove --like
+--layout -m --bits -K --hashes --key --hash --format -k --field -t --separator --header --csv --jsonl --bad-line
 -i --ignore-case -z --null-data --no-decompress -v --verbose --window --generations --refresh
 --time-field --bad-time --now --no-wait --checkpoint
 --key-file -j --threads --max-memory

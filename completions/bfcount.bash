@@ -12,7 +12,7 @@
 # Install as .../bash-completion/completions/bfcount, or source it from
 # ~/.bashrc.
 
-_bfcount_options='--report -k --field -t --separator --header --csv --json --bad-line -i --ignore-case -z --null-data --no-decompress
+_bfcount_options='--report --json -k --field -t --separator --header --csv --jsonl --bad-line -i --ignore-case -z --null-data --no-decompress
 -f --filter --union --intersection --jaccard -o --output -s --sketch --add
 --precision --key --like -v --verbose --key-file -j --threads --max-memory --progress
 --no-progress -h --help -V --version'

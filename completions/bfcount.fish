@@ -41,7 +41,7 @@ end
 
 # Whether a key or sketch option is on the line: a stream is being counted.
 function __bfcount_stream_mode
-    __fish_contains_opt -s k field -s t separator header csv json bad-line -s i ignore-case -s z null-data no-decompress \
+    __fish_contains_opt -s k field -s t separator header csv jsonl bad-line -s i ignore-case -s z null-data no-decompress \
         -s o output -s s sketch add precision key like
 end
 
@@ -59,7 +59,7 @@ complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s 
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l header -d 'The first line of each input is a header, not a key'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l csv -d 'The input is CSV (RFC 4180): quoted fields, keys are values'
-complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l json -d 'Each line is JSON: -k takes jq paths'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l jsonl -d 'Each line is JSON (JSON Lines): -k takes jq paths'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s i -l ignore-case -d 'Fold ASCII case of keys'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s z -l null-data -d 'Records end with NUL, not newline'
@@ -85,3 +85,4 @@ complete -c bfcount -s V -l version -d 'Show the version and exit'
 # In filter mode the operands are filters: offer those, not every file.
 complete -c bfcount -n __bfcount_filter_mode -f -a '(__bfcount_filters)'
 complete -c bfcount -l report -x -a json -d 'Print the count as a JSON object'
+complete -c bfcount -l json -d 'Print the count as a JSON object'

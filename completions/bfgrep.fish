@@ -40,7 +40,7 @@ complete -c bfgrep -s k -l field -x -d 'Key on fields of each line (N, N,M, N-M,
 complete -c bfgrep -s t -l separator -x -d 'Fields are separated by C'
 complete -c bfgrep -l header -d 'The first line of each input is a header, not a key'
 complete -c bfgrep -l csv -d 'The input is CSV (RFC 4180): quoted fields, keys are values'
-complete -c bfgrep -l json -d 'Each line is JSON: -k takes jq paths'
+complete -c bfgrep -l jsonl -d 'Each line is JSON (JSON Lines): -k takes jq paths'
 complete -c bfgrep -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
 complete -c bfgrep -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfgrep -l no-decompress -d 'Read compressed inputs as they are, not decompressed'

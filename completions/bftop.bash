@@ -3,14 +3,14 @@
 # -s/--summary; ordinary files (the input stream, -o)
 # otherwise. Self-contained (no bash-completion package needed), and it
 # copes with "--summary=x" whether or not COMP_WORDBREAKS splits at "=".
-# --bad-time offers error and skip; -n, -e, --confidence, -j, -k, -t,
+# --bad-time and --bad-line offer error and skip; -n, -e, --confidence, -j, -k, -t,
 # --window, --generations, --time-field, --now and --max-memory get no
 # suggestions.
 # Install as .../bash-completion/completions/bftop, or source it from
 # ~/.bashrc.
 
 _bftop_options='--report -n --top -e --error --confidence -v --bounds --json -q --query
--o --output -s --summary -k --field -t --separator -i --ignore-case -z --null-data --no-decompress
+-o --output -s --summary -k --field -t --separator --header --csv --jsonl --bad-line -i --ignore-case -z --null-data --no-decompress
 -w --words --window --generations --time-field --bad-time --now
 -j --threads --max-memory --progress --no-progress
 -h --help -V --version'
@@ -43,7 +43,7 @@ _bftop_value() {
 	--report) _bftop_add compgen -W 'json' -- "$2" ;;
 	-s | --summary) _bftop_summaries "$2" ;;
 	-o | --output) _bftop_files "$2" ;;
-	--bad-time) _bftop_add compgen -W 'error skip' -- "$2" ;;
+	--bad-time | --bad-line) _bftop_add compgen -W 'error skip' -- "$2" ;;
 	-n | --top | -e | --error | --confidence | -j | --threads | -k | --field | -t | --separator | --max-memory) ;;
 	--window | --generations | --time-field | --now) ;;
 	*) return 1 ;;

@@ -9,8 +9,8 @@
 # suggestions (there is nothing sensible to guess). Install as
 # .../bash-completion/completions/bfuniq, or source it from ~/.bashrc.
 
-_bfuniq_options='--report -n --capacity -p --rate -f --state -d --repeated --once -k --field
--t --separator --header --csv --json --bad-line -i --ignore-case -z --null-data --no-decompress -v --verbose --layout --key
+_bfuniq_options='--report --json -n --capacity -p --rate -f --state -d --repeated --once -k --field
+-t --separator --header --csv --jsonl --bad-line -i --ignore-case -z --null-data --no-decompress -v --verbose --layout --key
 --line-buffered --window --generations --refresh --time-field --bad-time --now
 --no-wait --checkpoint --key-file -j --threads --max-memory --progress --no-progress -h --help -V --version'
 

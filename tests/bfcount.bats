@@ -15,9 +15,9 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS1="Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [FILE...]"
-SYNOPSIS2="   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]"
-SYNOPSIS3="   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER..."
+SYNOPSIS1="Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-v] [--json] [FILE...]"
+SYNOPSIS2="   or: bfcount -f FILTER [-f FILTER...] [-v] [--json] [FILTER...]"
+SYNOPSIS3="   or: bfcount --union|--intersection|--jaccard [-v] [--json] [-f FILTER...] FILTER..."
 
 setup() {
 	for prog in bfbuild bfcount; do
@@ -173,15 +173,15 @@ make_ab() {
 	run --separate-stderr bfcount --union a.bf
 	expect_usage_error bfcount "--union, --intersection and --jaccard need two or more filters"
 	run --separate-stderr bfcount -k 2 --union a.bf b.bf
-	expect_usage_error bfcount "the key options (-k, -t, -i, -z, --header, --csv, --json) and --no-decompress apply to streams, not to filters (-f)"
+	expect_usage_error bfcount "the key options (-k, -t, -i, -z, --header, --csv, --jsonl, --bad-line) and --no-decompress apply to streams, not to filters (-f)"
 }
 
-@test "bfcount: -k, -t, -i, -z, --header, --csv, --json and --no-decompress with -f are a usage error (they shape stream keys)" {
+@test "bfcount: -k, -t, -i, -z, --header, --csv, --jsonl and --no-decompress with -f are a usage error (they shape stream keys)" {
 	make_ab
-	for opt in "-k 2" "-t ," "-i" "-z" "--field=2" "--ignore-case" "--header" "--csv" "--json" "--no-decompress"; do
+	for opt in "-k 2" "-t ," "-i" "-z" "--field=2" "--ignore-case" "--header" "--csv" "--jsonl" "--no-decompress"; do
 		# shellcheck disable=SC2086
 		run --separate-stderr bfcount $opt -f a.bf
-		expect_usage_error bfcount "the key options (-k, -t, -i, -z, --header, --csv, --json) and --no-decompress apply to streams, not to filters (-f)"
+		expect_usage_error bfcount "the key options (-k, -t, -i, -z, --header, --csv, --jsonl, --bad-line) and --no-decompress apply to streams, not to filters (-f)"
 	done
 }
 
@@ -809,7 +809,7 @@ bfcount: full.bf: every bit is set: too many keys to estimate"
 }
 
 @test "bfcount --report=json: the count as a JSON object, per file for several filters" {
-	# issue 37: --json is JSON Lines input here; the report's JSON is --report=json
+	# issue 32: --json is the report as JSON, also spelled --report=json; JSON Lines input is --jsonl
 	run --separate-stderr bash -c 'seq 1 100 | bfcount --report=json'
 	expect_status 0
 	expect_output '{"count":100,"exact":true,"relative_error":0}'
@@ -822,7 +822,7 @@ bfcount: full.bf: every bit is set: too many keys to estimate"
 {\"file\":\"b.bf\",\"count\":$(bfcount -f b.bf)}"
 	run --separate-stderr bfcount --report=json --jaccard a.bf b.bf
 	expect_output '{"jaccard":1.0000}'
-	# --json still reads JSON Lines
-	run --separate-stderr bash -c 'printf "{\"a\":1}\n{\"a\":1.0}\n" | bfcount --json -k .a --report=json'
+	# --jsonl reads JSON Lines
+	run --separate-stderr bash -c 'printf "{\"a\":1}\n{\"a\":1.0}\n" | bfcount --jsonl -k .a --report=json'
 	expect_output '{"count":1,"exact":true,"relative_error":0}'
 }

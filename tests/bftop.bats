@@ -163,6 +163,129 @@ top_is_exact() {
 	expect_file z.out '      2 a b\0      1 c\0'
 }
 
+# ---------------------------------------------------------- the key group
+# bftop takes its siblings' key options, read by their parser and cut by
+# their code: each line's key is the one bfgrep -o prints for it, and the
+# keys bftop lists are the keys of the lines bfuniq writes.
+
+# key_data: files whose keys are easy to get wrong: CSV with quoted
+# separators and a newline in a quoted field, a header, JSON Lines with
+# nested paths, a line without the field.
+key_data() {
+	printf 'name,city,n\n"Smith, J",Oslo,1\n"Smith, J",Bergen,2\nDoe,Oslo,3\n"Lee\nAnn",Oslo,4\nDoe,"Oslo",5\n' >m.csv
+	printf 'host\tpath\n10.0.0.1\t/a\n10.0.0.2\t/a\n10.0.0.1\t/a\n10.0.0.1\t/b\nshort\n' >h.tsv
+	printf '%s\n' '{"user":{"id":42},"tags":["x","y"]}' '{"user":{"id":"42"},"tags":["y"]}' \
+		'{"user":{"id":7},"tags":[]}' '{"tags":["x"]}' '{"user":{"id":7.0},"tags":["z"]}' >e.ndjson
+}
+
+# same_keys OPTS... FILE: bftop's key for each line (bftop -q, which prints
+# it) is bfgrep -o's, and the keys bftop lists (-n 0) are the keys of the
+# lines bfuniq writes, with the same OPTS.
+same_keys() {
+	local in=${*: -1} top grep listed firsts a
+	local -a unfolded=()
+	set -- "${@:1:$#-1}"
+	# bfgrep takes no -i: the filter says whether to fold
+	for a in "$@"; do [ "$a" = -i ] || unfolded+=("$a"); done
+	bfbuild --key "$KEY" -n 100 "$@" -o all.bf "$in"
+	bftop "$@" -o s.top "$in"
+	top=$(bftop -q -s s.top "$@" "$in" | sed 's/^ *[0-9]* //')
+	grep=$(bfgrep -o -f all.bf "${unfolded[@]}" "$in")
+	expect_eq "bftop $* $in: a line's key" "$grep" "$top" || return 1
+	[ -n "$top" ] || { echo "no keys at all" >&2; return 1; }
+	listed=$(bftop -n 0 "$@" "$in" | sed 's/^ *[0-9]* //' | LC_ALL=C sort)
+	# the keys of bfuniq's lines, as bfgrep cuts them (--header: bfuniq writes the header first)
+	firsts=$(bfuniq "$@" "$in" | bfgrep -o -f all.bf "${unfolded[@]}" | LC_ALL=C sort)
+	expect_eq "bftop $* $in: the keys listed" "$firsts" "$listed"
+}
+
+@test "bftop: each key option cuts the keys bfuniq and bfgrep cut, line for line" {
+	key_data
+	same_keys --csv -k 1 m.csv
+	same_keys --csv --header -k name m.csv
+	same_keys --csv --header -k city,name m.csv
+	same_keys -t , -k 2,3 m.csv
+	same_keys --header -k host,path h.tsv
+	same_keys -t '\t' -k 1-2 h.tsv
+	same_keys --jsonl -k .user.id e.ndjson
+	same_keys --jsonl -k '.user.id,.tags[0]' e.ndjson
+	same_keys -i -k 2 h.tsv
+	# the keys themselves, not only their agreement
+	run --separate-stderr bftop --csv --header -k name m.csv
+	expect_output "      2 Doe
+      2 Smith, J
+      1 Lee
+Ann"
+	run --separate-stderr bftop --jsonl -k .user.id e.ndjson
+	expect_output "      2 42
+      2 7"
+}
+
+@test "bftop: -t , -k 2 on CSV keys what the text holds; --csv --header keys the values, never the header" {
+	key_data
+	# without --csv the quotes are bytes of the field and the header a line
+	run --separate-stderr bftop -t , -k 1 -n 0 m.csv
+	case $output in *'"Smith'*) ;; *) expect_eq "plain -t ," '... "Smith ...' "$output" ;; esac
+	case $output in *' name'*) ;; *) expect_eq "plain -t , counts the header" '... name ...' "$output" ;; esac
+	run --separate-stderr bftop --csv --header -k 1 -n 0 m.csv
+	expect_status 0
+	case $output in *'"'* | *' name'*) expect_eq "--csv --header" "no quote, no header" "$output" ;; esac
+}
+
+@test "bftop: --jsonl --bad-line: a bad line stops the count after the lines before it, or has no key" {
+	key_data
+	{ head -n 3 e.ndjson; echo oops; tail -n 2 e.ndjson; } >bad.ndjson
+	head -n 3 e.ndjson >pre.ndjson
+	run --separate-stderr bftop --jsonl -k .user.id bad.ndjson
+	expect_status 2
+	expect_stderr "bftop: bad.ndjson:4: not JSON: not a JSON value"
+	expect_eq "the lines before it" "$(bftop --jsonl -k .user.id pre.ndjson)" "$output"
+	run --separate-stderr bftop --jsonl --bad-line=skip -k .user.id -n 0 bad.ndjson
+	expect_status 0
+	expect_output "$(bftop --jsonl -k .user.id -n 0 e.ndjson)"
+	# skipped lines are counted under -v, as in bfuniq
+	run --separate-stderr bftop -v --jsonl --bad-line=skip -k .user.id bad.ndjson
+	case $stderr in *"lines not JSON, passed on without a key (--bad-line=skip): 1"*) ;;
+	*) expect_eq "-v" "... lines not JSON ...: 1" "$stderr" ;; esac
+}
+
+@test "bftop: refuses the key options its siblings refuse, in their words" {
+	key_data
+	local opts msg
+	while IFS='|' read -r opts msg; do
+		# shellcheck disable=SC2086
+		run --separate-stderr bfuniq $opts m.csv
+		expect_usage_error bfuniq "$msg"
+		# shellcheck disable=SC2086
+		run --separate-stderr bftop $opts m.csv
+		expect_usage_error bftop "$msg"
+	done <<'CASES'
+-k section|-k 'section': not a field number or range (field names need --header)
+-k 1,city|-k 'city': not a field number or range (field names need --header)
+--bad-line=skip|--bad-line is about JSON lines: it needs --jsonl
+--jsonl --csv|--jsonl cannot be used with --csv or --header
+--jsonl -k user|invalid path 'user': a path starts with '.'
+-k 0|invalid field number '0': must be at least 1
+--json -k .pkg|--json is JSON output now (the report); JSON Lines input is --jsonl
+CASES
+	# a field name with a space before it is a name too, and needs --header
+	run --separate-stderr bftop -k ' 3' m.csv
+	expect_usage_error bftop "-k ' 3': not a field number or range (field names need --header)"
+	run --separate-stderr bftop --csv --header -k section m.csv
+	expect_status 2
+	expect_stderr "bftop: m.csv:1: no field named 'section' in its header"
+}
+
+@test "bftop: --no-decompress reads a compressed input as its bytes" {
+	printf 'a\na\nb\n' | gzip -c >in.gz
+	run --separate-stderr bftop in.gz
+	expect_output "      2 a
+      1 b"
+	run --separate-stderr bftop --no-decompress -n 0 in.gz
+	expect_status 0
+	[ "$output" != "$(bftop in.gz)" ]
+}
+
 @test "bftop: -o saves, -s loads without reading standard input, and goes on with FILEs as if never stopped" {
 	local z=$BATS_FILE_TMPDIR/z10.txt
 	head -n 100000 "$z" >first.txt
@@ -295,7 +418,7 @@ top_is_exact() {
 @test "bftop: --help shows the synopsis and exits 0" {
 	run --separate-stderr bftop --help
 	expect_status 0
-	[ "${lines[0]}" = "Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k N] [-t C] [-i] [-z] [-w] [FILE...]" ]
+	[ "${lines[0]}" = "Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-w] [FILE...]" ]
 }
 
 @test "bftop: --max-memory refuses a summary larger than the limit" {

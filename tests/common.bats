@@ -169,7 +169,7 @@ bfuniq|--checkpoint 1m --checkpoint 2m -f a.bf|--checkpoint
 bfuniq|--window 10m --window 1h|--window
 bfcount|-o a.sk -o b.sk|-o
 bfcount|--precision 12 --precision 14|--precision
-bfcount|--bad-line skip --bad-line error --json|--bad-line
+bfcount|--bad-line skip --bad-line error --jsonl|--bad-line
 bfmerge|-o a.bf -o b.bf x.bf y.bf|-o
 bfmerge|-j 1 -j 2 x.bf|-j
 bfinfo|-j 1 --threads 2 x.bf|-j

@@ -122,8 +122,8 @@ check_outcome() {
 	check_failures
 }
 
-@test "failcall: keys cut on every thread (--json, --csv, -i), every allocation failing in turn" {
-	every_failure alloc - bfuniq --key "$KEY" --json --bad-line=skip -k .n "$F/keys.json"
+@test "failcall: keys cut on every thread (--jsonl, --csv, -i), every allocation failing in turn" {
+	every_failure alloc - bfuniq --key "$KEY" --jsonl --bad-line=skip -k .n "$F/keys.json"
 	every_failure alloc - bfuniq --key "$KEY" -i --window 500keys "$F/keys.txt"
 	every_failure alloc out.bf bfbuild --key "$KEY" --csv -k 1 -o out.bf "$F/keys.txt"
 	check_failures

@@ -328,73 +328,73 @@ uniq_() {
 	expect_output 2
 }
 
-# ---------------------------------------------------------------- --json
+# ---------------------------------------------------------------- --jsonl
 
-@test "fields: bfuniq --json -k .user.id keys \"42\" and 42 alike, whatever the spacing" {
+@test "fields: bfuniq --jsonl -k .user.id keys \"42\" and 42 alike, whatever the spacing" {
 	printf '{"user":{"id":42},"u":1}\n{"user":{"id":"42"},"u":2}\n{ "user" : { "id" : 7 } }\n{"user":{}}\n' >in.json
-	run --separate-stderr uniq_ --json -k .user.id in.json
+	run --separate-stderr uniq_ --jsonl -k .user.id in.json
 	expect_status 0
 	expect_output $'{"user":{"id":42},"u":1}\n{ "user" : { "id" : 7 } }'
 }
 
-@test "fields: bfuniq --json keys objects in canonical form and several paths joined" {
+@test "fields: bfuniq --jsonl keys objects in canonical form and several paths joined" {
 	printf '{"a":{"x":1},"b":"p"}\n{"a": { "x" : 1 },"b":"q"}\n{"a":{"x":1},"b":"p","c":0}\n' >in.json
-	run --separate-stderr uniq_ --json -k .a in.json
+	run --separate-stderr uniq_ --jsonl -k .a in.json
 	expect_output '{"a":{"x":1},"b":"p"}'
-	run --separate-stderr uniq_ --json -k .a,.b in.json
+	run --separate-stderr uniq_ --jsonl -k .a,.b in.json
 	expect_output $'{"a":{"x":1},"b":"p"}\n{"a": { "x" : 1 },"b":"q"}'
 }
 
-@test "fields: --json paths take [N], [\"odd key\"] and .\"quoted\"" {
+@test "fields: --jsonl paths take [N], [\"odd key\"] and .\"quoted\"" {
 	printf '{"tags":["x","y"],"odd key":1}\n{"tags":["x","z"],"odd key":1}\n{"tags":["w"],"odd key":2}\n' >in.json
-	run --separate-stderr uniq_ --json -k '.tags[0]' in.json
+	run --separate-stderr uniq_ --jsonl -k '.tags[0]' in.json
 	expect_output $'{"tags":["x","y"],"odd key":1}\n{"tags":["w"],"odd key":2}'
-	run --separate-stderr uniq_ --json -k '.["odd key"]' in.json
+	run --separate-stderr uniq_ --jsonl -k '.["odd key"]' in.json
 	expect_output $'{"tags":["x","y"],"odd key":1}\n{"tags":["w"],"odd key":2}'
 	# the third line has no .tags[1], so no key, and is not written
-	run --separate-stderr uniq_ --json -k '."odd key",.tags[1]' in.json
+	run --separate-stderr uniq_ --jsonl -k '."odd key",.tags[1]' in.json
 	expect_output $'{"tags":["x","y"],"odd key":1}\n{"tags":["x","z"],"odd key":1}'
 }
 
 @test "fields: a line that is not JSON is an error naming file and line" {
 	printf '{"a":1}\n\n{"a":2,}\n{"a":3}\n' >in.json
-	run --separate-stderr uniq_ --json -k .a in.json
+	run --separate-stderr uniq_ --jsonl -k .a in.json
 	expect_status 2
 	expect_eq "stderr" "bfuniq: in.json:3: not JSON: expected a member name in an object" "$stderr"
 }
 
 @test "fields: --bad-line=skip passes such lines on; -v counts them" {
 	printf '{"a":1}\nnot json\n{"a":1}\n' >in.json
-	run --separate-stderr uniq_ --json --bad-line=skip -k .a -v in.json
+	run --separate-stderr uniq_ --jsonl --bad-line=skip -k .a -v in.json
 	expect_status 0
 	expect_output $'{"a":1}\nnot json'
 	[[ "$stderr" == *"lines not JSON, passed on without a key (--bad-line=skip): 1"* ]]
 }
 
-@test "fields: bad paths and --bad-line without --json are usage errors" {
+@test "fields: bad paths and --bad-line without --jsonl are usage errors" {
 	: >in.json
-	run --separate-stderr bfuniq --json -k user in.json
+	run --separate-stderr bfuniq --jsonl -k user in.json
 	expect_usage_error bfuniq "invalid path 'user': a path starts with '.'"
-	run --separate-stderr bfuniq --json -k '.a[-1]' in.json
+	run --separate-stderr bfuniq --jsonl -k '.a[-1]' in.json
 	expect_usage_error bfuniq "invalid path '.a[-1]': an array index in a path is a whole number from 0"
 	run --separate-stderr bfuniq --bad-line=skip in.json
-	expect_usage_error bfuniq "--bad-line is about JSON lines: it needs --json"
-	run --separate-stderr bfuniq --json --bad-line=maybe in.json
+	expect_usage_error bfuniq "--bad-line is about JSON lines: it needs --jsonl"
+	run --separate-stderr bfuniq --jsonl --bad-line=maybe in.json
 	expect_usage_error bfuniq "invalid --bad-line 'maybe': expected 'error' or 'skip'"
-	run --separate-stderr bfuniq --json --csv in.json
-	expect_usage_error bfuniq "--json cannot be used with --csv or --header"
+	run --separate-stderr bfuniq --jsonl --csv in.json
+	expect_usage_error bfuniq "--jsonl cannot be used with --csv or --header"
 }
 
-@test "fields: bfbuild, bfgrep and bfcount take --json keys" {
+@test "fields: bfbuild, bfgrep and bfcount take --jsonl keys" {
 	printf '{"ip":"10.0.0.1"}\n{"ip":"10.0.0.2"}\n' >bad.json
-	bfbuild --key "$KEY" -n 10 -p 1e-6 --json -k .ip -o bad.bf bad.json
+	bfbuild --key "$KEY" -n 10 -p 1e-6 --jsonl -k .ip -o bad.bf bad.json
 	printf '{"ip":"10.0.0.2","n":1}\n{"ip":"10.0.0.3"}\n{"n":2}\n' >log.json
-	run --separate-stderr bfgrep --json -k .ip -f bad.bf log.json
+	run --separate-stderr bfgrep --jsonl -k .ip -f bad.bf log.json
 	expect_status 0
 	expect_output '{"ip":"10.0.0.2","n":1}'
-	run --separate-stderr bfgrep -v --json -k .ip -f bad.bf log.json
+	run --separate-stderr bfgrep -v --jsonl -k .ip -f bad.bf log.json
 	expect_output $'{"ip":"10.0.0.3"}\n{"n":2}'
-	run --separate-stderr bfcount --json -k .ip log.json
+	run --separate-stderr bfcount --jsonl -k .ip log.json
 	expect_output 2
 	printf '10.0.0.1\n10.0.0.9\n' >q.txt
 	run --separate-stderr bfgrep -f bad.bf q.txt

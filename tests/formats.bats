@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
-# formats.bats - --json and --csv against the tools data people check them
+# formats.bats - --jsonl and --csv against the tools data people check them
 # with, on generated data (fixed seeds): jq for JSON keys, Miller for CSV
 # records. tests/deps.sh installs both for make check.
 #
@@ -50,44 +50,44 @@ gen_json() {
 	}'
 }
 
-@test "formats: bfuniq --json -k .a.b writes the lines whose jq -r .a.b value is new" {
+@test "formats: bfuniq --jsonl -k .a.b writes the lines whose jq -r .a.b value is new" {
 	gen_json 5000 25 >in.json
 	jq -r .a.b in.json >values.txt
 	[ "$(wc -l <values.txt)" -eq 5000 ]
 	paste values.txt in.json | awk -F'\t' '!seen[$1]++' | cut -f2- >want.json
-	bfuniq --key "$KEY" -p 1e-6 --json -k .a.b in.json >got.json
+	bfuniq --key "$KEY" -p 1e-6 --jsonl -k .a.b in.json >got.json
 	cmp want.json got.json
 	# and the pool was exercised: hundreds of distinct values, thousands of repeats
 	[ "$(wc -l <got.json)" -gt 500 ] && [ "$(wc -l <got.json)" -lt 2000 ]
 }
 
-@test "formats: bfcount --json -k .a.b counts what jq -r .a.b | sort -u does" {
+@test "formats: bfcount --jsonl -k .a.b counts what jq -r .a.b | sort -u does" {
 	gen_json 3000 7 >in.json
 	want=$(jq -r .a.b in.json | sort -u | wc -l)
-	run --separate-stderr bfcount --json -k .a.b in.json
+	run --separate-stderr bfcount --jsonl -k .a.b in.json
 	expect_status 0
 	# below bfcount's exact threshold the count is exact
 	expect_output "$want"
 }
 
-@test "formats: --json keys numbers by value as jq -r prints them, members in order, a missing path no key" {
+@test "formats: --jsonl keys numbers by value as jq -r prints them, members in order, a missing path no key" {
 	# issue 37: 1, 1.0 and 1e0 were three keys; jq 1.6 -r prints all as 1
 	printf '%s\n' '{"a":1}' '{"a":1.0}' '{"a":1e0}' '{"a":10e-1}' '{"a":1e5}' \
 		'{"a":100000}' '{"a":1e16}' '{"a":0.00001}' '{"a":-0.0}' '{"a":"1.0"}' >num.json
 	jq -r .a num.json >want.txt
 	expect_eq "jq 1.6 -r" "$(printf '%s\n' 1 1 1 1 100000 100000 1e+16 1e-05 -0 1.0)" "$(cat want.txt)"
 	bfbuild --key "$KEY" -o jq.bf want.txt
-	run --separate-stderr bfgrep --json -k .a -c -f jq.bf num.json
+	run --separate-stderr bfgrep --jsonl -k .a -c -f jq.bf num.json
 	expect_output 10
-	run --separate-stderr bfcount --json -k .a num.json
+	run --separate-stderr bfcount --jsonl -k .a num.json
 	expect_output "$(sort -u want.txt | wc -l)"
 	# members keep their order, as jq -c prints them: two keys
 	printf '%s\n' '{"o":{"y":1,"x":2}}' '{"o":{"x":2.0,"y":1}}' '{"o":{"y":1.0,"x":2}}' >obj.json
-	run --separate-stderr bfcount --json -k .o obj.json
+	run --separate-stderr bfcount --jsonl -k .o obj.json
 	expect_output "$(jq -c .o obj.json | sort -u | wc -l)"
 	# a missing path has no key (jq -r prints null): the line is not counted
 	printf '%s\n' '{"tags":["a"]}' '{"tags":[]}' '{"tags":[null]}' >tags.json
-	run --separate-stderr bfcount --json -k '.tags[0]' tags.json
+	run --separate-stderr bfcount --jsonl -k '.tags[0]' tags.json
 	expect_output 2
 	expect_eq "jq" "$(printf 'a\nnull\nnull')" "$(jq -r '.tags[0]' tags.json)"
 }

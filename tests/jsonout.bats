@@ -54,3 +54,73 @@ PY
 	grep -qF '"key": "a\"b\\c"' out.json
 	grep -qF '"key": "\u0001\u007f"' out.json
 }
+
+# ------------------------------------------------ --json: output, never input
+# One name, one meaning (issue 32, finding 7): --json is a report as JSON
+# in every program that prints one; JSON Lines input is --jsonl.
+
+# is_json FILE: FILE is one JSON value, or JSON Lines of them (python3's json).
+is_json() {
+	python3 -c 'import json, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+lines = [l for l in text.split("\n") if l]
+assert lines, "empty"
+for l in lines if len(lines) > 1 and not text.lstrip().startswith("[") else [text]:
+    json.loads(l)' "$1"
+}
+
+@test "jsonout: --json is the report as JSON in bfbuild, bfuniq and bfcount, the same as --report=json" {
+	seq 1 1000 >in.txt
+	bfbuild --key "$KEY" -n 2000 --json -o a.bf in.txt 2>build.json
+	bfbuild --key "$KEY" -n 2000 --report=json -o b.bf in.txt 2>build.report
+	is_json build.json
+	cmp build.json build.report
+	grep -q '"keys_added":1000' build.json
+	bfuniq --key "$KEY" --json in.txt 2>uniq.json >uniq.out
+	bfuniq --key "$KEY" --report=json in.txt 2>uniq.report >/dev/null
+	is_json uniq.json
+	cmp uniq.json uniq.report
+	cmp in.txt uniq.out	# the lines still go to standard output
+	bfcount --json in.txt >count.json
+	is_json count.json
+	expect_eq "bfcount --json" '{"count":1000,"exact":true,"relative_error":0}' "$(cat count.json)"
+	bfcount --json -f a.bf -f b.bf >filters.json
+	is_json filters.json
+	expect_eq "lines" 2 "$(wc -l <filters.json)"
+	bftop --json -n 2 in.txt >top.json
+	is_json top.json
+	bfinfo --json a.bf >info.json
+	is_json info.json
+}
+
+@test "jsonout: --jsonl reads JSON Lines in every key-taking program, beside a --json report" {
+	printf '%s\n' '{"pkg":"a"}' '{"pkg":"b"}' '{"pkg":"a"}' >in.ndjson
+	run --separate-stderr bfuniq --jsonl -k .pkg in.ndjson
+	expect_output $'{"pkg":"a"}\n{"pkg":"b"}'
+	bfuniq --key "$KEY" --jsonl -k .pkg --json in.ndjson 2>report.json >/dev/null
+	is_json report.json
+	grep -q '"first_seen":2' report.json
+	bfbuild --key "$KEY" -n 10 --jsonl -k .pkg -o p.bf in.ndjson
+	run --separate-stderr bfgrep -c --jsonl -k .pkg -f p.bf in.ndjson
+	expect_output 3
+	run --separate-stderr bfcount --jsonl -k .pkg --json in.ndjson
+	expect_output '{"count":2,"exact":true,"relative_error":0}'
+	run --separate-stderr bftop --jsonl -k .pkg in.ndjson
+	expect_output $'      2 a\n      1 b'
+}
+
+@test "jsonout: --json given the old way, for JSON Lines input, is refused in one line naming --jsonl" {
+	printf '%s\n' '{"pkg":"a"}' >in.ndjson
+	bfbuild --key "$KEY" -n 10 -o p.bf </dev/null
+	local prog
+	for prog in bfbuild bfuniq bfcount bftop; do
+		run --separate-stderr $prog --json -k .pkg in.ndjson
+		expect_usage_error "$prog" "--json is JSON output now (the report); JSON Lines input is --jsonl"
+		run --separate-stderr $prog --json --bad-line=skip in.ndjson
+		expect_usage_error "$prog" "--json is JSON output now (the report); JSON Lines input is --jsonl"
+	done
+	run --separate-stderr bfgrep --json -k .pkg -f p.bf in.ndjson
+	expect_usage_error bfgrep "--json is JSON output, and bfgrep prints no report: JSON Lines input is --jsonl"
+	run --separate-stderr bfgrep --json -f p.bf in.ndjson
+	expect_usage_error bfgrep "--json is JSON output, and bfgrep prints no report: JSON Lines input is --jsonl"
+}

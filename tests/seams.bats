@@ -9,7 +9,7 @@
 # clock reads, and every program reads it at the same time.
 #
 # The matrix: each key-taking program (bfuniq, bfbuild, bfcount, bfgrep
-# and bfgrep -c; bftop for bad times) x input way (a small file; a big
+# and bfgrep -c, bftop) x input way (a small file; a big
 # file, over 512 KiB, read in ranges from -j 2; a pipe; gzip; zstd) x
 # -j 1, 2, 4 x fault (a line not JSON, a CSV quote never closed, a time
 # that cannot be read, a truncated gzip or zstd stream). The bad line is
@@ -84,7 +84,7 @@ setup_file() {
 # args FAULT: the key options for a fault's data.
 args() {
 	case $1 in
-	json) echo "--json -k .k" ;;
+	json) echo "--jsonl -k .k" ;;
 	csv) echo "--csv -k 1" ;;
 	time) echo "--window 10m --time-field 1 -k 2" ;;
 	trunc) echo "-k 2" ;;
@@ -259,10 +259,11 @@ setup() {
 	expect_eq "cells checked" 72 "$cells"
 }
 
-@test "seams: bftop --window cuts cleanly at a bad time, every way and -j" {
+@test "seams: bftop cuts cleanly at a bad line, quote, time (--window) or stream, every way and -j" {
 	cells=0
-	matrix bftop time
-	expect_eq "cells checked" 15 "$cells"
+	matrix bftop json csv time
+	truncated bftop
+	expect_eq "cells checked" 51 "$cells"
 }
 
 @test "seams: another seed moves the bad line, and the cut with it" {
@@ -282,19 +283,19 @@ setup() {
 		if (i == 50001) print "oops"; else printf "{\"pkg\":\"p%d\",\"n\":%d}\n", (i * 7919) % 45000, i }' >bad.ndjson
 	head -n 50000 bad.ndjson >good.ndjson
 	tail -n +50002 bad.ndjson >rest.ndjson
-	bfuniq --key "$KEY" -f clean.bf --json -k .pkg good.ndjson >clean.out
+	bfuniq --key "$KEY" -f clean.bf --jsonl -k .pkg good.ndjson >clean.out
 	for j in 1 2 4; do
 		rm -f seen.bf
-		run --separate-stderr bfuniq -j "$j" --key "$KEY" -f seen.bf --json -k .pkg bad.ndjson
+		run --separate-stderr bfuniq -j "$j" --key "$KEY" -f seen.bf --jsonl -k .pkg bad.ndjson
 		expect_status 2
 		expect_stderr "bfuniq: bad.ndjson:50001: not JSON: not a JSON value"
 		expect_eq "-j $j: the lines before it" "$(cat clean.out)" "$output"
 		cmp seen.bf clean.bf
 		# the rerun after fixing the line writes no line a second time
-		bfuniq -j "$j" --key "$KEY" -f seen.bf --json -k .pkg rest.ndjson >rerun.out
+		bfuniq -j "$j" --key "$KEY" -f seen.bf --jsonl -k .pkg rest.ndjson >rerun.out
 		[ -z "$(sort clean.out rerun.out | uniq -d)" ]
 	done
-	run --separate-stderr bfgrep -c --json -k .pkg -f clean.bf bad.ndjson
+	run --separate-stderr bfgrep -c --jsonl -k .pkg -f clean.bf bad.ndjson
 	expect_status 2
 	expect_output 50000
 	expect_stderr "bfgrep: bad.ndjson:50001: not JSON: not a JSON value"

@@ -101,13 +101,13 @@ make_formats() {
 	}' >stream.csv
 }
 
-@test "threads: keys cut on the workers (--json, --csv, field lists, -i) give the -j 1 lines and files" {
+@test "threads: keys cut on the workers (--jsonl, --csv, field lists, -i) give the -j 1 lines and files" {
 	make_formats
 	make_stream
-	run_both json bfuniq -n 1e5 --key "$KEY" --json -k .u.id,.t[0] --bad-line=skip -v stream.json
+	run_both json bfuniq -n 1e5 --key "$KEY" --jsonl -k .u.id,.t[0] --bad-line=skip -v stream.json
 	run_both csv bfuniq -n 1e5 --key "$KEY" --csv --header -k name stream.csv
 	run_both list bfuniq -n 1e5 --key "$KEY" -k 2,4 -i stream.txt
-	run_both jsonwin bfuniq --window 20000keys --key "$KEY" --json -k .u.id --bad-line=skip stream.json
+	run_both jsonwin bfuniq --window 20000keys --key "$KEY" --jsonl -k .u.id --bad-line=skip stream.json
 	same_file_for_all csvbuild bfbuild -n 1e5 --key "$KEY" --csv --header -k name stream.csv
 	[ "$(wc -l <json.1.out)" -gt 20000 ]
 	grep -q 'not json' json.1.out
@@ -606,19 +606,19 @@ same_as_pipe() {
 
 @test "threads: a bad JSON line deep in a file read in ranges is named by its line number, as from a pipe" {
 	make_formats
-	run_both bad bfuniq -n 1e5 --key "$KEY" --json -k .u.id stream.json
-	cat stream.json | bfuniq -j 2 -n 1e5 --key "$KEY" --json -k .u.id - 2>pipe.err >pipe.out || true
+	run_both bad bfuniq -n 1e5 --key "$KEY" --jsonl -k .u.id stream.json
+	cat stream.json | bfuniq -j 2 -n 1e5 --key "$KEY" --jsonl -k .u.id - 2>pipe.err >pipe.out || true
 	# the first bad line is line 6 ("not json 5"); a later one with --bad-line=error on
 	# a file whose first 150,000 lines are good: its number counts every range before
 	awk 'NR <= 150000 && /not json/ { next } { print }' stream.json >late.json
-	run_both late bfuniq -n 1e5 --key "$KEY" --json -k .u.id late.json
+	run_both late bfuniq -n 1e5 --key "$KEY" --jsonl -k .u.id late.json
 	expect_eq "exit status" 2 "$(cat late.8.st)"
 	local n
 	n=$(awk '/not json/ { print NR; exit }' late.json)
 	[ "$n" -gt 149000 ]
 	grep -q "late.json:$n: not JSON" late.8.err
 	expect_eq "stdin from a file, named as from a pipe" "$(cat pipe.err)" \
-		"$(bfuniq -j 4 -n 1e5 --key "$KEY" --json -k .u.id 2>&1 >/dev/null <stream.json)"
+		"$(bfuniq -j 4 -n 1e5 --key "$KEY" --jsonl -k .u.id 2>&1 >/dev/null <stream.json)"
 }
 
 # live_first_seen THREADS ARGS...: bfuniq --line-buffered -j THREADS ARGS

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_fields.c - field lists (-k 1,3, -k url) and --header, for the
- * programs that take key options (see cli_fields.h).
+ * cli_fields.c - the key group of options, field lists (-k 1,3, -k url)
+ * and --header, for the programs that take key options (see cli_fields.h).
  *
  * The header's fields are split as the records' are (keys_split), so a
  * name means the field that -k with its number would key. State is set
@@ -23,17 +23,20 @@ static struct key_spec *header_spec;	/* NULL: inputs have no header */
 static void (*header_pass)(void *ctx, struct line header);
 
 static int csv_separator = -1;	/* --csv: the separator */
-static int json_inputs;			/* --json */
+static int json_inputs;			/* --jsonl */
 static int bad_line_given, bad_line_skip;	/* --bad-line, =skip */
 static uint64_t bad_lines;		/* lines that were not JSON, skipped */
 const char *cli_field_text;
 
-void cli_fields_option(int c, const char *arg)
+void cli_key_options_init(struct cli_keys_given *kg)
 {
-	if (c == CLI_OPT_JSON) {
-		json_inputs = 1;
-		return;
-	}
+	memset(kg, 0, sizeof *kg);
+	kg->spec.separator = -1;
+	kg->delim = '\n';
+}
+
+static void bad_line_option(const char *arg)
+{
 	bad_line_given = 1;
 	if (strcmp(arg, "skip") == 0)
 		bad_line_skip = 1;
@@ -43,13 +46,57 @@ void cli_fields_option(int c, const char *arg)
 		cli_usage_error("invalid --bad-line '%s': expected 'error' or 'skip'", arg);
 }
 
-/* --json: -k's text (or '.', the whole line) as paths. */
+int cli_key_option(int c, const char *arg, struct cli_keys_given *kg)
+{
+	switch (c) {
+	case 'k': cli_field_option(&kg->spec, arg); break;
+	case 't': cli_separator_option(&kg->spec, arg); break;
+	case 'z': kg->delim = '\0'; break;
+	case 'i': kg->spec.fold_case = 1; break;
+	case 'w': kg->spec.words = 1; break;
+	case CLI_OPT_HEADER: kg->header = 1; break;
+	case CLI_OPT_CSV: kg->spec.csv = 1; break;
+	case CLI_OPT_JSONL: json_inputs = 1; break;
+	case CLI_OPT_BAD_LINE: bad_line_option(arg); break;
+	case CLI_OPT_NO_DECOMPRESS: cli_decompress = 0; break;
+	case CLI_OPT_JSON_INPUT:
+		cli_usage_error("--json is JSON output, and %s prints no report: JSON Lines input is --jsonl",
+				cli_progname);
+	default:
+		return 0;
+	}
+	kg->given = 1;
+	return 1;
+}
+
+void cli_key_options_finish(struct cli_keys_given *kg, void (*pass)(void *ctx, struct line header))
+{
+	cli_fields_check(&kg->spec, kg->header);
+	if (kg->header)
+		cli_header_inputs(&kg->spec, pass);
+}
+
+/*
+ * --json was JSON Lines input in bfbuild, bfgrep, bfuniq and bfcount; it
+ * is now the report as JSON, everywhere. Given with what only JSON Lines
+ * input takes (a jq path in -k, --bad-line) and without --jsonl, it is
+ * the old spelling: reading the lines as text would key them in silence.
+ */
+static void refuse_old_json(void)
+{
+	int path = cli_field_text != NULL && cli_field_text[0] == '.';
+
+	if (cli_reports_json() && !json_inputs && (path || bad_line_given))
+		cli_usage_error("--json is JSON output now (the report); JSON Lines input is --jsonl");
+}
+
+/* --jsonl: -k's text (or '.', the whole line) as paths. */
 static void json_paths(struct key_spec *spec, int header)
 {
 	const char *text = cli_field_text ? cli_field_text : ".", *why;
 
 	if (spec->csv || header)
-		cli_usage_error("--json cannot be used with --csv or --header");
+		cli_usage_error("--jsonl cannot be used with --csv or --header");
 	fieldlist_free(spec->fields);
 	spec->fields = NULL;
 	spec->field = 0;
@@ -97,8 +144,9 @@ void cli_fields_check(struct key_spec *spec, int header)
 {
 	const struct fieldlist *f;
 
+	refuse_old_json();
 	if (bad_line_given && !json_inputs)
-		cli_usage_error("--bad-line is about JSON lines: it needs --json");
+		cli_usage_error("--bad-line is about JSON lines: it needs --jsonl");
 	if (json_inputs)
 		json_paths(spec, header);
 	f = spec->fields;

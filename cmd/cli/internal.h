@@ -16,7 +16,8 @@
  *   keys.c      the keys of a batch, hashed on the workers
  *   output.c    checked standard output
  *   window.c    the window options (cli_window.h)
- *   fields.c    field lists, --header and --csv (cli_fields.h)
+ *   fields.c    the key group, field lists, --header and --csv (cli_fields.h)
+ *   shape.c     the filter-shape group (cli_shape.h)
  */
 #ifndef BFTOOLS_CLI_INTERNAL_H
 #define BFTOOLS_CLI_INTERNAL_H

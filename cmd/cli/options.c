@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * options.c - option values and the options every program takes (-j,
- * --max-memory, --progress, --key-file, --no-wait, --no-decompress), and getopt_long with
+ * options.c - option values, the options every program takes (-j,
+ * --max-memory, --progress, --key-file, --no-wait), the report group
+ * (--json, --report=json), and getopt_long with
  * GNU's messages. A bad value is a usage error, exit 2, and so is a value
  * option given twice: the one place that rule lives for every program.
  */
@@ -107,9 +108,6 @@ int cli_common_option(int c, const char *arg)
 		return 1;
 	case CLI_OPT_NO_WAIT:
 		cli_no_wait = 1;
-		return 1;
-	case CLI_OPT_NO_DECOMPRESS:
-		cli_decompress = 0;
 		return 1;
 	default:
 		return 0;
@@ -228,11 +226,14 @@ uint64_t cli_count(const char *option, const char *arg, uint64_t min, uint64_t m
 
 static int report_json;
 
-void cli_report_json(const char *arg)
+int cli_report_option(int c, const char *arg)
 {
-	if (strcmp(arg, "json") != 0)
+	if (c != CLI_OPT_REPORT && c != CLI_OPT_REPORT_JSON)
+		return 0;
+	if (c == CLI_OPT_REPORT && strcmp(arg, "json") != 0)
 		cli_usage_error("invalid --report '%s': expected json", arg);
 	report_json = 1;
+	return 1;
 }
 
 int cli_reports_json(void)

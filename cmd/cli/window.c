@@ -96,6 +96,21 @@ void cli_window_now(struct cli_window *cw, const char *arg)
 	cw->now_given = 1;
 }
 
+int cli_window_option(int c, const char *arg, struct cli_window *cw)
+{
+	switch (c) {
+	case CLI_OPT_WINDOW: cli_window_size(cw, arg); return 1;
+	case CLI_OPT_REFRESH: cw->wp.flags |= WINDOW_REFRESH; return 1;
+	case CLI_OPT_GENERATIONS: cli_window_generations(cw, arg); break;
+	case CLI_OPT_TIME_FIELD: cli_window_time_field(cw, arg); break;
+	case CLI_OPT_BAD_TIME: cli_window_bad_time(cw, arg); break;
+	case CLI_OPT_NOW: cli_window_now(cw, arg); break;
+	default: return 0;
+	}
+	cw->shaped = 1;
+	return 1;
+}
+
 void cli_window_finish(struct cli_window *cw, uint64_t capacity, double rate, int separator)
 {
 	struct window_params *wp = &cw->wp;

@@ -371,8 +371,8 @@ job_uniq() {
 # filter probes one.
 # The corpus as NDJSON ({"n":N,"url":LINE}) and as CSV (N,"LINE",x),
 # derived once per corpus and cached: the same keys, in the formats of
-# issue 25, against the way a user gets them there without --json/--csv.
-# What --json costs beyond plain lines is parsing, which bfuniq does on
+# issue 25, against the way a user gets them there without --jsonl/--csv.
+# What --jsonl costs beyond plain lines is parsing, which bfuniq does on
 # every thread (keys cut in the work step, keyset_cut), so the ratio to
 # plain lines falls with -j: on 2 busy cores, 1e6 lines, 7 rounds, it was
 # 1.42x (0.108 s vs 0.076 s) and --csv 1.23x, where cutting keys on the
@@ -389,7 +389,7 @@ job_formats() {
 			die "cannot write $dir/$csv"
 	fi
 	cat "$json" "$csv" >/dev/null
-	set -- formats.json "bfuniq --json -k .url" "bfuniq -n $lines -p 1e-4 --json -k .url $json >out/formats.json.txt" \
+	set -- formats.json "bfuniq --jsonl -k .url" "bfuniq -n $lines -p 1e-4 --jsonl -k .url $json >out/formats.json.txt" \
 		formats.plain "bfuniq (the urls as lines)" "bfuniq -n $lines -p 1e-4 $corpus >out/formats.plain.txt" \
 		formats.csv "bfuniq --csv -k 2" "bfuniq -n $lines -p 1e-4 --csv -k 2 $csv >out/formats.csv.txt" \
 		formats.comma "bfuniq -t , -k 2" "bfuniq -n $lines -p 1e-4 -t , -k 2 $csv >out/formats.comma.txt"
@@ -397,12 +397,12 @@ job_formats() {
 		set -- "$@" formats.jq "jq -r .url | bfuniq" \
 			"jq -r .url $json | bfuniq -n $lines -p 1e-4 >out/formats.jq.txt"
 	fi
-	alternate "bfuniq --json, --csv vs jq, -t ," "$@"
-	if [ "$have_jq" = yes ]; then faster "de-duplicate NDJSON (--json)" formats.json formats.jq 3; else
-		skip_row "de-duplicate NDJSON (--json)" formats.json "jq -r .url | bfuniq" ">= 3x faster" "jq not installed"; fi
-	within "de-duplicate NDJSON (--json)" formats.json formats.plain 2
+	alternate "bfuniq --jsonl, --csv vs jq, -t ," "$@"
+	if [ "$have_jq" = yes ]; then faster "de-duplicate NDJSON (--jsonl)" formats.json formats.jq 3; else
+		skip_row "de-duplicate NDJSON (--jsonl)" formats.json "jq -r .url | bfuniq" ">= 3x faster" "jq not installed"; fi
+	within "de-duplicate NDJSON (--jsonl)" formats.json formats.plain 2
 	within "de-duplicate CSV (--csv)" formats.csv formats.comma 1.5
-	note "bfuniq --json -k .url wrote $(count_lines out/formats.json.txt) lines, bfuniq on the urls $(count_lines out/formats.plain.txt), --csv -k 2 $(count_lines out/formats.csv.txt)."
+	note "bfuniq --jsonl -k .url wrote $(count_lines out/formats.json.txt) lines, bfuniq on the urls $(count_lines out/formats.plain.txt), --csv -k 2 $(count_lines out/formats.csv.txt)."
 }
 
 job_window() {
