@@ -14,6 +14,14 @@
  * before it is read until the new one is renamed into place, so
  * concurrent updates of one summary take turns instead of losing counts.
  *
+ * What is listed is what the summary can vouch for, as DataSketches'
+ * frequent items list it: by default the keys surely above the error
+ * bound (NO_FALSE_POSITIVES), with --bounds every key that may be
+ * (NO_FALSE_NEGATIVES), marked (topk_frequent). A count is printed only
+ * where the bounds meet; elsewhere the range LOWER-UPPER, never the upper
+ * bound alone, which on a tail of distinct keys is mostly the error. No
+ * key surely frequent is grep's "nothing selected": exit status 1.
+ *
  * Threads: -j N reads, splits and hashes keys on N threads, but the
  * summary is updated on one, in input order. Its updates depend on the
  * order (which key is evicted, which cells conservative update raises),
