@@ -14,6 +14,14 @@
  * before it is read until the new one is renamed into place, so
  * concurrent updates of one summary take turns instead of losing counts.
  *
+ * What is listed is what the summary can vouch for, as DataSketches'
+ * frequent items list it: by default the keys surely above the error
+ * bound (NO_FALSE_POSITIVES), with --bounds every key that may be
+ * (NO_FALSE_NEGATIVES), marked (topk_frequent). A count is printed only
+ * where the bounds meet; elsewhere the range LOWER-UPPER, never the upper
+ * bound alone, which on a tail of distinct keys is mostly the error. No
+ * key surely frequent is grep's "nothing selected": exit status 1.
+ *
  * Threads: -j N reads, splits and hashes keys on N threads, but the
  * summary is updated on one, in input order. Its updates depend on the
  * order (which key is evicted, which cells conservative update raises),
@@ -48,19 +56,23 @@ static const char usage[] =
 	"Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-w] [FILE...]\n"
 	"   or: bftop -q -s SUMMARY [-v] [--json] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-w] [FILE...]\n"
 	"   or: bftop --window W [--generations G] [--time-field F] [--bad-time error|skip] [--now T] [-n N] [-e EPS] [-v] [--json] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-w] [FILE...]\n"
-	"Print the most frequent keys of FILEs (or standard input), most frequent\n"
-	"first, each after its count as uniq(1) counts (\"%7llu KEY\"), from a\n"
-	"summary of fixed size: every count is an upper bound, with a lower one\n"
-	"under --bounds.\n"
+	"Print the frequent keys of FILEs (or standard input), most frequent first,\n"
+	"each after its count as uniq(1) counts (\"%7llu KEY\"), from a summary of\n"
+	"fixed size: only keys that surely occurred more often than its error bound,\n"
+	"a count that is not exact as the range LOWER-UPPER (\"1841-1844 KEY\").\n"
+	"None: nothing printed, a line on standard error, exit status 1.\n"
 	"\n"
-	"  -n, --top=N           print the N most frequent keys (default 10; 0: all kept)\n"
+	"  -n, --top=N           print the N most frequent keys (default 10; 0: all)\n"
 	"  -e, --error=EPS       additive error, a fraction of the stream: every key\n"
-	"                        above EPS times the stream is listed (default 1e-4)\n"
+	"                        above EPS times the stream is kept (default 1e-4)\n"
 	"      --confidence=C    probability of the count-min bound (default 0.999)\n"
-	"  -v, --bounds          print the estimate, lower and upper bounds, then the key\n"
-	"      --json            print a JSON array of {key, count, lower, upper}\n"
+	"  -v, --bounds          also the keys that may be frequent: print the lower and\n"
+	"                        upper bounds, + (surely frequent) or ? (maybe; - with\n"
+	"                        -q: not frequent), the key\n"
+	"      --json            print a JSON array of {key, count (null unless exact),\n"
+	"                        lower, upper, guaranteed}\n"
 	"      --report=json     the same as --json, spelled as in every program\n"
-	"  -q, --query           print each input key's estimated count (needs -s)\n"
+	"  -q, --query           print each input key's count or range (needs -s)\n"
 	"  -o, --output=SUMMARY  save the summary to SUMMARY (atomically)\n"
 	"  -s, --summary=SUMMARY start from saved summaries (repeatable: merged);\n"
 	"                        the FILEs given are added, standard input only as -\n"
@@ -365,29 +377,67 @@ static void put_json_string(struct writer *out, const unsigned char *s, size_t l
 		cli_write_error(errno);
 }
 
-/* One key with its estimate (the upper bound) and with -v its bounds, text or JSON. */
+/*
+ * A count as a person and a script read it: N when the bounds meet (the
+ * exact count, in uniq -c's column), else LOWER-UPPER, which sort -n and
+ * awk's $1+0 read as the lower bound. Never an upper bound alone.
+ */
+static void format_count(char *buf, size_t size, uint64_t lower, uint64_t upper)
+{
+	if (lower == upper)
+		snprintf(buf, size, "%llu", (unsigned long long)lower);
+	else
+		snprintf(buf, size, "%llu-%llu", (unsigned long long)lower, (unsigned long long)upper);
+}
+
+/* --bounds' mark of how frequent a key is: surely, possibly, not (-q only). */
+static char frequency_mark(enum topk_frequency f)
+{
+	return f == TOPK_SURE ? '+' : f == TOPK_POSSIBLE ? '?' : '-';
+}
+
+/* One key as a JSON object: its count only when exact, else null. */
+static void put_json_key(struct counter *c, const unsigned char *key, size_t len, int truncated,
+			 uint64_t lower, uint64_t upper, enum topk_frequency f)
+{
+	const char *open = c->first ? "[\n  {\"key\": " : ",\n  {\"key\": ";
+	char count[24], text[160];
+
+	if (lower == upper)
+		snprintf(count, sizeof count, "%llu", (unsigned long long)lower);
+	else
+		strcpy(count, "null");
+	put(c->out, open, strlen(open));
+	put_json_string(c->out, key, len);
+	snprintf(text, sizeof text,
+		 ", \"count\": %s, \"lower\": %llu, \"upper\": %llu, \"guaranteed\": %s%s}", count,
+		 (unsigned long long)lower, (unsigned long long)upper,
+		 f == TOPK_SURE ? "true" : "false", truncated ? ", \"truncated\": true" : "");
+	put(c->out, text, strlen(text));
+	c->first = 0;
+}
+
+/*
+ * One key with its count, or with --bounds its bounds and how frequent
+ * it is (frequency_mark), as text or JSON.
+ */
 static void put_key(struct counter *c, const unsigned char *key, size_t len, int truncated,
 		    uint64_t lower, uint64_t upper)
 {
-	char text[96];
+	enum topk_frequency f = topk_frequency(c->topk, lower, upper);
+	char count[48], text[96];
 
 	if (c->opt->json) {
-		const char *open = c->first ? "[\n  {\"key\": " : ",\n  {\"key\": ";
-
-		put(c->out, open, strlen(open));
-		put_json_string(c->out, key, len);
-		snprintf(text, sizeof text, ", \"count\": %llu, \"lower\": %llu, \"upper\": %llu%s}",
-			 (unsigned long long)upper, (unsigned long long)lower,
-			 (unsigned long long)upper, truncated ? ", \"truncated\": true" : "");
-		put(c->out, text, strlen(text));
-		c->first = 0;
+		put_json_key(c, key, len, truncated, lower, upper, f);
 		return;
 	}
-	if (c->opt->bounds)
-		snprintf(text, sizeof text, "%7llu %7llu %7llu ", (unsigned long long)upper,
-			 (unsigned long long)lower, (unsigned long long)upper);
-	else
-		snprintf(text, sizeof text, "%7llu ", (unsigned long long)upper);
+	if (c->opt->bounds) {
+		snprintf(text, sizeof text, "%7llu %7llu %c ", (unsigned long long)lower,
+			 (unsigned long long)upper, frequency_mark(f));
+	} else {
+		format_count(count, sizeof count, lower, upper);
+		snprintf(text, sizeof text, "%7s ", count);
+	}
 	put(c->out, text, strlen(text));
 	put(c->out, key, len);
 	/* 256 bytes and "...": longer than any key printed whole, so never one */
@@ -532,14 +582,22 @@ static int read_windowed(struct counter *c)
 
 /* ---- the answer ------------------------------------------------------------------ */
 
-static void put_top(struct counter *c)
+/*
+ * The frequent keys, at most -n of them: the sure ones (DataSketches'
+ * NO_FALSE_POSITIVES), or with --bounds every one that may be
+ * (NO_FALSE_NEGATIVES), marked. Returns how many are sure.
+ */
+static size_t put_top(struct counter *c)
 {
 	struct topk_item *items = malloc(((size_t)c->topk->kept + 1) * sizeof *items);
-	size_t n;
+	size_t n, sure = 0;
 
 	if (items == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
-	n = topk_items(c->topk, items);
+	n = topk_frequent(c->topk, c->opt->bounds ? TOPK_NO_FALSE_NEGATIVES : TOPK_NO_FALSE_POSITIVES,
+			  items);
+	for (size_t i = 0; i < n; i++)
+		sure += topk_frequency(c->topk, items[i].count - items[i].error, items[i].upper) == TOPK_SURE;
 	if (c->opt->top > 0 && c->opt->top < n)
 		n = (size_t)c->opt->top;
 	for (size_t i = 0; i < n; i++)
@@ -547,6 +605,14 @@ static void put_top(struct counter *c)
 			items[i].truncated, items[i].count - items[i].error, items[i].upper);
 	end_json(c);
 	free(items);
+	return sure;
+}
+
+/* No key is surely frequent: say so, with the bound a key had to be above. */
+static void no_frequent_keys(const struct topk *t)
+{
+	cli_warn("no frequent keys: none of the %llu keys counted surely occurred more than %llu times (the error bound)",
+		 (unsigned long long)t->total, (unsigned long long)topk_floor(t));
 }
 
 /* Save t to path; fatal (t freed first) when it cannot be. */
@@ -560,11 +626,21 @@ static void save_summary(struct topk *t, const char *path)
 	}
 }
 
+/* --bounds: the stream, the summary, and how many keys are surely or possibly frequent. */
 static void report(const struct topk *t)
 {
-	cli_warn("%llu keys counted; %llu kept of %llu; every key not listed occurred at most %llu times",
+	struct topk_item *items = malloc(((size_t)t->kept + 1) * sizeof *items);
+	size_t sure, possible;
+
+	if (items == NULL)
+		cli_fatal("%s", strerror(ENOMEM));
+	sure = topk_frequent(t, TOPK_NO_FALSE_POSITIVES, items);
+	possible = topk_frequent(t, TOPK_NO_FALSE_NEGATIVES, items) - sure;
+	free(items);
+	cli_warn("%llu keys counted; %llu kept of %llu; error bound %llu: %zu keys surely occurred more often, %zu more may have, every other key at most that often",
 		 (unsigned long long)t->total, (unsigned long long)t->kept,
-		 (unsigned long long)t->params.capacity, (unsigned long long)topk_floor(t));
+		 (unsigned long long)t->params.capacity, (unsigned long long)topk_floor(t), sure,
+		 possible);
 }
 
 int main(int argc, char **argv)
@@ -579,6 +655,7 @@ int main(int argc, char **argv)
 	struct writer out;
 	struct counter c = { .first = 1 };
 	int status = 0;
+	size_t sure = 1;	/* -q selects nothing: its status is 0 */
 
 	cli_init(argv[0]);
 	parse_options(&opt, argc, argv);
@@ -596,11 +673,11 @@ int main(int argc, char **argv)
 		end_json(&c);
 	} else if (opt.win.wp.kind != 0) {
 		status = read_windowed(&c);
-		put_top(&c);
+		sure = put_top(&c);
 	} else {
 		if (reads_input(&opt))
 			status = read_input(&c, &counting);
-		put_top(&c);
+		sure = put_top(&c);
 	}
 	/* a clean cut: the lines before it are whole, and saved */
 	if (opt.output && status < 0 && !cli_inputs_cut())
@@ -611,10 +688,13 @@ int main(int argc, char **argv)
 		report(c.topk);
 	if (opt.bounds)
 		cli_bad_lines_report();
+	if (sure == 0 && status >= 0)	/* trouble said already what went wrong */
+		no_frequent_keys(c.topk);
 	cli_unlock();
 	cli_stdout_finish(&out);
 	topk_free(c.topk);
 	cli_fields_release(&opt.keys.spec);
 	free(opt.summaries);
-	return status < 0 ? EXIT_TROUBLE : 0;
+	/* grep's: 1 when nothing is selected, here no key surely frequent */
+	return status < 0 ? EXIT_TROUBLE : sure == 0 ? EXIT_NONE : 0;
 }

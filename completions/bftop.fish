@@ -16,12 +16,12 @@ function __bftop_summaries
     end
 end
 
-complete -c bftop -s n -l top -x -d 'Print the N most frequent keys (0: all kept)'
+complete -c bftop -s n -l top -x -d 'Print at most N keys, the most frequent (0: all)'
 complete -c bftop -n 'not __fish_contains_opt -s s summary' -s e -l error -x -d 'Additive error, a fraction of the stream'
 complete -c bftop -n 'not __fish_contains_opt -s s summary' -l confidence -x -d 'Probability of the count-min bound'
-complete -c bftop -s v -l bounds -d 'Print the estimate, lower and upper bounds, then the key'
-complete -c bftop -l json -d 'Print a JSON array of {key, count, lower, upper}'
-complete -c bftop -s q -l query -d "Print each input key's estimated count (needs -s)"
+complete -c bftop -s v -l bounds -d 'Also the keys that may be frequent: lower and upper bounds, + or ?, the key'
+complete -c bftop -l json -d 'Print a JSON array of {key, count, lower, upper, guaranteed}'
+complete -c bftop -s q -l query -d "Print each input key's count or range (needs -s)"
 complete -c bftop -s o -l output -r -F -d 'Save the summary to SUMMARY, atomically'
 complete -c bftop -s s -l summary -x -a '(__bftop_summaries)' -d 'Start from saved summaries (repeatable: merged)'
 complete -c bftop -s k -l field -x -d 'Key on fields LIST of each line'

@@ -38,45 +38,86 @@ setup() {
 	mkdir -p "$BATS_TEST_TMPDIR/work" && cd "$BATS_TEST_TMPDIR/work"
 }
 
-# intervals_hold EXACT BOUNDS: every line "EST LOWER UPPER KEY" of BOUNDS
-# (bftop -v) has LOWER <= exact count of KEY <= UPPER, EST = UPPER; prints
-# the first that does not.
+# intervals_hold EXACT BOUNDS: every line "LOWER UPPER MARK KEY" of BOUNDS
+# (bftop -v) has LOWER <= exact count of KEY <= UPPER; prints the first
+# that does not.
 intervals_hold() {
 	awk 'NR == FNR { c = $1; sub(/^ *[0-9]+ /, ""); exact[$0] = c; next }
-	     { e = $1; lo = $2; hi = $3; sub(/^ *[0-9]+ +[0-9]+ +[0-9]+ /, "")
+	     { lo = $1; hi = $2; sub(/^ *[0-9]+ +[0-9]+ [-+?] /, "")
 	       n = ($0 in exact) ? exact[$0] : 0
-	       if (lo > n || n > hi || e != hi) { print "interval broken: " n " not in [" lo ", " hi "] for " $0; bad = 1; exit 1 } }
+	       if (lo > n || n > hi) { print "interval broken: " n " not in [" lo ", " hi "] for " $0; bad = 1; exit 1 } }
 	     END { exit bad }' "$1" "$2"
 }
 
-# heavy_listed EXACT LISTED LIMIT: every key of EXACT counted more than LIMIT times is in LISTED (bftop output).
+# marks_hold BOUNDS FLOOR: every line of BOUNDS (bftop -v) is marked + when
+# its LOWER is above FLOOR, else ? with its UPPER above FLOOR (nothing else
+# is listed); prints the first that is not.
+marks_hold() {
+	awk -v floor="$2" '{ want = $1 > floor ? "+" : $2 > floor ? "?" : "unlisted"
+	       if ($3 != want) { print "marked " $3 ", not " want ": " $0; bad = 1; exit 1 } }
+	     END { exit bad }' "$1"
+}
+
+# heavy_listed EXACT LISTED LIMIT: every key of EXACT counted more than
+# LIMIT times is in LISTED (bftop output, with or without -v).
 heavy_listed() {
-	awk -v limit="$3" 'NR == FNR { sub(/^ *[0-9]+ +([0-9]+ +[0-9]+ +)?/, ""); listed[$0] = 1; next }
+	awk -v limit="$3" 'NR == FNR { sub(/^ *[0-9]+(-[0-9]+)? +([0-9]+ [-+?] +)?/, ""); listed[$0] = 1; next }
 	     { c = $1; sub(/^ *[0-9]+ /, ""); if (c > limit && !($0 in listed)) { print "not listed: " c " " $0; bad = 1; exit 1 } }
 	     END { exit bad }' "$2" "$1"
 }
 
-check_skew() {
-	local exact=$BATS_FILE_TMPDIR/exact$1.txt
-	# -e 1e-3: 1000 keys kept for ~50000 distinct, so evictions are many
-	run --separate-stderr bftop -e 1e-3 -n 0 -v "$BATS_FILE_TMPDIR/z$1.txt"
-	expect_status 0
-	printf '%s\n' "$output" >bounds.txt
-	[ "$(wc -l <bounds.txt)" -eq 1000 ]
-	intervals_hold "$exact" bounds.txt
-	# EPS N = 1e-3 * 200000 = 200
-	heavy_listed "$exact" bounds.txt 200
+# sure_hold EXACT TOP FLOOR: every line "COUNT KEY" of TOP (bftop without
+# -v), COUNT N or LOWER-UPPER, holds the exact count of KEY (N: equals it),
+# and no key listed is a false positive: its LOWER and its exact count are
+# above FLOOR. Prints the first that is not.
+sure_hold() {
+	awk -v floor="$3" 'NR == FNR { c = $1; sub(/^ *[0-9]+ /, ""); exact[$0] = c; next }
+	     { f = $1; lo = hi = f; ranged = split(f, b, "-") == 2; if (ranged) { lo = b[1]; hi = b[2] }
+	       sub(/^ *[0-9]+(-[0-9]+)? /, ""); n = ($0 in exact) ? exact[$0] : 0
+	       # a range only where the bounds differ
+	       if (lo + 0 > n || n > hi + 0 || lo + 0 <= floor || n <= floor || ranged == (lo + 0 == hi + 0)) {
+		       print "not a sure count: exact " n ", printed " lo "-" hi ", floor " floor " for " $0; bad = 1; exit 1 } }
+	     END { exit bad }' "$1" "$2"
 }
 
-@test "bftop: zipf 0.8: every interval holds the exact count, every key above EPS N listed" {
+# The error bound bftop -v reports on standard error ("error bound N:").
+error_bound() {
+	sed -n 's/.*; error bound \([0-9]*\): .*/\1/p' "$1"
+}
+
+# Every key of a zipf corpus bftop lists, with and without -v, against
+# sort | uniq -c: -v lists every key above the error bound (none is
+# missed) with intervals that hold and marks that say which are sure;
+# without -v exactly the sure ones, none of them a false positive.
+check_skew() {
+	local exact=$BATS_FILE_TMPDIR/exact$1.txt floor
+	# -e 1e-3: 1000 keys kept for ~50000 distinct, so evictions are many
+	bftop -e 1e-3 -n 0 -v "$BATS_FILE_TMPDIR/z$1.txt" >bounds.txt 2>report.txt
+	floor=$(error_bound report.txt)
+	# Space-Saving: the floor is at most N / C = EPS N = 1e-3 * 200000 = 200
+	[ -n "$floor" ] && [ "$floor" -le 200 ]
+	intervals_hold "$exact" bounds.txt
+	marks_hold bounds.txt "$floor"
+	heavy_listed "$exact" bounds.txt "$floor"
+	run --separate-stderr bftop -e 1e-3 -n 0 "$BATS_FILE_TMPDIR/z$1.txt"
+	expect_status 0
+	printf '%s\n' "$output" >top.txt
+	sure_hold "$exact" top.txt "$floor"
+	# the sure ones, in the same order
+	expect_eq "keys listed" "$(awk '$3 == "+" { sub(/^ *[0-9]+ +[0-9]+ \+ /, ""); print }' bounds.txt)" \
+		"$(sed 's/^ *[0-9]*\(-[0-9]*\)\{0,1\} //' top.txt)"
+	[ "$(wc -l <top.txt)" -gt 10 ]
+}
+
+@test "bftop: zipf 0.8: no key listed is a false positive, -v misses none, every interval holds" {
 	check_skew 08
 }
 
-@test "bftop: zipf 1.0: every interval holds the exact count, every key above EPS N listed" {
+@test "bftop: zipf 1.0: no key listed is a false positive, -v misses none, every interval holds" {
 	check_skew 10
 }
 
-@test "bftop: zipf 1.2: every interval holds the exact count, every key above EPS N listed" {
+@test "bftop: zipf 1.2: no key listed is a false positive, -v misses none, every interval holds" {
 	check_skew 12
 }
 
@@ -93,7 +134,7 @@ top_is_exact() {
 	# every key above the 100th exact count is printed, and every key printed has at least that count
 	heavy_listed "$exact" top.txt "$cut100"
 	awk -v cut="$cut100" 'NR == FNR { c = $1; sub(/^ *[0-9]+ /, ""); exact[$0] = c; next }
-	     { sub(/^ *[0-9]+ /, ""); if (exact[$0] < cut) { print "not in the exact top: " $0; exit 1 } }' "$exact" top.txt
+	     { sub(/^ *[0-9]+(-[0-9]+)? /, ""); if (exact[$0] < cut) { print "not in the exact top: " $0; exit 1 } }' "$exact" top.txt
 }
 
 @test "bftop: zipf 1.0: the top 100 are the exact top 100, ties aside" {
@@ -136,19 +177,87 @@ top_is_exact() {
 	printf 'b\na\nb\nc\nb\na\n' >in.txt
 	run --separate-stderr bftop -n 2 -v in.txt
 	expect_status 0
-	expect_output "      3       3       3 b
-      2       2       2 a"
-	expect_stderr "bftop: 6 keys counted; 3 kept of 10000; every key not listed occurred at most 0 times"
+	expect_output "      3       3 + b
+      2       2 + a"
+	expect_stderr "bftop: 6 keys counted; 3 kept of 10000; error bound 0: 3 keys surely occurred more often, 0 more may have, every other key at most that often"
 	printf 'x"\\\n' >>in.txt
 	run --separate-stderr bftop --json -n 2 in.txt
 	expect_output '[
-  {"key": "b", "count": 3, "lower": 3, "upper": 3},
-  {"key": "a", "count": 2, "lower": 2, "upper": 2}
+  {"key": "b", "count": 3, "lower": 3, "upper": 3, "guaranteed": true},
+  {"key": "a", "count": 2, "lower": 2, "upper": 2, "guaranteed": true}
 ]'
 	run --separate-stderr bftop --json -n 0 - </dev/null
+	expect_status 1
 	expect_output "[]"
 	printf 'x"\\\n' | bftop --json >esc.txt
-	expect_file esc.txt '[\n  {"key": "x\\"\\\\", "count": 1, "lower": 1, "upper": 1}\n]\n'
+	expect_file esc.txt '[\n  {"key": "x\\"\\\\", "count": 1, "lower": 1, "upper": 1, "guaranteed": true}\n]\n'
+}
+
+# issue 32: seq 1 2000000 | bftop -n 3 printed "29 1968016", a key that
+# occurred once shown with an upper bound as its count. 2e6 distinct keys
+# in C = 10000 entries: the error bound is at most N / C = 200, and no
+# key's lower bound can be above it (each occurred once).
+@test "bftop: an all-distinct stream has no frequent keys: nothing on stdout, the bound on stderr, status 1" {
+	seq 1 2000000 >in.txt
+	run --separate-stderr bftop -n 3 in.txt
+	expect_status 1
+	expect_output ""
+	bftop -v -n 0 in.txt >bounds.txt 2>report.txt || true
+	floor=$(error_bound report.txt)
+	[ -n "$floor" ] && [ "$floor" -gt 0 ] && [ "$floor" -le 200 ]
+	expect_stderr "bftop: no frequent keys: none of the 2000000 keys counted surely occurred more than $floor times (the error bound)"
+	# --bounds: the candidates, each marked as only possibly frequent, status 1 still
+	run --separate-stderr bftop -v -n 0 in.txt
+	expect_status 1
+	[ "${#lines[@]}" -gt 0 ]
+	marks_hold bounds.txt "$floor"
+	[ "$(grep -c ' + ' bounds.txt)" -eq 0 ]
+	# --json: an empty array; -o: the summary is saved all the same
+	run --separate-stderr bftop --json -o s.top in.txt
+	expect_status 1
+	expect_output "[]"
+	[ -s s.top ]
+	head -n 200000 in.txt >short.txt
+	run --separate-stderr bftop -n 3 short.txt
+	expect_status 1
+	expect_output ""
+}
+
+# 200000 lines, from line 20001 on one in 20 one of five heavy keys, each
+# about 200000 * 0.9 / 20 / 5 = 1800 times; the rest keys drawn from 1e9,
+# which repeat a few times at most. With -e 1e-3 (C = 1000) the summary
+# is full long before the heavy keys come, so they are taken in with an
+# error: their counts are ranges, and the error bound is at most N / C =
+# 200, far below 1800.
+@test "bftop: a stream with a few heavy keys lists exactly them, with counts or ranges that hold" {
+	awk 'BEGIN { srand(7); for (i = 0; i < 200000; i++) { r = rand()
+		if (i >= 20000 && r < 0.05) print "heavy" int(r * 100); else print "tail" int(rand() * 1e9) } }' >in.txt
+	sort in.txt | uniq -c | sort -k1,1nr -k2 >exact.txt
+	[ "$(awk '$1 > 200' exact.txt | wc -l)" -eq 5 ]
+	bftop -e 1e-3 -v -n 0 in.txt >bounds.txt 2>report.txt
+	floor=$(error_bound report.txt)
+	run --separate-stderr bftop -e 1e-3 -n 0 in.txt
+	expect_status 0
+	printf '%s\n' "$output" >top.txt
+	sure_hold exact.txt top.txt "$floor"
+	# (as sets: two heavy keys' ranges may overlap, and another awk draws another stream)
+	expect_eq "keys listed" "$(awk '$1 > 200 { print $2 }' exact.txt | sort)" "$(awk '{ print $2 }' top.txt | sort)"
+	grep -q '^ *[0-9]*-[0-9]* heavy' top.txt
+	# --json: lower, upper, a count only where exact, and guaranteed; -v adds the candidates
+	bftop -e 1e-3 -n 0 --json in.txt >top.json
+	bftop -e 1e-3 -n 0 -v --json in.txt >bounds.json
+	python3 -c '
+import json, sys
+exact = {k: int(c) for c, k in (l.split() for l in open("exact.txt"))}
+floor = int(sys.argv[1])
+top, bounds = json.load(open("top.json")), json.load(open("bounds.json"))
+assert sorted(d["key"] for d in top) == sorted(k for k, c in exact.items() if c > 200), top
+assert [d for d in bounds if d["guaranteed"]] == top and len(bounds) > len(top)
+for d in bounds:
+    assert d["lower"] <= exact.get(d["key"], 0) <= d["upper"], d
+    assert d["count"] == (d["lower"] if d["lower"] == d["upper"] else None), d
+    assert d["guaranteed"] == (d["lower"] > floor) and d["upper"] > floor, d
+' "$floor"
 }
 
 @test "bftop: -k, -t, -i, -w and -z make the keys" {
@@ -306,10 +415,18 @@ CASES
 	tail -n +100001 "$z" >second.txt
 	bftop -e 1e-3 -o a.top first.txt >/dev/null
 	bftop -e 1e-3 -o b.top second.txt >/dev/null
-	bftop -s a.top -s b.top -n 0 -v >merged.txt 2>/dev/null
+	bftop -s a.top -s b.top -n 0 -v >merged.txt 2>report.txt
 	intervals_hold "$BATS_FILE_TMPDIR/exact08.txt" merged.txt
-	# merged: every key above 2 N / C = 2 * 200000 / 1000 = 400 is listed
-	heavy_listed "$BATS_FILE_TMPDIR/exact08.txt" merged.txt 400
+	# merged: the error bound is at most 2 N / C = 2 * 200000 / 1000 = 400,
+	# and -v lists every key above it
+	floor=$(error_bound report.txt)
+	[ -n "$floor" ] && [ "$floor" -le 400 ]
+	marks_hold merged.txt "$floor"
+	heavy_listed "$BATS_FILE_TMPDIR/exact08.txt" merged.txt "$floor"
+	# without -v only the sure ones, none a false positive
+	bftop -s a.top -s b.top -n 0 >top.txt
+	sure_hold "$BATS_FILE_TMPDIR/exact08.txt" top.txt "$floor"
+	[ "$(wc -l <top.txt)" -eq "$(grep -c ' + ' merged.txt)" ]
 }
 
 @test "bftop: -q prints each key's count from a summary, with bounds under -v" {
@@ -322,9 +439,31 @@ CASES
       0 zzz
       3 b"
 	run --separate-stderr bftop -q -v -s s.top - <q.txt
-	expect_output "      2       2       2 a
-      0       0       0 zzz
-      3       3       3 b"
+	expect_output "      2       2 + a
+      0       0 - zzz
+      3       3 + b"
+}
+
+# 300 keys once each and h 50 times among them, in a summary of C = 100
+# keys (-e 0.01): full, so a key evicted or never kept has only bounds;
+# the error bound is at most N / C = 350 / 100 = 3, below h's 50.
+@test "bftop -q: a count that is not exact is printed as its range, never as its upper bound" {
+	awk 'BEGIN { for (i = 1; i <= 300; i++) { print i; if (i % 6 == 0) print "h" } }' >in.txt
+	sort in.txt | uniq -c >exact.txt
+	bftop -e 0.01 -o s.top in.txt >/dev/null
+	{ echo h; seq 1 300; echo never; } >q.txt
+	bftop -q -s s.top q.txt >counts.txt
+	bftop -q -v -s s.top q.txt >bounds.txt
+	[ "$(wc -l <counts.txt)" -eq 302 ]
+	# each count: N where -v's bounds meet, else exactly LOWER-UPPER; the exact count within
+	paste -d ' ' counts.txt bounds.txt | awk 'NR == FNR { c = $1; sub(/^ *[0-9]+ /, ""); exact[$0] = c; next }
+		{ want = $3 == $4 ? $3 : $3 "-" $4; n = ($2 in exact) ? exact[$2] : 0
+		  if ($1 != want || $2 != $6 || $3 > n || n > $4) { print "bad: " $0 " exact " n; bad = 1 } }
+		END { exit bad }' exact.txt -
+	# the summary is full, so some counts are ranges, and h is surely frequent
+	grep -q '^ *[0-9]*-[0-9]* [0-9]*$' counts.txt
+	grep -q '^ *50 *50 + h$' bounds.txt
+	grep -Eq '^ *0(-[0-3])? never$' counts.txt
 }
 
 @test "bftop: bad inputs and summaries are errors naming the file, status 2" {
@@ -411,7 +550,7 @@ CASES
 	expect_status 0
 	expect_output "$(printf '%7d %s...\n%7d %s' 2 "${long:0:256}" 1 "$short")"
 	run --separate-stderr bftop --json in.txt
-	case $output in *'"count": 2, "lower": 2, "upper": 2, "truncated": true}'*) ;;
+	case $output in *'"count": 2, "lower": 2, "upper": 2, "guaranteed": true, "truncated": true}'*) ;;
 	*) expect_eq "--json" '... "truncated": true ...' "$output" ;; esac
 }
 
@@ -425,8 +564,9 @@ CASES
 	# the default summary (EPS 1e-4): 10000 keys of up to 256 bytes and 7 x 27183 cells, 4.7 MB
 	run --separate-stderr bftop --max-memory 1M </dev/null
 	expect_fail "bftop: summary needs 4.7 MB (4733464 bytes), over the memory limit of 1.0 MB"
-	run --separate-stderr bftop --max-memory 5M </dev/null
+	run --separate-stderr bftop --max-memory 5M <<<a
 	expect_status 0
+	expect_output "      1 a"
 }
 
 @test "bfmerge: merges summaries into the summary bftop -s -s makes, and refuses --intersect" {
@@ -486,11 +626,18 @@ size on disk:         $(wc -c <s.top | tr -d ' ') B ($(wc -c <s.top | tr -d ' ')
 	run --separate-stderr bftop --window 1000keys --generations 5 -e 1e-2 -n 0 -v in.txt
 	expect_status 0
 	printf '%s\n' "$output" >bounds.txt
-	[ "$(wc -l <bounds.txt)" -eq 100 ]
+	printf '%s\n' "$stderr" >report.txt
 	intervals_hold exact.txt bounds.txt
-	# every key above 2 N' / C = 2 * 1250 / 100 = 25 is listed
-	heavy_listed exact.txt bounds.txt 25
-	expect_eq stderr "bftop: 1250 keys counted; 100 kept of 100;" "${stderr%% every*}"
+	# the error bound is at most 2 N' / C = 2 * 1250 / 100 = 25, and every key above it is listed
+	floor=$(error_bound report.txt)
+	[ -n "$floor" ] && [ "$floor" -le 25 ]
+	marks_hold bounds.txt "$floor"
+	heavy_listed exact.txt bounds.txt "$floor"
+	expect_eq stderr "bftop: 1250 keys counted; 100 kept of 100;" "${stderr%% error bound*}"
+	# without -v the sure ones, none a false positive
+	bftop --window 1000keys --generations 5 -e 1e-2 -n 0 in.txt >top.txt
+	sure_hold exact.txt top.txt "$floor"
+	[ "$(wc -l <top.txt)" -eq "$(grep -c ' + ' bounds.txt)" ]
 }
 
 # One line a second for two hours, "SECONDS KEY"; a window of 1h in 5

@@ -491,6 +491,27 @@ size_t topk_items(const struct topk *t, struct topk_item *out)
 	return (size_t)t->kept;
 }
 
+enum topk_frequency topk_frequency(const struct topk *t, uint64_t lower, uint64_t upper)
+{
+	uint64_t floor = topk_floor(t);
+
+	if (lower > floor)
+		return TOPK_SURE;
+	return upper > floor ? TOPK_POSSIBLE : TOPK_INFREQUENT;
+}
+
+/* topk_items, less the keys type leaves out: those in order, at the front. */
+size_t topk_frequent(const struct topk *t, enum topk_error_type type, struct topk_item *out)
+{
+	enum topk_frequency least = type == TOPK_NO_FALSE_POSITIVES ? TOPK_SURE : TOPK_POSSIBLE;
+	size_t n = topk_items(t, out), kept = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (topk_frequency(t, out[i].count - out[i].error, out[i].upper) >= least)
+			out[kept++] = out[i];
+	return kept;
+}
+
 /* ---- loading and merging ---------------------------------------------------------------- */
 
 int topk_restore(struct topk *t, const struct topk_item *item, const char **errstr)

@@ -142,6 +142,33 @@ uint64_t topk_floor(const struct topk *t);
 void topk_query(const struct topk *t, const uint64_t hash[2], uint64_t *lower, uint64_t *upper);
 
 /*
+ * What the summary can say of whether a key with bounds [lower, upper]
+ * is frequent: occurred more often than topk_floor(t), the error bound
+ * (no key it does not keep occurred more often, and no kept key's bounds
+ * are further apart), the threshold of DataSketches' frequent items.
+ * TOPK_SURE: lower > floor, it is, whatever the stream was;
+ * TOPK_POSSIBLE: only upper > floor, it may be; TOPK_INFREQUENT: it is not.
+ * While fewer than C keys are kept the floor is 0 and every count exact,
+ * so every key kept is TOPK_SURE.
+ */
+enum topk_frequency { TOPK_INFREQUENT, TOPK_POSSIBLE, TOPK_SURE };
+enum topk_frequency topk_frequency(const struct topk *t, uint64_t lower, uint64_t upper);
+
+/*
+ * Which keys topk_frequent lists, named as DataSketches' ErrorType:
+ * NO_FALSE_POSITIVES only the TOPK_SURE ones, so no key listed is
+ * infrequent; NO_FALSE_NEGATIVES every one that is not TOPK_INFREQUENT,
+ * so every frequent key is listed.
+ */
+enum topk_error_type { TOPK_NO_FALSE_POSITIVES, TOPK_NO_FALSE_NEGATIVES };
+
+/*
+ * The frequent keys of type into out (room for t->kept), in topk_items'
+ * order. Returns how many.
+ */
+size_t topk_frequent(const struct topk *t, enum topk_error_type type, struct topk_item *out);
+
+/*
  * The kept keys into out (room for t->kept), most frequent first: by
  * upper bound, then lower bound, descending, then key bytes ascending, so
  * the order depends only on the summary. Returns how many.

@@ -139,8 +139,9 @@ class Sketch(_bftools.Sketch):
 
 TopItem = namedtuple("TopItem", "key count lower upper truncated")
 TopItem.__doc__ = """A key kept by a summary: it occurred at least lower and at most
-upper times; count is bftop's estimate (the upper bound); key is bytes,
-its first 256 bytes when truncated."""
+upper times; count is the upper bound, the count only when lower == upper
+(bftop prints LOWER-UPPER otherwise); key is bytes, its first 256 bytes
+when truncated."""
 
 
 class TopK(_bftools.TopK):
@@ -163,7 +164,8 @@ class TopK(_bftools.TopK):
 
     def top(self, n=None):
         """The n most frequent keys kept (all when n is None), most frequent
-        first, as bftop -v lists them: TopItem(key, count, lower, upper, truncated)."""
+        first: TopItem(key, count, lower, upper, truncated). bftop lists
+        those surely frequent, lower > floor (with -v those with upper > floor)."""
         return [TopItem(k, up, lo, up, tr) for k, lo, up, tr in self._top(-1 if n is None else n)]
 
     def __repr__(self):

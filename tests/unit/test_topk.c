@@ -313,6 +313,102 @@ static void test_a_key_below_the_floor_is_not_admitted(void)
 	topk_free(t);
 }
 
+/*
+ * The two listings of topk_frequent against exact counts, on a Zipf
+ * stream through a summary of C = 200 (full, floor > 0): no key
+ * NO_FALSE_POSITIVES lists occurred floor times or fewer, every key that
+ * occurred more is among NO_FALSE_NEGATIVES', each listing in
+ * topk_items' order. Deterministic: Space-Saving's bounds hold for any
+ * stream, and a Zipf 1.0 stream of 200000 keys has some above the floor.
+ */
+static void frequent_lists_hold(const struct topk *t, const uint64_t *exact)
+{
+	struct topk_item *sure = malloc(t->kept * sizeof *sure);
+	struct topk_item *maybe = malloc(t->kept * sizeof *maybe);
+	size_t nsure = topk_frequent(t, TOPK_NO_FALSE_POSITIVES, sure);
+	size_t nmaybe = topk_frequent(t, TOPK_NO_FALSE_NEGATIVES, maybe), j = 0;
+	uint64_t floor = topk_floor(t);
+
+	CHECK(floor > 0 && nsure > 0 && nsure < nmaybe && nmaybe < t->kept);
+	for (size_t i = 0; i < nsure; i++) {
+		char digits[16] = "";
+		uint32_t rank;
+
+		/* the key bytes are not terminated: copy them (a rank is at most 4 digits) */
+		CHECK(sure[i].len < sizeof digits);
+		memcpy(digits, sure[i].key, (size_t)sure[i].len);
+		rank = (uint32_t)strtoul(digits, NULL, 10);
+		CHECK(rank < DISTINCT && sure[i].count - sure[i].error > floor && exact[rank] > floor);
+		while (j < nmaybe && maybe[j].hash[0] != sure[i].hash[0])
+			j++;
+		CHECKF(j < nmaybe, "sure key %zu not among the candidates, in order", i);
+	}
+	for (size_t i = 0; i < nmaybe; i++)
+		CHECK(maybe[i].upper > floor && (i == 0 || maybe[i - 1].upper >= maybe[i].upper));
+	for (uint32_t r = 0; r < DISTINCT; r++) {
+		char buf[16];
+		uint64_t h[2];
+		size_t i = 0;
+
+		hash_one(t, rank_key(r, buf), h);
+		while (i < nmaybe && (maybe[i].hash[0] != h[0] || maybe[i].hash[1] != h[1]))
+			i++;
+		CHECKF(exact[r] <= floor || i < nmaybe, "rank %u (%llu > floor %llu) not a candidate",
+		       (unsigned)r, (unsigned long long)exact[r], (unsigned long long)floor);
+	}
+	free(sure);
+	free(maybe);
+}
+
+static void test_frequent_keys_no_false_positives_and_no_false_negatives(void)
+{
+	uint32_t *ranks = malloc(STREAM * sizeof *ranks);
+	uint64_t *exact = calloc(DISTINCT, sizeof *exact);
+	struct topk *t = new_summary(200);
+
+	zipf_stream(1.0, 5, DISTINCT, ranks, STREAM);
+	add_ranks(t, ranks, STREAM, exact);
+	frequent_lists_hold(t, exact);
+	free(ranks);
+	free(exact);
+	topk_free(t);
+}
+
+/*
+ * How frequent a key is, against the error bound: while the summary is
+ * not full the bound is 0 and every key kept is sure; 300 distinct keys
+ * once each through C = 100 fill it, and then none is sure (each
+ * occurred once, and the bound is at least 1), though some may be.
+ */
+static void test_frequency_is_judged_against_the_floor(void)
+{
+	struct topk *t = new_summary(100);
+	struct topk_item items[100];
+	char buf[16];
+
+	for (uint32_t r = 0; r < 50; r++) {
+		struct line key = rank_key(r, buf);
+		uint64_t h[2];
+
+		hash_one(t, key, h);
+		topk_add_hashed(t, &key, h, 1);
+	}
+	CHECK(topk_floor(t) == 0 && topk_frequent(t, TOPK_NO_FALSE_POSITIVES, items) == 50);
+	CHECK(topk_frequency(t, 1, 1) == TOPK_SURE && topk_frequency(t, 0, 0) == TOPK_INFREQUENT);
+	for (uint32_t r = 50; r < 300; r++) {
+		struct line key = rank_key(r, buf);
+		uint64_t h[2];
+
+		hash_one(t, key, h);
+		topk_add_hashed(t, &key, h, 1);
+	}
+	CHECK(topk_floor(t) >= 1 && topk_frequent(t, TOPK_NO_FALSE_POSITIVES, items) == 0);
+	CHECK(topk_frequency(t, topk_floor(t), topk_floor(t) + 1) == TOPK_POSSIBLE);
+	CHECK(topk_frequency(t, topk_floor(t) + 1, topk_floor(t) + 1) == TOPK_SURE);
+	CHECK(topk_frequency(t, 0, topk_floor(t)) == TOPK_INFREQUENT);
+	topk_free(t);
+}
+
 static void test_sizing_follows_eps_and_confidence(void)
 {
 	struct topk_params p;
@@ -530,6 +626,10 @@ void suite_topk(void)
 		 test_long_keys_count_apart_and_show_truncated);
 	unit_run("topk: a new key whose estimate is at most the floor is not admitted",
 		 test_a_key_below_the_floor_is_not_admitted);
+	unit_run("topk: frequent keys: no false positives, or no false negatives",
+		 test_frequent_keys_no_false_positives_and_no_false_negatives);
+	unit_run("topk: a key is frequent against the floor, 0 until the summary is full",
+		 test_frequency_is_judged_against_the_floor);
 	unit_run("topk: sizing follows eps and confidence", test_sizing_follows_eps_and_confidence);
 	unit_run("topk: files round-trip byte for byte", test_files_round_trip_byte_for_byte);
 	unit_run("topk: truncated, trailing and damaged files are refused", test_damaged_files_are_refused);
