@@ -151,8 +151,10 @@ $(PYDIR)/bftools/%.py: python/bftools/%.py
 	cp $< $@
 
 # Again after deps-python: PY_INCLUDE and PY_SUFFIX need the python3 it
-# may have just installed.
-python: deps-python
+# may have just installed. The library first, in this make: under -j the
+# sub-make would otherwise rebuild the archive while `all` rewrites it,
+# and link the module against a half-written one.
+python: deps-python $(O)/lib/libbftools.a
 	@$(MAKE) --no-print-directory python-module
 
 python-module: $(PY_EXT) $(PY_FILES)

@@ -58,9 +58,10 @@ static const char usage[] =
 	"   or: bftop --window W [--generations G] [--time-field F] [--bad-time error|skip] [--now T] [-n N] [-e EPS] [-v] [--json] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-w] [FILE...]\n"
 	"Print the frequent keys of FILEs (or standard input), most frequent first,\n"
 	"each after its count as uniq(1) counts (\"%7llu KEY\"), from a summary of\n"
-	"fixed size: only keys that surely occurred more often than its error bound,\n"
-	"a count that is not exact as the range LOWER-UPPER (\"1841-1844 KEY\").\n"
-	"None: nothing printed, a line on standard error, exit status 1.\n"
+	"fixed size: the keys that surely occurred more often than its error bound,\n"
+	"each with its exact count or, where that is not known, its range\n"
+	"LOWER-UPPER (\"1841-1844 KEY\"). No such key: nothing printed, a line on\n"
+	"standard error, exit status 1.\n"
 	"\n"
 	"  -n, --top=N           print the N most frequent keys (default 10; 0: all)\n"
 	"  -e, --error=EPS       additive error, a fraction of the stream: every key\n"
@@ -404,7 +405,7 @@ static void put_json_key(struct counter *c, const unsigned char *key, size_t len
 	char count[24], text[160];
 
 	if (lower == upper)
-		snprintf(count, sizeof count, "%llu", (unsigned long long)lower);
+		format_count(count, sizeof count, lower, upper);
 	else
 		strcpy(count, "null");
 	put(c->out, open, strlen(open));
