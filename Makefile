@@ -80,7 +80,7 @@ UNIT_OBJ  = $(UNIT_SRC:%.c=$(O)/%.o)
 BINS      = $(PROGRAMS:%=$(O)/cmd/%)
 SHLIB     = $(O)/lib/libbftools.so.$(SOVERSION)
 # The library's public headers, installed under INCLUDEDIR/bftools/.
-PUBLIC_HEADERS = lib/bftools.h lib/base/line.h lib/hash/siphash.h lib/sets/filter_types.h \
+PUBLIC_HEADERS = lib/bftools.h lib/base/line.h lib/hash/siphash.h lib/hash/partition.h lib/sets/filter_types.h \
 	lib/sets/filter.h lib/sets/layout.h lib/sets/layout_dcso.h lib/sets/sizing.h \
 	lib/sets/cascade.h lib/files/format.h lib/sets/merge.h lib/files/merge_stream.h \
 	lib/io/lines.h lib/io/keys.h lib/io/fieldlist.h lib/io/json.h lib/io/json_out.h lib/io/writer.h lib/sets/hll.h lib/base/numparse.h \
