@@ -40,10 +40,10 @@
 #define INTERSECT_MAX 12
 
 static const char usage[] =
-	"Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [FILE...]\n"
+	"Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [--shard I/N --shard-key HEX] [-i] [-z] [-v] [FILE...]\n"
 	"   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]\n"
 	"   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER...\n"
-	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [FILE...]\n"
+	"   or: bfcount [-s SKETCH...] [--add] [-o SKETCH] [--precision P] [--key HEX] [--like SKETCH] [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [--shard I/N --shard-key HEX] [-i] [-z] [-v] [FILE...]\n"
 	"Print the estimated number of distinct keys in the input, or in filters,\n"
 	"or in HyperLogLog sketches saved by -o.\n"
 	"\n"
@@ -199,7 +199,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	switch (c) {
 	case 'k': cli_field_option(&opt->spec, arg); opt->key_options = 1; break;
 	case CLI_OPT_CSV: opt->spec.csv = 1; opt->key_options = 1; break;
-	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: cli_fields_option(c, arg); opt->key_options = 1; break;
+	case CLI_OPT_JSON: case CLI_OPT_BAD_LINE: case CLI_OPT_SHARD: case CLI_OPT_SHARD_KEY: cli_fields_option(c, arg); opt->key_options = 1; break;
 	case CLI_OPT_HEADER: opt->header = 1; opt->key_options = 1; break;
 	case 't': cli_separator_option(&opt->spec, arg); opt->key_options = 1; break;
 	case 'i': opt->spec.fold_case = 1; opt->key_options = 1; break;

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_fields.h"
 #include "cli_window.h"
 #include "json_out.h"
 #include "keys.h"
@@ -44,8 +45,8 @@
 #include "topk_window.h"
 
 static const char usage[] =
-	"Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
-	"   or: bftop -q -s SUMMARY [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
+	"Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k N] [-t C] [-i] [-z] [-w] [--shard I/N --shard-key HEX] [FILE...]\n"
+	"   or: bftop -q -s SUMMARY [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [--shard I/N --shard-key HEX] [FILE...]\n"
 	"   or: bftop --window W [--generations G] [--time-field F] [--bad-time error|skip] [--now T] [-n N] [-e EPS] [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
 	"Print the most frequent keys of FILEs (or standard input), most frequent\n"
 	"first, each after its count as uniq(1) counts (\"%7llu KEY\"), from a\n"
@@ -68,6 +69,7 @@ static const char usage[] =
 	"  -i, --ignore-case     fold ASCII case of keys\n"
 	"  -z, --null-data       records end with NUL, not newline (output too)\n"
 	"  -w, --words           each word of a key is a key\n"
+	CLI_SHARD_HELP
 	CLI_DECOMPRESS_HELP
 	"      --window=W        only the last W keys (10Mkeys) or W of time\n"
 	"                        (90s, 10m, 1h30m, 1.5h, 7d, 1w; a bare number is refused)\n"
@@ -104,6 +106,7 @@ static const struct option long_options[] = {
 	CLI_DECOMPRESS_OPTION,
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_SHARD_OPTIONS,
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -168,6 +171,7 @@ static void parse_option(struct options *opt, int c, const char *arg)
 	case 'i': opt->spec.fold_case = 1; break;
 	case 'z': opt->delim = '\0'; break;
 	case 'w': opt->spec.words = 1; break;
+	case CLI_OPT_SHARD: case CLI_OPT_SHARD_KEY: cli_shard_option(c, arg); break;
 	case OPT_WINDOW: cli_window_size(&opt->win, arg); break;
 	case OPT_GENERATIONS: cli_window_generations(&opt->win, arg); opt->window_options = 1; break;
 	case OPT_TIME_FIELD: cli_window_time_field(&opt->win, arg); opt->window_options = 1; break;
@@ -227,6 +231,7 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	opt->inputs = argv + optind;
 	opt->ninputs = argc - optind;
 	check_options(opt);
+	cli_shard_check(&opt->spec);
 	/* the window's rate is a filter's: nothing here uses it, but the plan checks it */
 	cli_window_finish(&opt->win, 0, 0.5, opt->spec.separator);
 }

@@ -22,22 +22,30 @@
 
 #include <getopt.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "keys.h"
 #include "line.h"
 #include "lines.h"
+#include "partition.h"
 
 /*
  * --header and --csv: CLI_FORMAT_OPTIONS in the option table, with
  * CLI_OPT_HEADER and CLI_OPT_CSV cases in the switch; CLI_FORMAT_HELP in
  * --help.
  */
-enum { CLI_OPT_HEADER = 1100, CLI_OPT_CSV, CLI_OPT_JSON, CLI_OPT_BAD_LINE };
+enum { CLI_OPT_HEADER = 1100, CLI_OPT_CSV, CLI_OPT_JSON, CLI_OPT_BAD_LINE, CLI_OPT_SHARD,
+       CLI_OPT_SHARD_KEY };
 #define CLI_FORMAT_OPTIONS                                                   \
 	{ "header", no_argument, NULL, CLI_OPT_HEADER },                    \
 	{ "csv", no_argument, NULL, CLI_OPT_CSV },                          \
 	{ "json", no_argument, NULL, CLI_OPT_JSON },                        \
-	{ "bad-line", required_argument, NULL, CLI_OPT_BAD_LINE }
+	{ "bad-line", required_argument, NULL, CLI_OPT_BAD_LINE },          \
+	CLI_SHARD_OPTIONS
+/* --shard and --shard-key, for bftop too (whose --json is its output's). */
+#define CLI_SHARD_OPTIONS                                                    \
+	{ "shard", required_argument, NULL, CLI_OPT_SHARD },                \
+	{ "shard-key", required_argument, NULL, CLI_OPT_SHARD_KEY }
 #define CLI_FORMAT_HELP                                                      \
 	"      --header          the first line of each input is a header: not\n" \
 	"                        a key; -k may name its fields (-k host,path)\n" \
@@ -47,7 +55,16 @@ enum { CLI_OPT_HEADER = 1100, CLI_OPT_CSV, CLI_OPT_JSON, CLI_OPT_BAD_LINE };
 	"      --json            each line is JSON (NDJSON): -k takes paths as jq\n" \
 	"                        does (.user.id, .tags[0], .[\"odd key\"], .a,.b)\n" \
 	"      --bad-line=error|skip  a line that is not JSON: stop with an error\n" \
-	"                        (the default), or pass it on without a key\n"
+	"                        (the default), or pass it on without a key\n" \
+	CLI_SHARD_HELP
+#define CLI_SHARD_HELP                                                       \
+	CLI_SHARD_KEY_HELP                                                   \
+	"      --shard=I/N       only lines whose key is in partition I of N\n" \
+	"                        (0 to N-1; bf(5)); the others are skipped\n"
+/* --shard-key alone, for bfsplit, which partitions every line. */
+#define CLI_SHARD_KEY_HELP                                                   \
+	"      --shard-key=HEX   the partitioning key, 32 hex digits: the same\n" \
+	"                        on every machine\n"
 
 /*
  * After the options: field names in -k need --header (header nonzero);
@@ -55,7 +72,7 @@ enum { CLI_OPT_HEADER = 1100, CLI_OPT_CSV, CLI_OPT_JSON, CLI_OPT_BAD_LINE };
  * input be read as CSV records (lines_csv).
  */
 void cli_fields_check(struct key_spec *spec, int header);
-/* --json and --bad-line (CLI_OPT_JSON, CLI_OPT_BAD_LINE): handled here. */
+/* --json, --bad-line, --shard and --shard-key (CLI_OPT_JSON .. CLI_OPT_SHARD_KEY): handled here. */
 void cli_fields_option(int c, const char *arg);
 
 /*
@@ -76,6 +93,25 @@ uint64_t cli_bad_lines(const struct keyset *ks);
 int cli_bad_lines_cut_on(void);
 /* For -v: how many lines were not JSON, if any. */
 void cli_bad_lines_report(void);
+
+/*
+ * --shard I/N and --shard-key (shard.c): cli_fields_check refuses one
+ * without the other and, with both, has every batch's records of other
+ * partitions taken out before the program's prepare (cli_shard_batch,
+ * called by the input loops). cli_shard_splits: the program (bfsplit)
+ * partitions every line itself: --shard-key is needed, --shard is not
+ * its own. cli_shard_partition: the partition of count under the key.
+ * cli_shard_fold_case: partition keys case-folded (bfgrep, whose filters
+ * fold), whatever the spec says.
+ */
+void cli_shard_option(int c, const char *arg);
+void cli_shard_splits(void);
+void cli_shard_check(struct key_spec *spec);
+int cli_shard_on(void);
+void cli_shard_fold_case(void);
+void cli_shard_partition(struct partition *p, uint64_t count);
+/* Reader threads: b's records of other partitions taken out. 0, or -1 with errno (ENOMEM). */
+int cli_shard_batch(struct lines_batch *b);
 
 /* At the end: free what cli_field_option and cli_fields_check gave spec. */
 void cli_fields_release(struct key_spec *spec);

@@ -30,6 +30,10 @@ const char *cli_field_text;
 
 void cli_fields_option(int c, const char *arg)
 {
+	if (c == CLI_OPT_SHARD || c == CLI_OPT_SHARD_KEY) {
+		cli_shard_option(c, arg);
+		return;
+	}
 	if (c == CLI_OPT_JSON) {
 		json_inputs = 1;
 		return;
@@ -101,6 +105,7 @@ void cli_fields_check(struct key_spec *spec, int header)
 		cli_usage_error("--bad-line is about JSON lines: it needs --json");
 	if (json_inputs)
 		json_paths(spec, header);
+	cli_shard_check(spec);
 	f = spec->fields;
 
 	if (spec->csv) {
