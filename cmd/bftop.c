@@ -47,7 +47,7 @@
 static const char usage[] =
 	"Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k N] [-t C] [-i] [-z] [-w] [--shard I/N --shard-key HEX] [FILE...]\n"
 	"   or: bftop -q -s SUMMARY [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [--shard I/N --shard-key HEX] [FILE...]\n"
-	"   or: bftop --window W [--generations G] [--time-field F] [--bad-time error|skip] [--now T] [-n N] [-e EPS] [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [FILE...]\n"
+	"   or: bftop --window W [--generations G] [--time-field F] [--bad-time error|skip] [--now T] [-n N] [-e EPS] [-v] [--json] [-k N] [-t C] [-i] [-z] [-w] [--shard I/N --shard-key HEX] [FILE...]\n"
 	"Print the most frequent keys of FILEs (or standard input), most frequent\n"
 	"first, each after its count as uniq(1) counts (\"%7llu KEY\"), from a\n"
 	"summary of fixed size: every count is an upper bound, with a lower one\n"
