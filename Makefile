@@ -70,7 +70,7 @@ LDLIBS    = -lz -lzstd -llzma -lbz2 -llz4 -lm -pthread
 
 # O is the build directory: "." for the normal build, build/asan for make asan.
 O        ?= .
-PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop
+PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop bfsplit
 LIB_SRC   = $(wildcard $(LIB_LAYERS:%=lib/%/*.c))
 LIB_OBJ   = $(LIB_SRC:%.c=$(O)/%.o)
 CLI_SRC   = $(wildcard cmd/cli/*.c)

@@ -88,7 +88,7 @@ raw=$dir/raw
 rm -rf "$out" "$raw"
 mkdir -p "$out" "$raw" || die "cannot create $out"
 
-for prog in bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop; do
+for prog in bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop bfsplit; do
 	[ -x "$bin/$prog" ] || die "$bin/$prog not found (run make first)"
 done
 
@@ -722,7 +722,7 @@ report_markdown() {
 # ------------------------------------------------------------------- main
 
 started=$(now_ns)
-programs() { cksum "$bin"/bfbuild "$bin"/bfgrep "$bin"/bfuniq "$bin"/bfcount "$bin"/bfmerge "$bin"/bfinfo "$bin"/bftop; }
+programs() { cksum "$bin"/bfbuild "$bin"/bfgrep "$bin"/bfuniq "$bin"/bfcount "$bin"/bfmerge "$bin"/bfinfo "$bin"/bftop "$bin"/bfsplit; }
 build_at_start=$(programs)
 say "$lines lines, $runs rounds, jobs: $jobs; work directory $dir"
 for job in $jobs; do
