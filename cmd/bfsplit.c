@@ -19,9 +19,11 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "atomic.h"
 #include "cli.h"
@@ -241,6 +243,45 @@ static void open_outputs(struct split *s)
 	}
 }
 
+#define SYNC_THREADS 16
+
+struct syncing {
+	const struct split *s;
+	uint64_t first;		/* this thread's outputs: first, first + SYNC_THREADS, ... */
+};
+
+/* A thread's share of the outputs flushed to disk (an error shows again at atomic_commit). */
+static void *sync_outputs(void *arg)
+{
+	const struct syncing *job = arg;
+
+	for (uint64_t i = job->first; i < job->s->opt->partitions; i += SYNC_THREADS)
+		(void)fsync(job->s->files[i].fd);
+	return NULL;
+}
+
+/*
+ * Every output's fsync at once, on threads of their own: atomic_commit
+ * syncs each before its rename, and one after another they waited for
+ * the disk 16 times in a row (0.6 GB in 16 files took longer to sync
+ * than to split). Best effort: a thread that cannot start leaves its
+ * share to atomic_commit.
+ */
+static void sync_in_parallel(const struct split *s)
+{
+	pthread_t threads[SYNC_THREADS];
+	struct syncing jobs[SYNC_THREADS];
+	int started[SYNC_THREADS] = { 0 };
+
+	for (uint64_t t = 0; t < SYNC_THREADS && t < s->opt->partitions; t++) {
+		jobs[t] = (struct syncing){ s, t };
+		started[t] = pthread_create(&threads[t], NULL, sync_outputs, &jobs[t]) == 0;
+	}
+	for (unsigned t = 0; t < SYNC_THREADS; t++)
+		if (started[t])
+			pthread_join(threads[t], NULL);
+}
+
 /* All outputs flushed and renamed into place; the first failure is fatal (the rest removed). */
 static void commit_outputs(struct split *s)
 {
@@ -249,6 +290,7 @@ static void commit_outputs(struct split *s)
 	for (uint64_t i = 0; i < s->opt->partitions; i++)
 		if (writer_finish(&s->out[i]) < 0)
 			cli_fatal("%s: write error: %s", s->names[i], strerror(errno));
+	sync_in_parallel(s);
 	for (uint64_t i = 0; i < s->opt->partitions; i++)
 		if (atomic_commit(&s->files[i], &why) < 0)
 			cli_fatal("%s: %s", s->names[i], why);
