@@ -168,3 +168,27 @@ part() {
 	expect_one_line_error "bfsplit: ro/o0: "
 	[ -z "$(ls -A ro)" ]
 }
+
+@test "bfsplit: the README's GNU parallel recipe, one bfuniq --shard per core, equals awk's first sightings" {
+	command -v parallel >/dev/null 2>&1 || skip "GNU parallel is not installed (apt-get install parallel)"
+	export HOME="$BATS_TEST_TMPDIR"
+	make_input 4
+	run --separate-stderr parallel --will-cite -j 4 "bfuniq -p 1e-9 --key $KEY -f seen-{}.bf --shard {}/4 \
+		--shard-key $KEY keys.txt >new-{}.txt" ::: 0 1 2 3
+	expect_status 0
+	cat new-0.txt new-1.txt new-2.txt new-3.txt | sort | cmp - <(awk '!s[$0]++' keys.txt | sort)
+	# a second pass over the same lines: every key is in its partition's state
+	parallel --will-cite -j 4 "bfuniq -f seen-{}.bf --shard {}/4 --shard-key $KEY keys.txt >again-{}.txt" ::: 0 1 2 3
+	[ "$(cat again-*.txt | wc -l)" -eq 0 ]
+}
+
+@test "bfsplit: numbered lines split, de-duplicated and merged come back in input order (README)" {
+	local i
+	make_input 4
+	awk '{ print NR "\t" $0 }' keys.txt >numbered.txt
+	bfsplit -N 4 --shard-key "$KEY" -t "$(printf '\t')" -k 2- -o 'n%d' numbered.txt
+	for i in 0 1 2 3; do
+		bfuniq -p 1e-9 -t "$(printf '\t')" -k 2- n$i >u$i
+	done
+	sort -n -m u0 u1 u2 u3 | cut -f 2- | cmp - <(awk '!s[$0]++' keys.txt)
+}
