@@ -15,7 +15,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS1="Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [-i] [-z] [-v] [FILE...]"
+SYNOPSIS1="Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--json] [--bad-line error|skip] [--shard I/N --shard-key HEX] [-i] [-z] [-v] [FILE...]"
 SYNOPSIS2="   or: bfcount -f FILTER [-f FILTER...] [-v] [FILTER...]"
 SYNOPSIS3="   or: bfcount --union|--intersection|--jaccard [-v] [-f FILTER...] FILTER..."
 

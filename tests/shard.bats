@@ -61,6 +61,15 @@ part() {
 	done
 }
 
+@test "shard: bfgrep --shard partitions keys folded when its filters fold (-i), refuses filters that disagree" {
+	bfbuild -n 100000 -p 1e-9 -i --key "$KEY" -o folded.bf urls
+	part 1 ref_folded >mine.txt
+	bfgrep -f folded.bf --shard 1/$PARTS --shard-key "$KEY" urls | cmp - mine.txt
+	bfbuild -n 100000 -p 1e-9 --key "$KEY" -o plain.bf urls
+	run --separate-stderr bfgrep -f folded.bf -f plain.bf --shard 1/$PARTS --shard-key "$KEY" urls
+	expect_fail "bfgrep: --shard: some filters fold case (-i) and some do not: a key has no one partition"
+}
+
 @test "shard: bfbuild --shard with -j 1 and -j 2 builds the filter of exactly partition I's lines" {
 	local i j
 	for i in 0 3; do
