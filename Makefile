@@ -9,6 +9,8 @@
 #                   layers of lib/ (tests/layers.sh: no include upward, no circle)
 #   make bench      speed and memory against sort, gawk, grep -F (tests/bench/);
 #                   Python's contains_many against pure Python and bfgrep
+#   make bench-scaleout  the Dask de-duplication pipeline on one machine
+#                   against one bfuniq (the dedup job of tests/bench/run.sh)
 #   make bench-threads  lines per second for -j 1, 2, 4, 8, 16 (up to the
 #                   CPUs) and the ratio to -j 1 (tests/bench/threads.sh)
 #   make fuzz       libFuzzer harnesses for FUZZ_SECONDS each (default 60)
@@ -70,7 +72,7 @@ LDLIBS    = -lz -lzstd -llzma -lbz2 -llz4 -lm -pthread
 
 # O is the build directory: "." for the normal build, build/asan for make asan.
 O        ?= .
-PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop
+PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop bfsplit
 LIB_SRC   = $(wildcard $(LIB_LAYERS:%=lib/%/*.c))
 LIB_OBJ   = $(LIB_SRC:%.c=$(O)/%.o)
 CLI_SRC   = $(wildcard cmd/cli/*.c)
@@ -80,7 +82,7 @@ UNIT_OBJ  = $(UNIT_SRC:%.c=$(O)/%.o)
 BINS      = $(PROGRAMS:%=$(O)/cmd/%)
 SHLIB     = $(O)/lib/libbftools.so.$(SOVERSION)
 # The library's public headers, installed under INCLUDEDIR/bftools/.
-PUBLIC_HEADERS = lib/bftools.h lib/base/line.h lib/hash/siphash.h lib/sets/filter_types.h \
+PUBLIC_HEADERS = lib/bftools.h lib/base/line.h lib/hash/siphash.h lib/hash/partition.h lib/sets/filter_types.h \
 	lib/sets/filter.h lib/sets/layout.h lib/sets/layout_dcso.h lib/sets/sizing.h \
 	lib/sets/cascade.h lib/files/format.h lib/sets/merge.h lib/files/merge_stream.h \
 	lib/io/lines.h lib/io/keys.h lib/io/fieldlist.h lib/io/json.h lib/io/json_out.h lib/io/writer.h lib/sets/hll.h lib/base/numparse.h \
@@ -108,7 +110,7 @@ TSAN_FLAGS = -O1 -g -fsanitize=thread
 .SECONDARY:
 
 .PHONY: all check unit asan lint demo install uninstall clean deps-build deps-check deps-lint FORCE \
-	bench bench-threads fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb \
+	bench bench-scaleout bench-threads fuzz valgrind accuracy tsan deps-tsan deb check-deb deps-deb \
 	check-scaleout deps-scaleout coverage deps-coverage analyze deps-analyze \
 	python python-module deps-python install-python
 
@@ -196,6 +198,11 @@ check: deps-check all $(UNIT_BIN) $(ACCURACY_BIN) python
 bench: all python
 	@sh tests/bench/run.sh
 	@PYTHONPATH=$(PYDIR) BFTOOLS_BIN=$(CURDIR)/$(O)/cmd $(PYTHON) python/bench/bench.py
+
+# The Dask pipeline of de-duplication beyond one machine against one bfuniq
+# (the dedup job of tests/bench/run.sh; python3-distributed from deps-scaleout).
+bench-scaleout: deps-scaleout all
+	@BENCH_JOBS=dedup sh tests/bench/run.sh
 
 bench-threads: all
 	@sh tests/bench/threads.sh

@@ -30,7 +30,7 @@
 #include "keys.h"
 
 static const char usage[] =
-	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
+	"Usage: bfgrep -f FILTER [-f FILTER...] [-v] [-c|-l|-L|-q] [-w] [-o] [-n] [-H|-h] [-m NUM] [-s] [-Z] [-r] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [--shard I/N --shard-key HEX] [-z] [--label=LABEL] [--line-buffered] [--now T] [FILE...]\n"
 	"Print the lines of FILEs (or standard input) whose key may be in a filter.\n"
 	"\n"
 	"  -f, --filter=FILTER   a filter file made by bfbuild (repeatable; - is stdin)\n"
@@ -522,6 +522,23 @@ static int end_input(void *ctx, const char *path)
 	return 0;
 }
 
+/*
+ * --shard: a key's partition is that of the key as the filters hash it,
+ * folded when they were built with -i (bfsplit -i and bfuniq -i put it
+ * there), so all of them must agree.
+ */
+static void shard_case(const struct grep *g)
+{
+	size_t folding = 0;
+
+	for (size_t j = 0; j < g->opt->nfilters; j++)
+		folding += (size_t)filter_folds(g, j);
+	if (folding > 0 && folding < g->opt->nfilters)
+		cli_fatal("--shard: some filters fold case (-i) and some do not: a key has no one partition");
+	if (folding > 0)
+		cli_shard_fold_case();
+}
+
 static int select_lines(struct grep *g)
 {
 	static const struct cli_stage stage = {
@@ -537,6 +554,8 @@ static int select_lines(struct grep *g)
 
 	for (size_t j = 0; j < g->opt->nfilters; j++)
 		g->wants_fold[filter_folds(g, j)] = 1;
+	if (cli_shard_on())
+		shard_case(g);
 	/* -o prints the keys as they were read */
 	if (g->opt->only_matching)
 		g->wants_fold[0] = 1;

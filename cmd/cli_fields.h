@@ -23,10 +23,12 @@
 
 #include <getopt.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "keys.h"
 #include "line.h"
 #include "lines.h"
+#include "partition.h"
 
 /*
  * The key group: the options that say what a line's key is and how the
@@ -35,6 +37,7 @@
  * one or reads it differently, and a line's key is the same in each.
  *
  *   -k LIST  -t C  -z  --header  --csv  --jsonl  --bad-line  --no-decompress
+ *   --shard  --shard-key
  *   and, where the program takes them, -i (CLI_KEY_CASE_OPTION) and -w
  *   (CLI_KEY_WORDS_OPTION).
  *
@@ -49,6 +52,7 @@
 enum {
 	CLI_OPT_HEADER = 1100, CLI_OPT_CSV, CLI_OPT_JSONL, CLI_OPT_BAD_LINE,
 	CLI_OPT_JSON_INPUT,	/* --json where it is no report: renamed --jsonl */
+	CLI_OPT_SHARD, CLI_OPT_SHARD_KEY,
 };
 #define CLI_KEY_LETTERS "k:t:z"
 #define CLI_KEY_OPTIONS                                                      \
@@ -59,7 +63,12 @@ enum {
 	{ "csv", no_argument, NULL, CLI_OPT_CSV },                          \
 	{ "jsonl", no_argument, NULL, CLI_OPT_JSONL },                      \
 	{ "bad-line", required_argument, NULL, CLI_OPT_BAD_LINE },          \
-	{ "no-decompress", no_argument, NULL, CLI_OPT_NO_DECOMPRESS }
+	{ "no-decompress", no_argument, NULL, CLI_OPT_NO_DECOMPRESS },      \
+	CLI_SHARD_OPTIONS
+/* --shard and --shard-key; bfsplit takes --shard-key alone. */
+#define CLI_SHARD_OPTIONS                                                    \
+	{ "shard", required_argument, NULL, CLI_OPT_SHARD },                \
+	{ "shard-key", required_argument, NULL, CLI_OPT_SHARD_KEY }
 #define CLI_KEY_CASE_OPTION { "ignore-case", no_argument, NULL, 'i' }
 #define CLI_KEY_WORDS_OPTION { "words", no_argument, NULL, 'w' }
 /*
@@ -88,7 +97,16 @@ enum {
 	"                        jq does (.user.id, .tags[0], .[\"odd key\"], .a,.b)\n" \
 	"      --bad-line=error|skip  a line that is not JSON: stop with an error\n" \
 	"                        (the default), or pass it on without a key\n" \
-	CLI_DECOMPRESS_HELP
+	CLI_DECOMPRESS_HELP                                                  \
+	CLI_SHARD_HELP
+#define CLI_SHARD_HELP                                                       \
+	CLI_SHARD_KEY_HELP                                                   \
+	"      --shard=I/N       only lines whose key is in partition I of N\n" \
+	"                        (0 to N-1; bf(5)); the others are skipped\n"
+/* --shard-key alone, for bfsplit, which partitions every line. */
+#define CLI_SHARD_KEY_HELP                                                   \
+	"      --shard-key=HEX   the partitioning key, 32 hex digits: the same\n" \
+	"                        on every machine\n"
 
 /* The key group's options as given: what a line's key is, and its records' end. */
 struct cli_keys_given {
@@ -135,6 +153,25 @@ uint64_t cli_bad_lines(const struct keyset *ks);
 int cli_bad_lines_cut_on(void);
 /* For -v: how many lines were not JSON, if any. */
 void cli_bad_lines_report(void);
+
+/*
+ * --shard I/N and --shard-key (shard.c): cli_fields_check refuses one
+ * without the other and, with both, has every batch's records of other
+ * partitions taken out before the program's prepare (cli_shard_batch,
+ * called by the input loops). cli_shard_splits: the program (bfsplit)
+ * partitions every line itself: --shard-key is needed, --shard is not
+ * its own. cli_shard_partition: the partition of count under the key.
+ * cli_shard_fold_case: partition keys case-folded (bfgrep, whose filters
+ * fold), whatever the spec says.
+ */
+void cli_shard_option(int c, const char *arg);
+void cli_shard_splits(void);
+void cli_shard_check(struct key_spec *spec);
+int cli_shard_on(void);
+void cli_shard_fold_case(void);
+void cli_shard_partition(struct partition *p, uint64_t count);
+/* Reader threads: b's records of other partitions taken out. 0, or -1 with errno (ENOMEM). */
+int cli_shard_batch(struct lines_batch *b);
 
 /* At the end: free what cli_field_option and cli_fields_check gave spec. */
 void cli_fields_release(struct key_spec *spec);

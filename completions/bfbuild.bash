@@ -10,7 +10,7 @@
 # .../bash-completion/completions/bfbuild, or source it from ~/.bashrc.
 
 _bfbuild_options='--report --json -n --capacity -p --rate -o --output -f --filter --remove --like
---layout -m --bits -K --hashes --key --hash --format -k --field -t --separator --header --csv --jsonl --bad-line
+--layout -m --bits -K --hashes --key --hash --format -k --field -t --separator --header --csv --jsonl --bad-line --shard --shard-key
 -i --ignore-case -z --null-data --no-decompress -v --verbose --window --generations --refresh
 --time-field --bad-time --now --no-wait --checkpoint
 --key-file -j --threads --max-memory
@@ -45,6 +45,7 @@ _bfbuild_value() {
 	case $1 in
 	--report) _bfbuild_add compgen -W 'json' -- "$2" ;;
 	--bad-line) _bfbuild_add compgen -W 'error skip' -- "$2" ;;
+	--shard | --shard-key) ;;
 	--layout) _bfbuild_add compgen -W 'blocked classic counting' -- "$2" ;;
 	--hash) _bfbuild_add compgen -W 'siphash13 siphash24' -- "$2" ;;
 	--format) _bfbuild_add compgen -W 'bftools dcso dcso-gzip' -- "$2" ;;

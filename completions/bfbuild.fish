@@ -38,6 +38,8 @@ complete -c bfbuild -l header -d 'The first line of each input is a header, not 
 complete -c bfbuild -l csv -d 'The input is CSV (RFC 4180): quoted fields, keys are values'
 complete -c bfbuild -l jsonl -d 'Each line is JSON (JSON Lines): -k takes jq paths'
 complete -c bfbuild -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
+complete -c bfbuild -l shard -x -d 'Only lines whose key is in partition I of N (I/N)'
+complete -c bfbuild -l shard-key -x -d 'The partitioning key, 32 hex digits, the same on every machine'
 complete -c bfbuild -s i -l ignore-case -d 'Fold ASCII case; recorded in the filter'
 complete -c bfbuild -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfbuild -l no-decompress -d 'Read compressed inputs as they are, not decompressed'

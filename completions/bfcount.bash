@@ -12,7 +12,7 @@
 # Install as .../bash-completion/completions/bfcount, or source it from
 # ~/.bashrc.
 
-_bfcount_options='--report --json -k --field -t --separator --header --csv --jsonl --bad-line -i --ignore-case -z --null-data --no-decompress
+_bfcount_options='--report --json -k --field -t --separator --header --csv --jsonl --bad-line --shard --shard-key -i --ignore-case -z --null-data --no-decompress
 -f --filter --union --intersection --jaccard -o --output -s --sketch --add
 --precision --key --like -v --verbose --key-file -j --threads --max-memory --progress
 --no-progress -h --help -V --version'
@@ -54,6 +54,7 @@ _bfcount_value() {
 	case $1 in
 	--report) _bfcount_add compgen -W 'json' -- "$2" ;;
 	--bad-line) _bfcount_add compgen -W 'error skip' -- "$2" ;;
+	--shard | --shard-key) ;;
 	-f | --filter) _bfcount_filters "$2" ;;
 	-s | --sketch | --like) _bfcount_sketches "$2" ;;
 	-o | --output | --key-file) _bfcount_files "$2" ;;

@@ -41,7 +41,7 @@ end
 
 # Whether a key or sketch option is on the line: a stream is being counted.
 function __bfcount_stream_mode
-    __fish_contains_opt -s k field -s t separator header csv jsonl bad-line -s i ignore-case -s z null-data no-decompress \
+    __fish_contains_opt -s k field -s t separator header csv jsonl bad-line shard shard-key -s i ignore-case -s z null-data no-decompress \
         -s o output -s s sketch add precision key like
 end
 
@@ -61,6 +61,8 @@ complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l 
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l csv -d 'The input is CSV (RFC 4180): quoted fields, keys are values'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l jsonl -d 'Each line is JSON (JSON Lines): -k takes jq paths'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l shard -x -d 'Only lines whose key is in partition I of N (I/N)'
+complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l shard-key -x -d 'The partitioning key, 32 hex digits, the same on every machine'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s i -l ignore-case -d 'Fold ASCII case of keys'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfcount -n 'not __bfcount_filter_mode; and not __bfcount_set_op' -l no-decompress -d 'Read compressed inputs as they are, not decompressed'

@@ -13,7 +13,7 @@ _bfgrep_options='-f --filter -v --invert-match -c --count -l
 --files-with-matches -L --files-without-match -q --quiet --silent -w
 --words --word-regexp -o --only-matching -n --line-number -H
 --with-filename -h --no-filename -m --max-count -s --no-messages -Z --null
--r --recursive --label -k --field -t --separator --header --csv --jsonl --bad-line -z --null-data --no-decompress --line-buffered
+-r --recursive --label -k --field -t --separator --header --csv --jsonl --bad-line --shard --shard-key -z --null-data --no-decompress --line-buffered
 --now --key-file -j --threads --max-memory --progress --no-progress --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no
@@ -44,6 +44,7 @@ _bfgrep_files() {
 _bfgrep_value() {
 	case $1 in
 	--bad-line) _bfgrep_add compgen -W 'error skip' -- "$2" ;;
+	--shard | --shard-key) ;;
 	-f | --filter) _bfgrep_filters "$2" ;;
 	--key-file) _bfgrep_files "$2" ;;
 	-j | --threads | -k | --field | -t | --separator | -m | --max-count | --label | --max-memory | --now) ;;

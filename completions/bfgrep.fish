@@ -42,6 +42,8 @@ complete -c bfgrep -l header -d 'The first line of each input is a header, not a
 complete -c bfgrep -l csv -d 'The input is CSV (RFC 4180): quoted fields, keys are values'
 complete -c bfgrep -l jsonl -d 'Each line is JSON (JSON Lines): -k takes jq paths'
 complete -c bfgrep -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
+complete -c bfgrep -l shard -x -d 'Only lines whose key is in partition I of N (I/N)'
+complete -c bfgrep -l shard-key -x -d 'The partitioning key, 32 hex digits, the same on every machine'
 complete -c bfgrep -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfgrep -l no-decompress -d 'Read compressed inputs as they are, not decompressed'
 complete -c bfgrep -l line-buffered -d 'Flush output after every line'

@@ -10,7 +10,7 @@
 # ~/.bashrc.
 
 _bftop_options='--report -n --top -e --error --confidence -v --bounds --json -q --query
--o --output -s --summary -k --field -t --separator --header --csv --jsonl --bad-line -i --ignore-case -z --null-data --no-decompress
+-o --output -s --summary -k --field -t --separator --header --csv --jsonl --bad-line --shard --shard-key -i --ignore-case -z --null-data --no-decompress
 -w --words --window --generations --time-field --bad-time --now
 -j --threads --max-memory --progress --no-progress
 -h --help -V --version'
@@ -45,7 +45,7 @@ _bftop_value() {
 	-o | --output) _bftop_files "$2" ;;
 	--bad-time | --bad-line) _bftop_add compgen -W 'error skip' -- "$2" ;;
 	-n | --top | -e | --error | --confidence | -j | --threads | -k | --field | -t | --separator | --max-memory) ;;
-	--window | --generations | --time-field | --now) ;;
+	--window | --generations | --time-field | --now | --shard | --shard-key) ;;
 	*) return 1 ;;
 	esac
 	return 0

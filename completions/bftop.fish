@@ -34,6 +34,8 @@ complete -c bftop -s i -l ignore-case -d 'Fold ASCII case of keys'
 complete -c bftop -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bftop -l no-decompress -d 'Read compressed inputs as they are, not decompressed'
 complete -c bftop -s w -l words -d 'Each word of a key is a key'
+complete -c bftop -l shard -x -d 'Only lines whose key is in partition I of N (I/N)'
+complete -c bftop -l shard-key -x -d 'The partitioning key, 32 hex digits, the same on every machine'
 complete -c bftop -l window -x -d 'Only the last W keys (10Mkeys) or W of time (90s, 10m, 1h30m, 1.5h, 7d, 1w)'
 complete -c bftop -l generations -x -d "The window's generations, 2..64 (default 8)"
 complete -c bftop -l time-field -x -d "A line's time is its Fth field"

@@ -10,7 +10,7 @@
 # .../bash-completion/completions/bfuniq, or source it from ~/.bashrc.
 
 _bfuniq_options='--report --json -n --capacity -p --rate -f --state -d --repeated --once -k --field
--t --separator --header --csv --jsonl --bad-line -i --ignore-case -z --null-data --no-decompress -v --verbose --layout --key
+-t --separator --header --csv --jsonl --bad-line --shard --shard-key -i --ignore-case -z --null-data --no-decompress -v --verbose --layout --key
 --line-buffered --window --generations --refresh --time-field --bad-time --now
 --no-wait --checkpoint --key-file -j --threads --max-memory --progress --no-progress -h --help -V --version'
 
@@ -44,6 +44,7 @@ _bfuniq_value() {
 	case $1 in
 	--report) _bfuniq_add compgen -W 'json' -- "$2" ;;
 	--bad-line) _bfuniq_add compgen -W 'error skip' -- "$2" ;;
+	--shard | --shard-key) ;;
 	--layout) _bfuniq_add compgen -W 'blocked classic' -- "$2" ;;
 	--bad-time) _bfuniq_add compgen -W 'error skip' -- "$2" ;;
 	-f | --state) _bfuniq_states "$2" ;;

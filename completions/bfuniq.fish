@@ -30,6 +30,8 @@ complete -c bfuniq -l header -d 'The first line of each input is a header, not a
 complete -c bfuniq -l csv -d 'The input is CSV (RFC 4180): quoted fields, keys are values'
 complete -c bfuniq -l jsonl -d 'Each line is JSON (JSON Lines): -k takes jq paths'
 complete -c bfuniq -l bad-line -x -a 'error skip' -d 'What to do with a line that is not JSON'
+complete -c bfuniq -l shard -x -d 'Only lines whose key is in partition I of N (I/N)'
+complete -c bfuniq -l shard-key -x -d 'The partitioning key, 32 hex digits, the same on every machine'
 complete -c bfuniq -s i -l ignore-case -d 'Fold ASCII case of keys'
 complete -c bfuniq -s z -l null-data -d 'Records end with NUL, not newline'
 complete -c bfuniq -l no-decompress -d 'Read compressed inputs as they are, not decompressed'

@@ -46,6 +46,7 @@
 
 #include "line.h"
 #include "siphash.h"
+#include "partition.h"
 #include "filter_types.h"
 #include "filter.h"
 #include "layout.h"

@@ -15,7 +15,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS1="Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-v] [--json] [FILE...]"
+SYNOPSIS1="Usage: bfcount [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [--shard I/N --shard-key HEX] [-i] [-z] [-v] [--json] [FILE...]"
 SYNOPSIS2="   or: bfcount -f FILTER [-f FILTER...] [-v] [--json] [FILTER...]"
 SYNOPSIS3="   or: bfcount --union|--intersection|--jaccard [-v] [--json] [-f FILTER...] FILTER..."
 

@@ -557,7 +557,7 @@ CASES
 @test "bftop: --help shows the synopsis and exits 0" {
 	run --separate-stderr bftop --help
 	expect_status 0
-	[ "${lines[0]}" = "Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-w] [FILE...]" ]
+	[ "${lines[0]}" = "Usage: bftop [-n N] [-e EPS] [--confidence C] [-v] [--json] [-o SUMMARY] [-s SUMMARY...] [-k LIST] [-t C] [--header] [--csv] [--jsonl] [--bad-line error|skip] [-i] [-z] [-w] [--shard I/N --shard-key HEX] [FILE...]" ]
 }
 
 @test "bftop: --max-memory refuses a summary larger than the limit" {

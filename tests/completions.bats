@@ -692,3 +692,56 @@ d.top" ]
 	[ "$output" = "error
 skip" ]
 }
+
+@test "completions: bash: bfsplit registers _bfsplit with complete -F" {
+	run bash --norc --noprofile -c "source '$TOP/completions/bfsplit.bash' && complete -p bfsplit"
+	[ "$output" = "complete -F _bfsplit bfsplit" ]
+}
+
+@test "completions: bash: bfsplit offers nothing for -N, -o and --shard-key, files for operands" {
+	run bash_complete bfsplit -N ''
+	[ "$output" = "" ]
+	run bash_complete bfsplit -o ''
+	[ "$output" = "" ]
+	run bash_complete bfsplit --shard-key ''
+	[ "$output" = "" ]
+	run bash_complete bfsplit --bad-line ''
+	[ "$output" = "error
+skip" ]
+	run bash_complete bfsplit ''
+	[ "$output" = "a.bf
+b.bf
+c.txt" ]
+}
+
+@test "completions: bash: every option in bfsplit --help is completed, and no other" {
+	need_program bfsplit
+	run bash_complete bfsplit -
+	run same_options bfsplit "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: zsh: _bfsplit is a #compdef file that parses" {
+	need_shell zsh
+	[ "$(head -n 1 "$TOP/completions/_bfsplit")" = "#compdef bfsplit" ]
+	zsh -n "$TOP/completions/_bfsplit"
+}
+
+@test "completions: zsh: every option in bfsplit --help is completed, and no other" {
+	need_shell zsh
+	need_program bfsplit
+	run zsh_complete 'bfsplit -'
+	run same_options bfsplit "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "completions: fish: every option in bfsplit --help is completed, and no other" {
+	need_shell fish
+	need_program bfsplit
+	run fish_complete 'bfsplit -'
+	run same_options bfsplit "$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}

@@ -10,15 +10,15 @@ bats_require_minimum_version 1.5.0
 load helpers
 
 TOP="$BATS_TEST_DIRNAME/.."
-PROGRAMS="bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop"
+PROGRAMS="bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop bfsplit"
 
 @test "docs: the README's Debian section counts the programs there are" {
 	local n
 	n=$(wc -w <<<"$PROGRAMS")
-	[ "$n" -eq 7 ]
-	grep -q '^PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop$' "$TOP/Makefile"
-	grep -q '`bftools` holds the seven programs' "$TOP/README.md" ||
-		expect_eq "README's Debian section" '`bftools` holds the seven programs ...' "$(grep '`bftools` holds the' "$TOP/README.md")"
+	[ "$n" -eq 8 ]
+	grep -q '^PROGRAMS  = bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop bfsplit$' "$TOP/Makefile"
+	grep -q '`bftools` holds the eight programs' "$TOP/README.md" ||
+		expect_eq "README's Debian section" '`bftools` holds the eight programs ...' "$(grep '`bftools` holds the' "$TOP/README.md")"
 }
 
 @test "docs: bfcount's accuracy is the same in the README and its man page, and the man page's measurements bear it out" {

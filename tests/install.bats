@@ -12,7 +12,7 @@
 # The compile tests need pkg-config (tests/deps.sh installs it) and skip,
 # saying so, without it.
 
-PROGRAMS="bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop"
+PROGRAMS="bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop bfsplit"
 KEY=000102030405060708090a0b0c0d0e0f
 
 setup() {

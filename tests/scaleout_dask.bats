@@ -7,6 +7,11 @@
 # --like (bfcount --like for sketches) in the worker processes; the driver
 # merges the shards with bfmerge. The result must be the serial build (or
 # count), byte for byte, and every worker must have built some of it.
+# Then de-duplication beyond one machine (tests/examples/bfdedup.py): map
+# tasks bfsplit byte ranges by key partition, one reduce task per
+# partition runs bfuniq -f STATE_i; the outputs must be awk '!s[$0]++''s,
+# each in input order, on the first day and the next, after a failed run
+# run again, and with a worker killed by its PID mid-run (the last test).
 #
 # Run by `make check-scaleout` (which installs python3-distributed and sets
 # BFTOOLS_CHECK_SCALEOUT=1), not by make check: it starts network servers
@@ -67,6 +72,7 @@ start_cluster() {
 		--dashboard-address 127.0.0.1:0 --scheduler-file scheduler.json \
 		--idle-timeout 300 </dev/null >scheduler.log 2>&1 &
 	echo "scheduler $!" >>pids
+	disown	# stopped by PID (stop_cluster), never waited for: no "Killed" notice from bash
 	wait_for_file scheduler.json
 	local w
 	for w in $(seq 1 $WORKERS); do
@@ -75,6 +81,7 @@ start_cluster() {
 			--local-directory "$CLUSTER/worker$w" --name "worker$w" --death-timeout 30 \
 			</dev/null >"worker$w.log" 2>&1 &
 		echo "worker $!" >>pids
+		disown
 	done
 	# the worker PIDs as the scheduler knows them: each worker's own process
 	"$PY" -c "import os, sys
@@ -255,4 +262,120 @@ listeners() {
 	expect_output ""
 	expect_eq "stderr" "bfdask: cannot use the scheduler: Timed out trying to connect to tcp://127.0.0.1:1 after 1 s" "$stderr"
 	expect_eq "files left" "serial.bf template.bf urls.txt" "$(ls -A | xargs)"
+}
+
+# ------------------------------------------------- de-duplication by partition
+# tests/examples/bfdedup.py: map tasks bfsplit byte ranges by key partition,
+# one reduce task per partition runs bfuniq -f STATE_i over its pieces.
+DEDUP=$BATS_TEST_DIRNAME/examples/bfdedup.py
+PARTS=8
+
+# day1.txt: 1e6 URLs drawn from 600000 (about 810000 distinct, many
+# repeated); day2.txt: 300000 drawn from 900000, a third of them new.
+dedup_input() {
+	awk 'BEGIN { srand(1); for (i = 0; i < 1000000; i++) print "https://example.com/u" int(rand() * 600000) }' >day1.txt
+	awk 'BEGIN { srand(2); for (i = 0; i < 300000; i++) print "https://example.com/u" int(rand() * 900000) }' >day2.txt
+}
+
+# bfdedup ARGS...: the driver on this cluster, 8 partitions, fixed keys, -p 1e-9.
+bfdedup() {
+	"$PY" "$DEDUP" --scheduler-file "$CLUSTER/scheduler.json" -N $PARTS --shard-key "$KEY" "$@" \
+		-- -p 1e-9 --key "$KEY"
+}
+
+# expect_partitions OUTDIR WANT: OUTDIR's outputs together are WANT's lines
+# (a multiset), and each output is in WANT's order.
+expect_partitions() {
+	local i
+	[ "$(ls "$1"/part-* | wc -l)" -eq $PARTS ]
+	cat "$1"/part-* | sort | cmp - <(sort "$2")
+	for i in "$1"/part-*; do
+		awk 'NR == FNR { mine[$0] = 1; next } $0 in mine' "$i" "$2" | cmp - "$i"
+	done
+}
+
+# dedup_pids: the worker PIDs in bfdedup -v's report ($stderr), sorted, unique.
+dedup_pids() {
+	printf '%s\n' "$stderr" | sed -n 's/^bfdedup: partition .* pid \([0-9]*\)$/\1/p' | sort -n -u | xargs
+}
+
+@test "scaleout dask: dedup by partition on every worker writes awk's first sightings, each partition in input order" {
+	local i distinct count
+	dedup_input
+	awk '!s[$0]++' day1.txt >want.txt
+	run --separate-stderr bfdedup -v --workers $WORKERS --state-dir states -o out --run day1 day1.txt
+	expect_status 0
+	expect_output ""
+	expect_eq "partitions reported" $PARTS "$(printf '%s\n' "$stderr" | grep -c '^bfdedup: partition [0-7]/8: ')"
+	expect_eq "PIDs of the workers that de-duplicated" "$(cat "$CLUSTER/worker_pids")" "$(dedup_pids)"
+	expect_partitions out want.txt
+	# each state holds its share: 810000 / 8 = 101000 keys, binomial sd 300,
+	# bfcount's estimate off by far less than the 10% allowed
+	distinct=$(wc -l <want.txt)
+	for i in $(seq 0 7); do
+		count=$(bfcount -f states/day1/part-0000$i.bf)
+		[ "$count" -gt $((distinct / PARTS * 9 / 10)) ] && [ "$count" -lt $((distinct / PARTS * 11 / 10)) ] ||
+			expect_eq "state $i keys" "$((distinct / PARTS)) +-10%" "$count"
+	done
+	expect_eq "CURRENT" day1 "$(cat states/CURRENT)"
+	# nothing left but outputs and states: no pieces, temporaries or locks
+	expect_eq "files left" "CURRENT config.json day1" "$(ls -A states | xargs)"
+	expect_eq "states" 8 "$(ls -A states/day1 | grep -c '^part-0000[0-7]\.bf$')"
+	expect_eq "state dir" 8 "$(ls -A states/day1 | wc -l)"
+	expect_eq "outputs" 8 "$(ls -A out | wc -l)"
+}
+
+@test "scaleout dask: the second day's run against the saved states writes exactly the keys never seen" {
+	dedup_input
+	bfdedup --state-dir states -o out1 --run day1 day1.txt
+	run --separate-stderr bfdedup --state-dir states -o out2 --run day2 day2.txt
+	expect_status 0
+	expect_stderr ""
+	awk 'NR == FNR { seen[$0] = 1; next } !seen[$0]++' day1.txt day2.txt >new.txt
+	[ "$(wc -l <new.txt)" -gt 50000 ]
+	expect_partitions out2 new.txt
+	expect_eq "CURRENT" day2 "$(cat states/CURRENT)"
+	# the first day's states are gone, the second's replace them
+	expect_eq "state runs" "CURRENT config.json day2" "$(ls -A states | xargs)"
+	# another partition count or key cannot use these states
+	run --separate-stderr "$PY" "$DEDUP" --scheduler-file "$CLUSTER/scheduler.json" -N 4 --shard-key "$KEY" \
+		--state-dir states -o out3 --run day3 day2.txt
+	expect_fail "bfdedup: $PWD/states/config.json: the states were made with 8 partitions and another shard key: give the same -N and --shard-key"
+}
+
+@test "scaleout dask: a run that failed in one partition, run again, is exact: no duplicate, nothing lost" {
+	dedup_input
+	awk '!s[$0]++' day1.txt >want.txt
+	# partition 3's output cannot be renamed into place: a directory is there
+	mkdir -p out/part-00003/blocker
+	run --separate-stderr bfdedup --state-dir states -o out --run day1 day1.txt
+	expect_status 2
+	case $stderr in "bfdedup: partition 3/8: "*) ;; *) expect_eq stderr "bfdedup: partition 3/8: ..." "$stderr" ;; esac
+	[ ! -e states/CURRENT ]
+	rm -r out/part-00003
+	run --separate-stderr bfdedup --state-dir states -o out --run day1 day1.txt
+	expect_status 0
+	expect_partitions out want.txt
+}
+
+# Last: it leaves the cluster one worker short.
+@test "scaleout dask: a worker killed by its PID mid-run: the job is still exact" {
+	local driver victim i
+	dedup_input
+	cat day1.txt day2.txt day1.txt >three.txt
+	awk '!s[$0]++' three.txt >want.txt
+	victim=$(cut -d ' ' -f 1 "$CLUSTER/worker_pids")
+	"$PY" "$DEDUP" --scheduler-file "$CLUSTER/scheduler.json" -N $PARTS --shard-key "$KEY" --shards 60 \
+		--state-dir states -o out --run day1 -v three.txt -- -p 1e-9 --key "$KEY" 2>driver.err &
+	driver=$!
+	# the first map task's pieces: the job is under way
+	for i in $(seq 1 300); do
+		ls out/.bfdedup.*/map* >/dev/null 2>&1 && break
+		sleep 0.02
+	done
+	kill -0 "$driver" || expect_eq "driver" "still running when the worker is killed" "(done)"
+	kill -KILL "$victim"
+	wait "$driver" || { cat driver.err >&2; false; }
+	expect_partitions out want.txt
+	expect_eq "CURRENT" day1 "$(cat states/CURRENT)"
 }

@@ -59,6 +59,7 @@ int cli_key_option(int c, const char *arg, struct cli_keys_given *kg)
 	case CLI_OPT_JSONL: json_inputs = 1; break;
 	case CLI_OPT_BAD_LINE: bad_line_option(arg); break;
 	case CLI_OPT_NO_DECOMPRESS: cli_decompress = 0; break;
+	case CLI_OPT_SHARD: case CLI_OPT_SHARD_KEY: cli_shard_option(c, arg); break;
 	case CLI_OPT_JSON_INPUT:
 		cli_usage_error("--json is JSON output, and %s prints no report: JSON Lines input is --jsonl",
 				cli_progname);
@@ -149,6 +150,7 @@ void cli_fields_check(struct key_spec *spec, int header)
 		cli_usage_error("--bad-line is about JSON lines: it needs --jsonl");
 	if (json_inputs)
 		json_paths(spec, header);
+	cli_shard_check(spec);
 	f = spec->fields;
 
 	if (spec->csv) {

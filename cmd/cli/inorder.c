@@ -24,6 +24,7 @@
  * read by inputs.c.
  */
 #include "internal.h"
+#include "../cli_fields.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -91,7 +92,8 @@ static void inorder_work(void *ctx, unsigned slot, size_t from, size_t to)
 	}
 	if (s->batch.n == 0)
 		return;
-	if (in->stage->prepare(in->ctx, slot, s->batch.records, s->batch.n, &units) < 0) {
+	if (cli_shard_batch(&s->batch) < 0 ||
+	    in->stage->prepare(in->ctx, slot, s->batch.records, s->batch.n, &units) < 0) {
 		s->err = ENOMEM;
 		s->batch.n = 0;
 		atomic_store(&in->failed, 1);

@@ -298,7 +298,8 @@ static int fill_from_current(struct inputs *in, struct input_slot *s, size_t *un
 		in->lines += (uint64_t)n;
 		if (s->begins && cli_header_on() && header_taken(in, s, units) < 0)
 			return 1;
-		if (in->stage->prepare(in->ctx, (unsigned)(s - in->slots), s->batch.records,
+		if (cli_shard_batch(&s->batch) < 0 ||
+		    in->stage->prepare(in->ctx, (unsigned)(s - in->slots), s->batch.records,
 				       s->batch.n, units) < 0)
 			return error_slot(s, ENOMEM, in->name, 0, units);
 		return 1;

@@ -46,7 +46,8 @@ static int ranged_fill(void *ctx, unsigned slot, size_t *units)
 	if (atomic_load_explicit(&r->out_of_memory, memory_order_relaxed) ||
 	    ranges_next(r->rs, (int)slot, b) <= 0)
 		return 0;
-	if (r->run->stage->prepare(r->run->ctx, slot, b->records, b->n, units) == 0)
+	if (cli_shard_batch(b) == 0 &&
+	    r->run->stage->prepare(r->run->ctx, slot, b->records, b->n, units) == 0)
 		return 1;
 	atomic_store(&r->out_of_memory, 1);
 	*units = 0;

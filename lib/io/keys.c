@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "keys.h"
+#include "partition.h"
 
 /* Bytes that end a word in words mode: blanks and the wrappers of addresses. */
 static const unsigned char word_break[256] = {
@@ -572,10 +573,26 @@ static int field_keys(struct keyset *ks, const struct key_spec *spec,
 	return 0;
 }
 
+/*
+ * Words from slot `from` on: only those of partition spec->shard_index
+ * kept (--shard with -w: each word is tested or added in its own
+ * partition, as bfsplit would send it there).
+ */
+static void keep_shard_words(struct keyset *ks, const struct key_spec *spec, size_t from)
+{
+	size_t kept = from;
+
+	for (size_t j = from; j < ks->count; j++)
+		if (partition_of(spec->shard, ks->keys[j].data, ks->keys[j].len) == spec->shard_index)
+			ks->keys[kept++] = ks->keys[j];
+	ks->count = kept;
+}
+
 static int word_keys(struct keyset *ks, const struct key_spec *spec,
 		     const struct line *records, size_t n)
 {
 	char *folded = ks->folded;
+	size_t before;
 
 	for (size_t i = 0; i < n; i++) {
 		struct line key;
@@ -590,8 +607,11 @@ static int word_keys(struct keyset *ks, const struct key_spec *spec,
 			key = fold_into(folded, key);
 		if (key.data == folded)
 			folded += key.len;
+		before = ks->count;
 		if (add_words(ks, key, i) < 0)
 			return -1;
+		if (spec->shard != NULL)
+			keep_shard_words(ks, spec, before);
 	}
 	return 0;
 }

@@ -21,6 +21,11 @@
  * without a path's value, or of whitespace only, has no key; a record
  * that is not JSON has none either and is noted in the keyset as bad.
  *
+ * With shard set (--shard with -w), a word of another partition than
+ * shard_index (partition.h) is no key. Only words mode reads it: otherwise
+ * a record has one key and the CLI drops the records of other partitions
+ * before their keys are built.
+ *
  * CSV keys (csv set; records from a CSV reader, lines.h): fields are
  * separated by the separator byte outside quotes, and a field's key is its
  * value: a quoted field without its quotes and with each doubled quote
@@ -33,10 +38,12 @@
 #define BFTOOLS_KEYS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fieldlist.h"
 #include "json.h"
 #include "line.h"
+#include "partition.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,6 +57,9 @@ struct key_spec {
 	const struct json_paths *json;	/* records are JSON: key on these paths */
 	int words;		/* each word of the key is a key */
 	int fold_case;		/* ASCII case folding */
+	/* words mode: only the words of partition shard_index are keys (NULL: all) */
+	const struct partition *shard;
+	uint64_t shard_index;
 };
 
 /*

@@ -11,7 +11,8 @@
 #   BENCH_RUNS   rounds per job (default 5)
 #   BENCH_DIR    work directory (default build/bench/): the compiled
 #                helpers, cached corpora and filters, outputs, results.md
-#   BENCH_JOBS   which jobs (default "uniq window grep build count top pipe files gzip formats")
+#   BENCH_JOBS   which jobs (default "uniq window grep build count top pipe files gzip formats
+#                split"; "dedup", the Dask pipeline, is make bench-scaleout's)
 #   BENCH_FILTER_MIB  size of the dense filter of the files job (default
 #                1024 from 1e7 lines up, else 128, to keep quick runs quick)
 #
@@ -73,11 +74,11 @@ runs=${BENCH_RUNS:-5}
 case $runs in
 '' | *[!0-9]* | 0) die "BENCH_RUNS=$runs: want a whole number of rounds, 1 or more" ;;
 esac
-jobs=${BENCH_JOBS:-uniq window grep build count top pipe files gzip formats}
+jobs=${BENCH_JOBS:-uniq window grep build count top pipe files gzip formats split}
 for job in $jobs; do
 	case $job in
-	uniq | window | grep | build | count | top | pipe | files | gzip | formats) ;;
-	*) die "BENCH_JOBS: unknown job '$job' (uniq window grep build count top pipe files gzip formats)" ;;
+	uniq | window | grep | build | count | top | pipe | files | gzip | formats | split | dedup) ;;
+	*) die "BENCH_JOBS: unknown job '$job' (uniq window grep build count top pipe files gzip formats split dedup)" ;;
 	esac
 done
 dir=${BENCH_DIR:-$root/build/bench}
@@ -88,7 +89,7 @@ raw=$dir/raw
 rm -rf "$out" "$raw"
 mkdir -p "$out" "$raw" || die "cannot create $out"
 
-for prog in bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop; do
+for prog in bfbuild bfgrep bfuniq bfcount bfmerge bfinfo bftop bfsplit; do
 	[ -x "$bin/$prog" ] || die "$bin/$prog not found (run make first)"
 done
 
@@ -363,6 +364,61 @@ job_uniq() {
 	if [ "$have_gawk" = yes ] && cmp -s out/uniq.gawk.txt out/uniq.bfuniq.txt; then
 		note "bfuniq's output is byte for byte gawk's (same lines, same order)."
 	fi
+}
+
+# De-duplication beyond one machine (issue 34): bfsplit's one pass into 16
+# files by key partition, against bfuniq's own time on the same lines
+# (target: within 1.5x), so splitting first costs about what a machine's
+# bfuniq does. Every line must land in one output.
+SHARD_KEY=000102030405060708090a0b0c0d0e0f
+job_split() {
+	alternate "bfsplit -N 16 vs bfuniq" \
+		split.bfsplit "bfsplit -N 16" "bfsplit -N 16 --shard-key $SHARD_KEY -o 'out/split-%02d' $corpus" \
+		split.bfuniq "bfuniq -n $lines -p 1e-4" "bfuniq -n $lines -p 1e-4 $corpus >out/split.bfuniq.txt"
+	within "split by key into 16 (bfsplit)" split.bfsplit split.bfuniq 1.5
+	note "bfsplit -N 16 wrote $(cat out/split-* | wc -l | tr -d ' ') lines of $lines into 16 files of $(wc -l out/split-* | sort -n | sed -n '1p' | awk '{ print $1 }') to $(wc -l out/split-* | sort -n | sed -n '16p' | awk '{ print $1 }') lines."
+	rm -f out/split-*
+}
+
+# The whole pipeline on one machine (tests/examples/bfdedup.py on a Dask
+# scheduler and one single-threaded worker per CPU, on 127.0.0.1): map
+# tasks bfsplit byte ranges into 16 partitions, reduce tasks bfuniq -f
+# each, against one bfuniq over the same lines (target: within 3x, the
+# price of the shuffle through files). Needs python3-distributed (make
+# bench-scaleout installs it); each round starts from no states.
+dedup_cluster=""
+start_dedup_cluster() {
+	dedup_cluster=$dir/cluster
+	rm -rf "$dedup_cluster" && mkdir -p "$dedup_cluster/config" || die "cannot create $dedup_cluster"
+	export HOME="$dedup_cluster" DASK_CONFIG="$dedup_cluster/config"
+	/usr/bin/python3 /usr/bin/dask scheduler --host 127.0.0.1 --port 0 --no-dashboard \
+		--scheduler-file "$dedup_cluster/scheduler.json" --idle-timeout 600 \
+		</dev/null >"$dedup_cluster/scheduler.log" 2>&1 &
+	echo $! >"$dedup_cluster/pids"
+	for w in $(seq 1 "$(nproc)"); do
+		/usr/bin/python3 /usr/bin/dask worker --scheduler-file "$dedup_cluster/scheduler.json" \
+			--host 127.0.0.1 --no-nanny --nthreads 1 --no-dashboard \
+			--local-directory "$dedup_cluster/w$w" --death-timeout 60 \
+			</dev/null >"$dedup_cluster/w$w.log" 2>&1 &
+		echo $! >>"$dedup_cluster/pids"
+	done
+}
+stop_dedup_cluster() {
+	[ -n "$dedup_cluster" ] && [ -f "$dedup_cluster/pids" ] || return 0
+	for pid in $(cat "$dedup_cluster/pids"); do kill "$pid" 2>/dev/null; done
+}
+job_dedup() {
+	/usr/bin/python3 -c 'import distributed' 2>/dev/null ||
+		die "the dedup job needs python3-distributed (make bench-scaleout installs it)"
+	start_dedup_cluster
+	trap 'stop_dedup_cluster; [ -z "$shm" ] || rm -rf "$shm"' EXIT
+	alternate "Dask bfsplit+bfuniq vs bfuniq" \
+		dedup.dask "bfdedup.py -N 16 (Dask, $(nproc) workers)" \
+		"rm -rf out/dedup-states out/dedup && /usr/bin/python3 $root/tests/examples/bfdedup.py --scheduler-file $dedup_cluster/scheduler.json --workers $(nproc) -N 16 --shard-key $SHARD_KEY --state-dir out/dedup-states -o out/dedup --run bench $corpus -- -p 1e-4" \
+		dedup.bfuniq "bfuniq -p 1e-4" "bfuniq -p 1e-4 $corpus >out/dedup.bfuniq.txt"
+	within "de-duplicate on Dask, one machine" dedup.dask dedup.bfuniq 3
+	note "bfdedup.py wrote $(cat out/dedup/part-* | wc -l | tr -d ' ') lines in 16 partitions; one bfuniq wrote $(count_lines out/dedup.bfuniq.txt)."
+	stop_dedup_cluster
 }
 
 # A window of as many keys as the corpus has lines (window.h: G = 8
@@ -722,7 +778,7 @@ report_markdown() {
 # ------------------------------------------------------------------- main
 
 started=$(now_ns)
-programs() { cksum "$bin"/bfbuild "$bin"/bfgrep "$bin"/bfuniq "$bin"/bfcount "$bin"/bfmerge "$bin"/bfinfo "$bin"/bftop; }
+programs() { cksum "$bin"/bfbuild "$bin"/bfgrep "$bin"/bfuniq "$bin"/bfcount "$bin"/bfmerge "$bin"/bfinfo "$bin"/bftop "$bin"/bfsplit; }
 build_at_start=$(programs)
 say "$lines lines, $runs rounds, jobs: $jobs; work directory $dir"
 for job in $jobs; do

@@ -52,13 +52,28 @@ class Failure(Exception):
     """A problem worth one line on stderr and exit status 2."""
 
 
-def parse_args(argv):
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
-                                 epilog="OPTIONs after -- are given to every shard's bfbuild or bfcount.")
+def add_cluster_arguments(ap):
+    """The options that find the cluster: --scheduler or --scheduler-file, --wait."""
     where = ap.add_mutually_exclusive_group(required=True)
     where.add_argument("--scheduler", metavar="ADDR", help="tcp://HOST:PORT")
     where.add_argument("--scheduler-file", metavar="FILE",
                        help="the file dask scheduler --scheduler-file wrote")
+    ap.add_argument("--wait", type=float, default=60, metavar="SECONDS",
+                    help="how long to wait for the scheduler and workers (default 60)")
+
+
+def parse_with_extra(ap, argv):
+    """ap's arguments before `--`; those after it, for the programs, in .extra."""
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = ap.parse_args(argv[:cut])
+    args.extra = argv[cut + 1:]
+    return args
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
+                                 epilog="OPTIONs after -- are given to every shard's bfbuild or bfcount.")
+    add_cluster_arguments(ap)
     ap.add_argument("--like", required=True, metavar="TEMPLATE",
                     help="the template every shard copies its shape and key from")
     ap.add_argument("-o", "--output", required=True, metavar="OUTPUT")
@@ -70,19 +85,10 @@ def parse_args(argv):
                     help="ranges to cut the input into (default: the workers' threads)")
     ap.add_argument("-z", "--null-data", action="store_true",
                     help="records end with NUL, not newline")
-    ap.add_argument("--wait", type=float, default=60, metavar="SECONDS",
-                    help="how long to wait for the scheduler and workers (default 60)")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="report each shard's range and worker on stderr")
     ap.add_argument("files", nargs="+", metavar="FILE", help="the input, read by the workers")
-    if "--" in argv:
-        cut = argv.index("--")
-        args = ap.parse_args(argv[:cut])
-        args.extra = argv[cut + 1:]
-    else:
-        args = ap.parse_args(argv)
-        args.extra = []
-    return args
+    return parse_with_extra(ap, argv)
 
 
 def find_cut(f, target, sep, size):
@@ -241,11 +247,16 @@ def main(argv):
             shutil.rmtree(shard_dir, ignore_errors=True)
 
 
-if __name__ == "__main__":
-    # stopped (make's ^C, kill): the shards' directory is removed all the same
+def run_main(prog, main):
+    """main(argv), its Failure one line on stderr and status 2."""
+    # stopped (make's ^C, kill): the work directory is removed all the same
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         main(sys.argv[1:])
     except Failure as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
+        print(f"{prog}: {e}", file=sys.stderr)
         sys.exit(2)
+
+
+if __name__ == "__main__":
+    run_main(PROG, main)

@@ -100,6 +100,7 @@ static const struct {
 } suites[] = {
 	{ "siphash", suite_siphash },
 	{ "siphash_many", suite_siphash_many },
+	{ "partition", suite_partition },
 	{ "pipeline", suite_pipeline },
 	{ "parts", suite_parts },
 	{ "writer_pipe", suite_writer_pipe },

@@ -309,8 +309,39 @@ static void keyset_free_leaves_a_zeroed_reusable_struct(void)
 	keyset_free(&ks);
 }
 
+/*
+ * -w with --shard: only the words of the shard's partition are keys. With
+ * the key 00..0f and 16 partitions, "a" and "hello" are partition 8's and
+ * "b" partition 15's (tests/partition_ref.py; bf(5)'s example).
+ */
+static void words_of_other_partitions_are_no_keys(void)
+{
+	static const unsigned char key[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	static const char *const want8[] = { "a", "hello" };
+	static const size_t from8[] = { 0, 1 };
+	static const char *const want15[] = { "b" };
+	static const size_t from15[] = { 0 };
+	struct line recs[] = { L("a b"), L("hello") };
+	struct partition p;
+	struct key_spec spec = { .words = 1, .shard = &p, .shard_index = 8 };
+	struct keyset ks = { 0 };
+
+	CHECK(partition_init(&p, key, 16) == 0);
+	CHECK(keyset_build(&ks, &spec, recs, 2) == 0);
+	CHECK(keys_are(&ks, want8, from8, 2));
+	spec.shard_index = 15;
+	CHECK(keyset_build(&ks, &spec, recs, 2) == 0);
+	CHECK(keys_are(&ks, want15, from15, 1));
+	spec.shard_index = 3;
+	CHECK(keyset_build(&ks, &spec, recs, 2) == 0);
+	CHECK(ks.count == 0);
+	keyset_free(&ks);
+}
+
 void suite_keys(void)
 {
+	unit_run("keys: -w with a shard keeps only the words of its partition",
+		 words_of_other_partitions_are_no_keys);
 	unit_run("keys: field 0 is the whole record", field_zero_is_the_whole_record);
 	unit_run("keys: blank fields skip leading and repeated blanks; past the last is missing",
 		 blank_fields_skip_leading_and_repeated_blanks);

@@ -66,6 +66,7 @@ void unit_default_signal(int sig);
 const char *unit_testdata_dir(void);
 
 void suite_siphash(void);
+void suite_partition(void);
 void suite_parts(void);
 void suite_writer_pipe(void);
 void suite_siphash_many(void);
