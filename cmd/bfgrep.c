@@ -360,7 +360,7 @@ static int take_line(struct grep *g, const struct grep_slot *s, const struct key
 		     struct line record, size_t r, size_t *k)
 {
 	const struct options *opt = g->opt;
-	uint64_t line = g->input.lines + r + 1;
+	uint64_t line = cli_batch_line(r);	/* counts lines --shard took out */
 
 	g->matches++;
 	g->input.selected++;

@@ -173,3 +173,29 @@ part() {
 	expect_any_usage_error bfgrep
 	[ ! -e x.bf ]
 }
+
+@test "shard: line numbers count every line of the input, those of other partitions too (bfgrep -n, messages; file, pipe, -j)" {
+	local shard j want
+	seq 1 3000 >nums
+	bfbuild --key "$KEY" -o nums.bf nums
+	for shard in 0/3 1/3 2/3; do
+		# the true line number of each line of partition shard is the line itself
+		want=$(bfgrep -f nums.bf --shard $shard --shard-key "$KEY" nums | awk '{ print $0 ":" $0 }')
+		[ -n "$want" ]
+		run --separate-stderr bfgrep -n -f nums.bf --shard $shard --shard-key "$KEY" nums
+		expect_output "$want"
+		run --separate-stderr bash -c 'cat nums | bfgrep -n -f nums.bf --shard "$1" --shard-key "$2"' _ $shard "$KEY"
+		expect_output "$want"
+	done
+	# a line that is not JSON, line 250001 of a file big enough to be read in
+	# ranges: named at its own line by partition 0, on every way in
+	seq 1 300000 | awk '{ if (NR == 250001) print "oops"; else printf "{\"k\":\"%d\"}\n", $0 }' >big.json
+	for j in 1 2; do
+		run --separate-stderr bfuniq -j $j --jsonl -k .k --shard 0/3 --shard-key "$KEY" big.json
+		expect_status 2
+		expect_stderr "bfuniq: big.json:250001: not JSON: not a JSON value"
+		run --separate-stderr bash -c 'cat big.json | bfuniq -j "$1" --jsonl -k .k --shard 0/3 --shard-key "$2"' _ $j "$KEY"
+		expect_status 2
+		expect_stderr "bfuniq: (standard input):250001: not JSON: not a JSON value"
+	done
+}

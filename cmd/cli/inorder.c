@@ -162,12 +162,13 @@ static int inorder_consume(void *ctx, unsigned slot)
 	cut_batch(in, slot);
 	rc = 0;
 	if (s->batch.n > 0) {
-		cli_batch_origin_set(in->name, in->lines + 1);
+		cli_batch_origin_set(in->name, in->lines + 1, &s->batch);
 		rc = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
-		in->lines += s->batch.n;
 		cli_progress_at(cli_progress_lines() + s->batch.n,
 				in->base + ranges_end_of(in->rs, s->range) - in->start);
 	}
+	/* every record read up to the cut, those --shard took out too */
+	in->lines += lines_batch_read_index(&s->batch, s->batch.n);
 	if (s->bad[0] == '\0')
 		return rc;
 	cli_warn("%s:%llu: %s", in->name, (unsigned long long)(in->lines + 1), s->bad);

@@ -359,11 +359,17 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 /* Where the batch being consumed came from (cli_batch_origin). */
 static const char *batch_name;
 static uint64_t batch_first_line;
+static const struct lines_batch *batch_now;
 
 void cli_batch_origin(const char **name, uint64_t *first_line)
 {
 	*name = batch_name;
 	*first_line = batch_first_line;
+}
+
+uint64_t cli_batch_line(size_t r)
+{
+	return batch_first_line + (batch_now ? lines_batch_read_index(batch_now, r) : r);
 }
 
 static int inputs_cut;
@@ -378,10 +384,11 @@ void cli_inputs_cut_set(void)
 	inputs_cut = 1;
 }
 
-void cli_batch_origin_set(const char *name, uint64_t first_line)
+void cli_batch_origin_set(const char *name, uint64_t first_line, const struct lines_batch *b)
 {
 	batch_name = name;
 	batch_first_line = first_line;
+	batch_now = b;
 }
 
 static void inputs_work(void *ctx, unsigned slot, size_t from, size_t to)
@@ -424,8 +431,7 @@ static int consume_batch(struct inputs *in, unsigned slot)
 
 	if (s->batch.n == 0 || atomic_load(&in->skip) >= s->input)
 		return 0;
-	batch_name = s->name;
-	batch_first_line = s->first_line;
+	cli_batch_origin_set(s->name, s->first_line, &s->batch);
 	rc = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
 	if (rc == CLI_SKIP_INPUT)
 		atomic_store(&in->skip, s->input);
@@ -500,7 +506,8 @@ static int inputs_consume(void *ctx, unsigned slot)
 	 */
 	stop = rc == 1 || (rc == CLI_SKIP_INPUT && s->last);
 	if (s->bad[0] != '\0' && rc != CLI_SKIP_INPUT) {	/* a clean cut: the input ends here */
-		cli_warn("%s:%llu: %s", s->name, (unsigned long long)(s->first_line + s->batch.n),
+		cli_warn("%s:%llu: %s", s->name,
+			 (unsigned long long)(s->first_line + lines_batch_read_index(&s->batch, s->batch.n)),
 			 s->bad);
 		in->status = -1;
 		inputs_cut = 1;

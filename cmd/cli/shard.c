@@ -119,23 +119,28 @@ int cli_shard_batch(struct lines_batch *b)
 {
 	struct keyset ks;
 	struct key_spec spec;
-	size_t kept = 0, j = 0;
+	unsigned char *keep;
+	size_t j = 0;
+	int rc;
 
-	if (shard_spec == NULL || b->n == 0)
+	if (shard_spec == NULL)
 		return 0;
 	memset(&ks, 0, sizeof ks);
 	spec = *shard_spec;
 	spec.shard = NULL;	/* every word: a record is kept when one is the shard's */
 	spec.fold_case |= shard_fold;
-	if (keyset_build(&ks, &spec, b->records, b->n) < 0) {
+	keep = malloc(b->n ? b->n : 1);
+	if (keep == NULL || keyset_build(&ks, &spec, b->records, b->n) < 0) {
+		free(keep);
 		keyset_free(&ks);
 		errno = ENOMEM;
 		return -1;
 	}
 	for (size_t r = 0; r < b->n; r++)
-		if (in_shard(&ks, r, &j))
-			b->records[kept++] = b->records[r];
-	b->n = kept;
+		keep[r] = (unsigned char)in_shard(&ks, r, &j);
+	/* where each kept record was read: line numbers count every line (-n, errors) */
+	rc = lines_batch_keep(b, keep);
+	free(keep);
 	keyset_free(&ks);
-	return 0;
+	return rc;
 }

@@ -799,9 +799,46 @@ void lines_batch_free(struct lines_batch *b)
 {
 	free(b->records);
 	free(b->bytes);
+	free(b->kept);
 	b->records = NULL;
 	b->bytes = NULL;
-	b->n = b->records_cap = b->bytes_cap = 0;
+	b->kept = NULL;
+	b->n = b->records_cap = b->bytes_cap = b->kept_n = b->kept_cap = b->read = 0;
+	b->taken_out = 0;
+}
+
+int lines_batch_keep(struct lines_batch *b, const unsigned char *keep)
+{
+	size_t kept = 0;
+
+	if (b->n > UINT32_MAX) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (b->n > b->kept_cap) {
+		uint32_t *more = realloc(b->kept, b->n * sizeof *more);
+
+		if (more == NULL)
+			return -1;
+		b->kept = more;
+		b->kept_cap = b->n;
+	}
+	for (size_t r = 0; r < b->n; r++)
+		if (keep[r]) {
+			b->kept[kept] = (uint32_t)r;
+			b->records[kept++] = b->records[r];
+		}
+	b->read = b->n;
+	b->kept_n = b->n = kept;
+	b->taken_out = 1;
+	return 0;
+}
+
+size_t lines_batch_read_index(const struct lines_batch *b, size_t i)
+{
+	if (!b->taken_out)
+		return i;
+	return i < b->kept_n ? b->kept[i] : b->read;
 }
 
 const char *lines_error(const struct lines_reader *r)

@@ -85,7 +85,30 @@ struct lines_batch {
 	size_t records_cap;
 	char *bytes;
 	size_t bytes_cap;
+	/*
+	 * After lines_batch_keep took records out (taken_out): kept[i] is the
+	 * index as read of record i (of the kept_n kept), of `read` in all.
+	 */
+	int taken_out;
+	uint32_t *kept;
+	size_t kept_n, kept_cap, read;
 };
+
+/*
+ * Keep only b's records r with keep[r] nonzero, in order, remembering
+ * where each was read, so that line numbers still count every record
+ * (lines_batch_read_index). 0, or -1 with errno ENOMEM (b unchanged).
+ * A batch refilled is whole again only when this is called on it again:
+ * callers that take records out call it on every batch.
+ */
+int lines_batch_keep(struct lines_batch *b, const unsigned char *keep);
+
+/*
+ * The index as read of record i of b, for i up to the count kept (that
+ * count itself: the records read), whatever n was cut to since; i
+ * unchanged when nothing was taken out.
+ */
+size_t lines_batch_read_index(const struct lines_batch *b, size_t i);
 
 /*
  * Replace b's contents with the next records: every complete record the

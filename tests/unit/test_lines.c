@@ -902,6 +902,33 @@ static void batch_free_of_a_zeroed_batch_is_harmless(void)
 	CHECK(b.records == NULL && b.bytes == NULL && b.n == 0 && b.bytes_cap == 0);
 }
 
+/* Records taken out keep their lines: each kept one maps to its index as read. */
+static void batch_keep_remembers_where_records_were_read(void)
+{
+	struct line recs[6] = { { "a", 1 }, { "b", 1 }, { "c", 1 }, { "d", 1 }, { "e", 1 }, { "f", 1 } };
+	const unsigned char keep[6] = { 0, 1, 0, 0, 1, 1 }, none[6] = { 0 };
+	struct lines_batch b;
+
+	memset(&b, 0, sizeof b);
+	b.records = malloc(sizeof recs);
+	if (b.records == NULL)
+		return;
+	memcpy(b.records, recs, sizeof recs);
+	b.n = 6;
+	CHECK(lines_batch_read_index(&b, 3) == 3);	/* nothing taken out */
+	CHECK(lines_batch_keep(&b, keep) == 0);
+	CHECK(b.n == 3 && b.records[0].data[0] == 'b' && b.records[2].data[0] == 'f');
+	CHECK(lines_batch_read_index(&b, 0) == 1 && lines_batch_read_index(&b, 1) == 4 &&
+	      lines_batch_read_index(&b, 2) == 5 && lines_batch_read_index(&b, 3) == 6);
+	b.n = 1;	/* cut before record 1: the lines up to it are 4 */
+	CHECK(lines_batch_read_index(&b, b.n) == 4);
+	b.n = 2;
+	CHECK(lines_batch_keep(&b, none) == 0);
+	CHECK(b.n == 0 && lines_batch_read_index(&b, 0) == 2);
+	lines_batch_free(&b);
+	CHECK(b.kept == NULL && !b.taken_out && lines_batch_read_index(&b, 2) == 2);
+}
+
 void suite_lines(void)
 {
 	unit_run("lines: empty input gives no records", empty_input_gives_no_records);
@@ -959,4 +986,6 @@ void suite_lines(void)
 	unit_run("writer: /dev/full fails with ENOSPC at flush and every later call repeats it",
 		 writer_full_disk_fails_at_flush_and_stays_failed);
 	unit_run("writer: a closed descriptor gives EBADF", writer_closed_descriptor_gives_ebadf);
+	unit_run("lines: a batch with records taken out keeps where each was read",
+		 batch_keep_remembers_where_records_were_read);
 }
