@@ -130,6 +130,34 @@ int format_save_path(const struct cascade *c, const char *path, const char **err
  */
 extern const char format_err_windowed[];
 
+/*
+ * Statistics: a file stores, beside its bits, every stage's figures
+ * (filter_stats, filter.h: bits set, saturated counters, the rate now),
+ * in its gzip header (bf(5), "Statistics"), so that it can be described
+ * without reading the bits. They come in file order: a cascade's stages,
+ * or a window's, generation by generation, oldest first.
+ */
+struct format_stats {
+	int stored;		/* the file stores them (else: counted from the bits) */
+	size_t nstages;
+	struct filter_stats stage[WINDOW_STAGES_MAX];
+};
+
+/*
+ * format_load_any for a reader that wants a filter's or a window's figures
+ * more than its bits (bfinfo). A file that stores its statistics is read
+ * no further than its headers, unless verify: its filter or window comes
+ * as shapes (every stage's words NULL: use its params, counts and *st,
+ * then free it), never checked beyond the headers. Otherwise, and for a
+ * file written before statistics were stored, it is loaded whole and *st
+ * counted from the bits; with verify, stored figures must equal those
+ * counted, or -1 with *errstr naming the first that differs. A sketch is
+ * loaded whole (st->nstages 0), a DCSO filter too (counted). Returns 0,
+ * or -1 with *errstr.
+ */
+int format_load_described(int fd, struct cascade **c, struct window **w, struct sketch **sk,
+			  int verify, struct format_stats *st, const char **errstr);
+
 /* Save a window, as format_save and format_save_path. */
 int format_save_window(const struct window *w, int fd, const char **errstr);
 int format_save_window_path(const struct window *w, const char *path, const char **errstr);

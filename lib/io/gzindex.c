@@ -31,6 +31,7 @@
 
 #include "bytes.h"
 #include "gzindex.h"
+#include "gzin.h"
 
 #define SUBFIELD_HEAD 4		/* SI1, SI2, LEN */
 #define TABLE_HEAD 8		/* entries in use, reserved */
@@ -124,25 +125,6 @@ static int entry_zero(const struct job *j, size_t i)
 	return j->marks && (bytes_get_le(j->table + ENTRY_LEN * i + 4, 4) & GZINDEX_ZERO_BIT);
 }
 
-/* The index subfield in the extra field p[0..xlen): its data and length, or NULL. */
-static const unsigned char *find_subfield(const unsigned char *p, size_t xlen, size_t *len)
-{
-	size_t at = 0;
-
-	while (xlen - at >= SUBFIELD_HEAD) {
-		size_t sub = (size_t)bytes_get_le(p + at + 2, 2);
-
-		if (sub > xlen - at - SUBFIELD_HEAD)
-			return NULL;
-		if (p[at] == 'B' && p[at + 1] == 'I') {
-			*len = sub;
-			return p + at + SUBFIELD_HEAD;
-		}
-		at += SUBFIELD_HEAD + sub;
-	}
-	return NULL;
-}
-
 /*
  * The gzip header of the mapped file: the index's table and entry count,
  * and where the deflate stream starts. -1 unless it is a header as pgzip
@@ -164,7 +146,7 @@ static int parse_header(struct job *j, size_t size, uint64_t *stream)
 	if ((p[3] & FLAG_FHCRC) &&
 	    (crc32(0L, p, (uInt)(12 + xlen)) & 0xffffu) != bytes_get_le(p + 12 + xlen, 2))
 		return -1;
-	data = find_subfield(p + 12, xlen, &len);
+	data = gzin_find_subfield(p + 12, xlen, 'B', 'I', &len);
 	if (data == NULL || len < TABLE_HEAD)
 		return -1;
 	j->n = (size_t)bytes_get_le(data, 4);

@@ -523,7 +523,8 @@ static void gzip_header_is_checked_and_fixed(void)
 	c = small_file(FILL_HALF, &len);
 	CHECK(c != NULL && len > 20);
 	CHECK(c[0] == 0x1f && c[1] == 0x8b && c[2] == 8);
-	CHECK(c[3] == 0x02);			/* FHCRC and nothing else */
+	CHECK(c[3] == 0x06);			/* FHCRC, and FEXTRA for the statistics alone */
+	CHECK(c[12] == 'B' && c[13] == 'S');	/* too small for an index of pieces */
 	CHECK(c[4] == 0 && c[5] == 0 && c[6] == 0 && c[7] == 0);	/* mtime */
 	CHECK(c[9] == 3);			/* OS: Unix */
 	free(c);
@@ -1965,7 +1966,7 @@ static int pgzip_file_declared(const char *path, int threads, int direct, const 
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	const char *why = "";
-	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, threads, Z_RLE, direct, declared, &why);
+	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, threads, Z_RLE, direct, declared, NULL, 0, &why);
 	int ok = z != NULL;
 
 	for (size_t i = 0; ok && i < n; i++)
@@ -2062,7 +2063,7 @@ static void pgzip_refuses_a_piece_over_its_maximum(void)
 	static unsigned char big[PGZIP_PIECE_MAX + 1];
 	int fd = open("/dev/null", O_WRONLY);
 	const char *why = "";
-	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, 2, Z_RLE, 0, 0, &why);
+	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, 2, Z_RLE, 0, 0, NULL, 0, &why);
 
 	CHECKF(z != NULL, "%s", why);
 	CHECK(pgzip_write(z, big, sizeof big, 1, &why) == -1 && strstr(why, "PGZIP_PIECE_MAX"));
@@ -2558,7 +2559,7 @@ static void index_is_absent_where_it_cannot_serve(void)
 	CHECK(inflates_to(tmp_path("more.gz"), data, total));
 	CHECK(!index_inflates(tmp_path("more.gz"), data, total, 2, NULL, 0));
 	CHECK(pipe(p) == 0);
-	z = pgzip_open(p[1], 1, Z_RLE, 0, 10, &why);
+	z = pgzip_open(p[1], 1, Z_RLE, 0, 10, NULL, 0, &why);
 	CHECK(z != NULL);
 	for (size_t i = 0; i < 10; i++)
 		CHECK(pgzip_write(z, data + pieces[i].off, pieces[i].len, pieces[i].level, &why) == 0);
@@ -2571,7 +2572,7 @@ static void index_is_absent_where_it_cannot_serve(void)
 	CHECK(got > 12 && buf[3] == 2);	/* FHCRC only: no extra field */
 	fd = open(tmp_path("append.gz"), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
 	CHECK(fd >= 0);
-	z = pgzip_open(fd, 1, Z_RLE, 0, 10, &why);
+	z = pgzip_open(fd, 1, Z_RLE, 0, 10, NULL, 0, &why);
 	for (size_t i = 0; z != NULL && i < 10; i++)
 		CHECK(pgzip_write(z, data + pieces[i].off, pieces[i].len, pieces[i].level, &why) == 0);
 	CHECK(z != NULL && pgzip_finish(z, &why) == 0);
