@@ -187,6 +187,7 @@ static void unload(struct loaded *l)
  */
 static int load_file(const char *path, int verify, struct disk_size *disk, struct loaded *l)
 {
+	enum format_figures how = verify ? FORMAT_FIGURES_VERIFIED : FORMAT_FIGURES;
 	struct stat st;
 	const char *why;
 	int fd, ret;
@@ -195,14 +196,13 @@ static int load_file(const char *path, int verify, struct disk_size *disk, struc
 	disk->bytes = 0;
 	cli_progress_loading(cli_display_name(path));
 	if (strcmp(path, "-") == 0) {
-		ret = format_load_described(STDIN_FILENO, &l->filter, &l->window, &l->sketch, verify,
+		ret = format_load_described(STDIN_FILENO, &l->filter, &l->window, &l->sketch, how,
 					    &l->stats, &why);
 	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		ret = -1;
 		why = strerror(errno);
 	} else {
-		ret = format_load_described(fd, &l->filter, &l->window, &l->sketch, verify, &l->stats,
-					    &why);
+		ret = format_load_described(fd, &l->filter, &l->window, &l->sketch, how, &l->stats, &why);
 		disk->known = ret == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 		disk->bytes = disk->known ? (uint64_t)st.st_size : 0;
 		close(fd);	/* read-only: nothing to lose */

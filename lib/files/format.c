@@ -1474,48 +1474,6 @@ static struct window *load_window(struct format_reader *r, const struct file_inf
 	return assemble(fi, stages, errstr);
 }
 
-int format_load_any(int fd, struct cascade **c, struct window **w, struct sketch **sk,
-		    const char **errstr)
-{
-	struct format_reader *r;
-
-	*c = NULL;
-	if (w != NULL)
-		*w = NULL;
-	if (sk != NULL)
-		*sk = NULL;
-	r = open_reader(fd, &load_info, c, sk, errstr);
-	if (r == NULL)	/* a DCSO filter, a sketch, or an error */
-		return *c != NULL || (sk != NULL && *sk != NULL) ? 0 : -1;
-	if (load_info.windowed && w == NULL) {
-		format_abandon(r);
-		return bad(errstr, format_err_windowed);
-	}
-	if (load_info.windowed)
-		*w = load_window(r, &load_info, errstr);
-	else
-		*c = load_cascade(fd, r, &load_info, errstr);
-	return *c == NULL && (w == NULL || *w == NULL) ? -1 : 0;
-}
-
-int format_load_any_path(const char *path, struct cascade **c, struct window **w,
-			 struct sketch **sk, const char **errstr)
-{
-	int fd = readpath_open(path), ret;
-
-	if (fd < 0) {
-		*c = NULL;
-		if (w != NULL)
-			*w = NULL;
-		if (sk != NULL)
-			*sk = NULL;
-		return bad(errstr, strerror(errno));
-	}
-	ret = format_load_any(fd, c, w, sk, errstr);
-	readpath_close(fd);
-	return ret;
-}
-
 /* ---- statistics --------------------------------------------------------- */
 
 _Static_assert(STATS_SUBFIELD_MAX <= PGZIP_EXTRA_MAX, "the statistics fit beside the index");
@@ -1556,7 +1514,7 @@ static int read_stored_stats(const struct gzin *in, const struct file_info *fi,
 		return bad(errstr, stats_unfit);
 	for (size_t i = 0; i < fi->nstages; i++)
 		if (decode_stage_stats(d + STATS_HEAD + STATS_ENTRY * i, &fi->stage[i], &st->stage[i]) < 0)
-			return bad(errstr, stats_unfit);
+			return bad(errstr, stats_unfit);	/* st->stored still 0 */
 	st->stored = 1;
 	st->nstages = fi->nstages;
 	return 0;
@@ -1635,43 +1593,107 @@ static void unload(struct cascade **c, struct window **w)
 	*w = NULL;
 }
 
-int format_load_described(int fd, struct cascade **c, struct window **w, struct sketch **sk,
-			  int verify, struct format_stats *st, const char **errstr)
+/* *c, *w and *sk to NULL, where given. */
+static void nothing_loaded(struct cascade **c, struct window **w, struct sketch **sk)
 {
-	static struct format_stats stored;
-	struct format_reader *r;
+	*c = NULL;
+	if (w != NULL)
+		*w = NULL;
+	if (sk != NULL)
+		*sk = NULL;
+}
+
+/*
+ * The bits of the file of headers load_info after its headers, and the
+ * figures how wants: as stored (FORMAT_BITS), or counted, and then
+ * checked against those stored (FORMAT_FIGURES_VERIFIED; FORMAT_FIGURES
+ * for a file that stores none). 0, or -1 with *errstr and nothing loaded.
+ */
+static int load_bits(int fd, struct format_reader *r, struct cascade **c, struct window **w,
+		     enum format_figures how, const struct format_stats *stored,
+		     struct format_stats *st, const char **errstr)
+{
 	const char *differ;
 
-	*c = NULL;
-	*w = NULL;
-	*sk = NULL;
-	st->stored = 0;
-	st->nstages = 0;
-	r = open_reader(fd, &load_info, c, sk, errstr);
-	if (r == NULL) {	/* a DCSO filter, a sketch, or an error */
-		count_loaded(*c, NULL, st);
-		return *c != NULL || *sk != NULL ? 0 : -1;
-	}
-	if (read_stored_stats(&r->in, &load_info, &stored, errstr) < 0) {
-		format_abandon(r);
-		return -1;
-	}
-	if (stored.stored && !verify) {
-		format_abandon(r);
-		*st = stored;
-		return load_shapes(&load_info, c, w, errstr);
-	}
 	if (load_info.windowed)
 		*w = load_window(r, &load_info, errstr);
 	else
 		*c = load_cascade(fd, r, &load_info, errstr);
-	if (*c == NULL && *w == NULL)
+	if (*c == NULL && (w == NULL || *w == NULL))
 		return -1;
-	count_loaded(*c, *w, st);
-	if (stored.stored && (differ = stats_differ(&stored, st)) != NULL) {
+	*st = *stored;
+	if (how == FORMAT_BITS)
+		return 0;
+	count_loaded(*c, w != NULL ? *w : NULL, st);
+	st->stored = stored->stored;
+	if (stored->stored && (differ = stats_differ(stored, st)) != NULL) {
 		unload(c, w);
 		return bad(errstr, differ);
 	}
-	st->stored = stored.stored;
 	return 0;
+}
+
+int format_load_described(int fd, struct cascade **c, struct window **w, struct sketch **sk,
+			  enum format_figures how, struct format_stats *st, const char **errstr)
+{
+	static struct format_stats stored;
+	struct format_reader *r;
+
+	nothing_loaded(c, w, sk);
+	st->stored = 0;
+	st->nstages = 0;
+	r = open_reader(fd, &load_info, c, sk, errstr);
+	if (r == NULL) {	/* a DCSO filter, a sketch, or an error */
+		if (how != FORMAT_BITS)
+			count_loaded(*c, NULL, st);
+		return *c != NULL || (sk != NULL && *sk != NULL) ? 0 : -1;
+	}
+	if (load_info.windowed && w == NULL) {
+		format_abandon(r);
+		return bad(errstr, format_err_windowed);
+	}
+	/* readers of bits need no figures: ones that do not fit are ignored, never refused */
+	if (read_stored_stats(&r->in, &load_info, &stored, errstr) < 0 && how != FORMAT_BITS) {
+		format_abandon(r);
+		return -1;
+	}
+	if (stored.stored && how == FORMAT_FIGURES) {
+		format_abandon(r);
+		*st = stored;
+		return load_shapes(&load_info, c, w, errstr);
+	}
+	return load_bits(fd, r, c, w, how, &stored, st, errstr);
+}
+
+int format_load_described_path(const char *path, struct cascade **c, struct window **w,
+			       struct sketch **sk, enum format_figures how, struct format_stats *st,
+			       const char **errstr)
+{
+	int fd = readpath_open(path), ret;
+
+	if (fd < 0) {
+		nothing_loaded(c, w, sk);
+		st->stored = 0;
+		st->nstages = 0;
+		return bad(errstr, strerror(errno));
+	}
+	ret = format_load_described(fd, c, w, sk, how, st, errstr);
+	readpath_close(fd);
+	return ret;
+}
+
+int format_load_any(int fd, struct cascade **c, struct window **w, struct sketch **sk,
+		    const char **errstr)
+{
+	static struct format_stats ignored;
+
+	return format_load_described(fd, c, w, sk, FORMAT_BITS, &ignored, errstr);
+}
+
+int format_load_any_path(const char *path, struct cascade **c, struct window **w,
+			 struct sketch **sk, const char **errstr)
+{
+	static struct format_stats ignored;
+
+	return format_load_described_path(path, c, w, sk, FORMAT_BITS, &ignored, errstr);
 }

@@ -143,20 +143,40 @@ struct format_stats {
 	struct filter_stats stage[WINDOW_STAGES_MAX];
 };
 
+/* What format_load_described reads and gives: the bits, the figures, or both. */
+enum format_figures {
+	/*
+	 * The figures (bfinfo): a file that stores them is read no further
+	 * than its headers, and its filter or window comes as shapes (every
+	 * stage's words NULL: use its params, counts and *st, then free it),
+	 * never checked beyond its headers. Any other file is loaded whole,
+	 * its figures counted from the bits.
+	 */
+	FORMAT_FIGURES,
+	/* The same, always loaded whole, stored figures checked against those counted. */
+	FORMAT_FIGURES_VERIFIED,
+	/*
+	 * The bits, as format_load_any; the figures only as the file stores
+	 * them (st->nstages 0 when it stores none, or none that fit: a
+	 * reader of bits never refuses a file for them).
+	 */
+	FORMAT_BITS,
+};
+
 /*
- * format_load_any for a reader that wants a filter's or a window's figures
- * more than its bits (bfinfo). A file that stores its statistics is read
- * no further than its headers, unless verify: its filter or window comes
- * as shapes (every stage's words NULL: use its params, counts and *st,
- * then free it), never checked beyond the headers. Otherwise, and for a
- * file written before statistics were stored, it is loaded whole and *st
- * counted from the bits; with verify, stored figures must equal those
- * counted, or -1 with *errstr naming the first that differs. A sketch is
- * loaded whole (st->nstages 0), a DCSO filter too (counted). Returns 0,
- * or -1 with *errstr.
+ * format_load_any, with the figures of a filter or window in *st, as how
+ * says. With FORMAT_FIGURES and FORMAT_FIGURES_VERIFIED, stored figures
+ * that do not fit the stages are a bad header; with the latter, stored
+ * figures that differ from those counted are -1 with *errstr naming the
+ * first that differs. A sketch is loaded whole (st->nstages 0), a DCSO
+ * filter too (counted, but for FORMAT_BITS). Returns 0, or -1 with
+ * *errstr. format_load_described_path opens path ("-" is stdin) first.
  */
 int format_load_described(int fd, struct cascade **c, struct window **w, struct sketch **sk,
-			  int verify, struct format_stats *st, const char **errstr);
+			  enum format_figures how, struct format_stats *st, const char **errstr);
+int format_load_described_path(const char *path, struct cascade **c, struct window **w,
+			       struct sketch **sk, enum format_figures how, struct format_stats *st,
+			       const char **errstr);
 
 /* Save a window, as format_save and format_save_path. */
 int format_save_window(const struct window *w, int fd, const char **errstr);

@@ -149,7 +149,7 @@ static void stored_figures_are_counted_ones(void)
 		int fd = c != NULL ? saved(c) : -1;
 
 		CHECKF(fd >= 0, "cascade %zu", n);
-		CHECK(format_load_described(fd, &back, &w, &sk, 0, &st, &why) == 0 && back != NULL);
+		CHECK(format_load_described(fd, &back, &w, &sk, FORMAT_FIGURES, &st, &why) == 0 && back != NULL);
 		CHECKF(st.stored && st.nstages == c->nstages, "cascade %zu", n);
 		for (size_t i = 0; i < c->nstages; i++) {
 			struct filter_stats counted;
@@ -164,7 +164,7 @@ static void stored_figures_are_counted_ones(void)
 		CHECK(cascade_stats_fpr(back, st.stage) == cascade_current_fpr(c));
 		cascade_free(back);
 		CHECK(lseek(fd, 0, SEEK_SET) == 0);
-		CHECKF(format_load_described(fd, &back, &w, &sk, 1, &st, &why) == 0, "%s", why);
+		CHECKF(format_load_described(fd, &back, &w, &sk, FORMAT_FIGURES_VERIFIED, &st, &why) == 0, "%s", why);
 		CHECK(back != NULL && back->stages[0]->words != NULL && st.stored);
 		cascade_free(back);
 		close(fd);
@@ -199,7 +199,7 @@ static void a_window_stores_every_generation(void)
 		CHECK(window_test_and_add_hashed(w, &key, NULL, 1, NULL, 0, &present, NULL, &why) == 0);
 	}
 	CHECK(format_save_window(w, fd, &why) == 0 && lseek(fd, 0, SEEK_SET) == 0);
-	CHECK(format_load_described(fd, &c, &back, &sk, 0, &st, &why) == 0 && back != NULL && c == NULL);
+	CHECK(format_load_described(fd, &c, &back, &sk, FORMAT_FIGURES, &st, &why) == 0 && back != NULL && c == NULL);
 	CHECKF(st.stored && st.nstages == window_stages(w) && back->ngen == w->ngen, "%zu stages", st.nstages);
 	for (size_t g = 0; g < w->ngen; g++)
 		for (size_t i = 0; i < w->gen[g]->nstages; i++, at++) {
@@ -211,15 +211,15 @@ static void a_window_stores_every_generation(void)
 	CHECK(window_stats_estimate(back, w->clock, st.stage) == window_estimate_count(w, w->clock));
 	window_free(back);
 	CHECK(lseek(fd, 0, SEEK_SET) == 0);
-	CHECKF(format_load_described(fd, &c, &back, &sk, 1, &st, &why) == 0 && back != NULL, "%s", why);
+	CHECKF(format_load_described(fd, &c, &back, &sk, FORMAT_FIGURES_VERIFIED, &st, &why) == 0 && back != NULL, "%s", why);
 	window_free(back);
 	window_free(w);
 	close(fd);
 }
 
 /* A copy of file f[0..len) with edit applied, loaded described; the load's result. */
-static int load_edited(const unsigned char *f, size_t len, void (*edit)(unsigned char *), int verify,
-		       struct format_stats *st, const char **why)
+static int load_edited(const unsigned char *f, size_t len, void (*edit)(unsigned char *),
+		       enum format_figures how, struct format_stats *st, const char **why)
 {
 	unsigned char *copy = malloc(len);
 	struct cascade *c = NULL;
@@ -233,7 +233,7 @@ static int load_edited(const unsigned char *f, size_t len, void (*edit)(unsigned
 		fd = unit_temp_file((const char *)copy, len);
 	}
 	if (fd >= 0) {
-		ret = format_load_described(fd, &c, &w, &sk, verify, st, why);
+		ret = format_load_described(fd, &c, &w, &sk, how, st, why);
 		close(fd);
 	}
 	cascade_free(c);
@@ -301,17 +301,24 @@ static void verify_finds_what_the_header_gets_wrong(void)
 	CHECK(f != NULL && len > 0 && stats_of_file(f) != NULL);
 	filter_stats_of(c->stages[0], &counted);
 	/* read alone, the header is believed; verified, the lie is named */
-	CHECK(load_edited(f, len, one_more_bit, 0, &st, &why) == 0 && st.stage[0].bits_set == counted.bits_set + 1);
-	CHECK(load_edited(f, len, one_more_bit, 1, &st, &why) == -1);
+	CHECK(load_edited(f, len, one_more_bit, FORMAT_FIGURES, &st, &why) == 0 &&
+	      st.stage[0].bits_set == counted.bits_set + 1);
+	CHECK(load_edited(f, len, one_more_bit, FORMAT_FIGURES_VERIFIED, &st, &why) == -1);
 	CHECKF(strstr(why, "stored statistics disagree with the bits: stage 1 of 1, bits set") == why, "%s", why);
-	CHECK(load_edited(f, len, impossible_bits, 0, &st, &why) == -1 && strstr(why, "do not fit") != NULL);
-	CHECK(load_edited(f, len, rate_over_one, 0, &st, &why) == -1 && strstr(why, "do not fit") != NULL);
-	CHECK(load_edited(f, len, saturated_bits, 0, &st, &why) == -1 && strstr(why, "do not fit") != NULL);
-	CHECK(load_edited(f, len, wrong_count, 1, &st, &why) == -1 && strstr(why, "do not fit") != NULL);
-	/* a file without them: counted from the bits, the same figures */
-	CHECK(load_edited(f, len, no_stats, 0, &st, &why) == 0 && !st.stored && st.nstages == 1);
+	CHECK(load_edited(f, len, impossible_bits, FORMAT_FIGURES, &st, &why) == -1 && strstr(why, "do not fit") != NULL);
+	CHECK(load_edited(f, len, rate_over_one, FORMAT_FIGURES, &st, &why) == -1 && strstr(why, "do not fit") != NULL);
+	CHECK(load_edited(f, len, saturated_bits, FORMAT_FIGURES, &st, &why) == -1 && strstr(why, "do not fit") != NULL);
+	CHECK(load_edited(f, len, wrong_count, FORMAT_FIGURES_VERIFIED, &st, &why) == -1 &&
+	      strstr(why, "do not fit") != NULL);
+	/* a reader of bits takes them as stored, and ignores ones that do not fit */
+	CHECK(load_edited(f, len, one_more_bit, FORMAT_BITS, &st, &why) == 0 && st.stored &&
+	      st.stage[0].bits_set == counted.bits_set + 1);
+	CHECK(load_edited(f, len, impossible_bits, FORMAT_BITS, &st, &why) == 0 && !st.stored && st.nstages == 0);
+	/* a file without them: counted from the bits, the same figures; a reader of bits gets none */
+	CHECK(load_edited(f, len, no_stats, FORMAT_FIGURES, &st, &why) == 0 && !st.stored && st.nstages == 1);
 	CHECK(same_stats(&st.stage[0], &counted));
-	CHECK(load_edited(f, len, no_stats, 1, &st, &why) == 0 && !st.stored);
+	CHECK(load_edited(f, len, no_stats, FORMAT_FIGURES_VERIFIED, &st, &why) == 0 && !st.stored);
+	CHECK(load_edited(f, len, no_stats, FORMAT_BITS, &st, &why) == 0 && !st.stored && st.nstages == 0);
 	free(f);
 	cascade_free(c);
 }
