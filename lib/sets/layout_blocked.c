@@ -405,6 +405,20 @@ static void load_blocks(const struct filter *f, const uint64_t *base, size_t n)
 	(void)sink;
 }
 
+/*
+ * A sparse filter's blocks at these words, written without being changed
+ * (an atomic OR of nothing): each page a key lands in is backed here, by
+ * one write fault on this thread. Left to the add, its test would read
+ * the page first, mapping the shared zero page, and its set fault a
+ * second time to replace it (do_wp_page: a fresh page, cleared, the zero
+ * page copied in): two faults a page, on the thread every line waits for.
+ */
+static void touch_blocks(const struct filter *f, const uint64_t *base, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		(void)__atomic_fetch_or((uint64_t *)&f->words[base[i]], 0, __ATOMIC_RELAXED);
+}
+
 /* Backed first: a load of a page never written would map the zero page, to be faulted again by the add. */
 static void blocked_ready(const struct filter *f, const uint64_t *h, size_t n)
 {
@@ -420,6 +434,8 @@ static void blocked_ready(const struct filter *f, const uint64_t *h, size_t n)
 		/* sparse, a load would map the zero page, and the add fault again to replace it */
 		if (f->backed == NULL || __atomic_load_n(&f->backed[1], __ATOMIC_RELAXED))
 			load_blocks(f, base, len);
+		else
+			touch_blocks(f, base, len);
 	}
 }
 
