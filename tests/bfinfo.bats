@@ -667,3 +667,11 @@ PY
 	*) expect_eq "stderr" "bfinfo: classic.bf: stored statistics disagree with the bits: stage 1 of 1, bits set ..." "$stderr" ;;
 	esac
 }
+
+@test "bfinfo: a filter piped in is read to its end, so its writer is not cut off after the headers" {
+	# 1e6 keys in -n 1e7: megabytes of deflated bits, more than a pipe holds
+	run --separate-stderr bash -c 'set -o pipefail; seq 1 1000000 | bfbuild --key "$1" -n 1e7 | bfinfo --brief -' _ "$KEY"
+	expect_status 0
+	expect_eq "stderr" "" "$stderr"
+	expect_eq "kind and keys" "blocked 999" "$(printf '%s\n' "$output" | awk 'NR == 2 { print $1, substr($2, 1, 3) }')"
+}

@@ -1573,24 +1573,40 @@ static struct window *window_shape(const struct file_info *fi, const char **errs
 	return assemble(fi, stages, errstr);
 }
 
-/* Shapes of the headers fi, for a file whose statistics say the rest. */
+/* Shapes of the headers fi, for a file whose statistics say the rest (w is given for a window). */
 static int load_shapes(const struct file_info *fi, struct cascade **c, struct window **w,
 		       const char **errstr)
 {
 	if (fi->windowed)
-		*w = window_shape(fi, errstr);
-	else
-		*c = make_shape(fi, errstr);
-	return *c == NULL && *w == NULL ? -1 : 0;
+		return (*w = window_shape(fi, errstr)) != NULL ? 0 : -1;
+	return (*c = make_shape(fi, errstr)) != NULL ? 0 : -1;
 }
 
 /* Drop what was loaded, for an error after it. */
 static void unload(struct cascade **c, struct window **w)
 {
 	cascade_free(*c);
-	window_free(*w);
 	*c = NULL;
-	*w = NULL;
+	if (w != NULL) {
+		window_free(*w);
+		*w = NULL;
+	}
+}
+
+/*
+ * The rest of a pipe read to its end, unread: a writer into it (bfbuild
+ * -o - | bfinfo -) must not fail on a reader gone after the headers.
+ * Nothing to do for a file.
+ */
+static void drain_pipe(struct format_reader *r)
+{
+	ssize_t n;
+
+	if (r->in.start >= 0 || r->in.eof)
+		return;
+	do
+		n = read(r->in.fd, r->in.buf, GZIN_BUFFER);
+	while (n > 0 || (n < 0 && errno == EINTR));
 }
 
 /* *c, *w and *sk to NULL, where given. */
@@ -1658,6 +1674,7 @@ int format_load_described(int fd, struct cascade **c, struct window **w, struct 
 		return -1;
 	}
 	if (stored.stored && how == FORMAT_FIGURES) {
+		drain_pipe(r);
 		format_abandon(r);
 		*st = stored;
 		return load_shapes(&load_info, c, w, errstr);

@@ -163,6 +163,13 @@ static void stored_figures_are_counted_ones(void)
 		CHECK(cascade_stats_estimate(back, st.stage) == cascade_estimate_count(c));
 		CHECK(cascade_stats_fpr(back, st.stage) == cascade_current_fpr(c));
 		cascade_free(back);
+		/* a caller that takes filters alone */
+		CHECK(lseek(fd, 0, SEEK_SET) == 0);
+		CHECK(format_load_described(fd, &back, NULL, NULL, FORMAT_FIGURES, &st, &why) == 0 && back != NULL);
+		cascade_free(back);
+		CHECK(lseek(fd, 0, SEEK_SET) == 0);
+		CHECK(format_load_described(fd, &back, NULL, NULL, FORMAT_FIGURES_VERIFIED, &st, &why) == 0);
+		cascade_free(back);
 		CHECK(lseek(fd, 0, SEEK_SET) == 0);
 		CHECKF(format_load_described(fd, &back, &w, &sk, FORMAT_FIGURES_VERIFIED, &st, &why) == 0, "%s", why);
 		CHECK(back != NULL && back->stages[0]->words != NULL && st.stored);
@@ -210,6 +217,10 @@ static void a_window_stores_every_generation(void)
 		}
 	CHECK(window_stats_estimate(back, w->clock, st.stage) == window_estimate_count(w, w->clock));
 	window_free(back);
+	/* a caller that takes no window is refused one */
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	CHECK(format_load_described(fd, &c, NULL, NULL, FORMAT_FIGURES, &st, &why) == -1 &&
+	      why == format_err_windowed && c == NULL);
 	CHECK(lseek(fd, 0, SEEK_SET) == 0);
 	CHECKF(format_load_described(fd, &c, &back, &sk, FORMAT_FIGURES_VERIFIED, &st, &why) == 0 && back != NULL, "%s", why);
 	window_free(back);
