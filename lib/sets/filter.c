@@ -503,8 +503,14 @@ double filter_estimate_count(const struct filter *f)
 
 void filter_stats_of(const struct filter *f, struct filter_stats *s)
 {
-	s->bits_set = filter_bits_set(f);
+	const struct layout_ops *l = layout(f);
+
 	s->saturated = filter_saturated(f);
+	if (l->set_and_fpr != NULL) {
+		l->set_and_fpr(f, &s->bits_set, &s->rate);
+		return;
+	}
+	s->bits_set = filter_bits_set(f);
 	s->rate = filter_current_fpr(f);
 }
 

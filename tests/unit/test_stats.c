@@ -156,6 +156,10 @@ static void stored_figures_are_counted_ones(void)
 
 			filter_stats_of(c->stages[i], &counted);
 			CHECKF(same_stats(&st.stage[i], &counted), "cascade %zu stage %zu", n, i);
+			/* one pass or several, the figures of the calls bfinfo made before */
+			CHECK(counted.bits_set == filter_bits_set(c->stages[i]) &&
+			      counted.saturated == filter_saturated(c->stages[i]) &&
+			      counted.rate == filter_current_fpr(c->stages[i]));
 			CHECK(back->stages[i]->words == NULL);	/* the bits were not read */
 			CHECK(filter_stats_estimate(&c->stages[i]->params, &counted) ==
 			      filter_estimate_count(c->stages[i]));
