@@ -67,8 +67,9 @@ DEFS      = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DBFTOOLS_VERSION='"$(VE
 LIB_LAYERS = base hash io sets files
 LIB_INCLUDES = -Ilib $(LIB_LAYERS:%=-Ilib/%)
 ALLFLAGS  = $(STDFLAGS) $(DEFS) $(LIB_INCLUDES) -fPIC -pthread $(CPPFLAGS) $(CFLAGS)
-# the decoders of compressed inputs: lib/io/instream_*.c, one library each
-LDLIBS    = -lz -lzstd -llzma -lbz2 -llz4 -lm -pthread
+# the decoders of compressed inputs: lib/io/instream_*.c, one library each;
+# libdeflate inflates a filter file's pieces whole (lib/io/gzindex.c)
+LDLIBS    = -lz -ldeflate -lzstd -llzma -lbz2 -llz4 -lm -pthread
 
 # O is the build directory: "." for the normal build, build/asan for make asan.
 O        ?= .
@@ -312,7 +313,7 @@ check-scaleout: deps-scaleout all
 $(O)/bftools.pc: FORCE
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 		'Name: bftools' 'Description: Bloom filters for huge line streams' \
-		'Version: $(VERSION)' 'Requires.private: zlib libzstd liblzma liblz4' \
+		'Version: $(VERSION)' 'Requires.private: zlib libdeflate libzstd liblzma liblz4' \
 		'Libs: -L$${libdir} -lbftools' 'Libs.private: -lbz2 -lm -pthread' \
 		'Cflags: -I$${includedir}/bftools' >$@
 

@@ -3,13 +3,17 @@
  * bfinfo - say what is in a filter file: every header field and the
  * figures derived from the bits (fill, estimated keys, the false-positive
  * rate as it is now), as an aligned text block or as one JSON object per
- * file (JSON Lines).
+ * file (JSON Lines). A file stores those figures in its header (format.h),
+ * so bfinfo reads no further; --verify reads the bits too, and checks the
+ * stored figures against them. A file written before they were stored is
+ * read whole, its figures counted.
  *
  * It shows a fingerprint of the SipHash key, never the key: whoever knows
  * the key can craft keys that collide in the filter. A DCSO bloom filter
- * (dcso.h) is described by its own header fields: it has no key. It reads
- * each file whole, like any other reader, so a corrupt file is reported
- * the same way bfgrep would report it; a bad file does not stop the others.
+ * (dcso.h) is described by its own header fields: it has no key. With
+ * --verify, or where it must count, it reads each file whole, like any
+ * other reader, so a corrupt file is reported the same way bfgrep would
+ * report it; a bad file does not stop the others.
  * A counting stage (filter.h) is described in counters: its non-zero ones
  * stand where a bit stage's set bits do, and its saturated counters and
  * removals are added. A HyperLogLog sketch (bfcount -o, sketch.h), told
@@ -49,7 +53,7 @@
 #define LABEL_WIDTH 22
 
 static const char usage[] =
-	"Usage: bfinfo [--json | --brief] FILTER...\n"
+	"Usage: bfinfo [--json | --brief] [--verify] FILTER...\n"
 	"Show the header fields and estimated contents of filter files (bftools' or DCSO's)\n"
 	"of HyperLogLog sketch files (bfcount's) and of summaries (bftop's).\n"
 	"\n"
@@ -57,6 +61,8 @@ static const char usage[] =
 	"      --report=json     the same as --json, spelled as in every program\n"
 	"      --brief           a header, then one line per file: kind, keys, fill,\n"
 	"                        rate now, target rate, size on disk, file\n"
+	"      --verify          read every bit and check the figures the header\n"
+	"                        stores against them (else the header is read alone)\n"
 	CLI_COMMON_HELP
 	"  -h, --help            show this help and exit\n"
 	"  -V, --version         show the version and exit\n"
@@ -64,11 +70,12 @@ static const char usage[] =
 	"A FILTER of - is read from standard input. A FILTER may be a sketch or a summary.\n"
 	"Exit status: 0 if every filter was described, 2 on trouble.\n";
 
-enum { OPT_BRIEF = 256 };
+enum { OPT_BRIEF = 256, OPT_VERIFY };
 
 static const struct option long_options[] = {
 	{ "brief", no_argument, NULL, OPT_BRIEF },
 	CLI_REPORT_OPTIONS,
+	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
@@ -76,7 +83,7 @@ static const struct option long_options[] = {
 };
 
 struct options {
-	int json, brief;
+	int json, brief, verify;
 	char **filters;
 	int nfilters;
 };
@@ -111,6 +118,7 @@ static void parse_option(struct options *opt, int c)
 		return;
 	switch (c) {
 	case OPT_BRIEF: opt->brief = 1; break;
+	case OPT_VERIFY: opt->verify = 1; break;
 	case 'h': cli_help(usage);
 	case 'V': cli_version();
 	default: cli_usage_error("unknown option");
@@ -137,11 +145,16 @@ static void parse_options(struct options *opt, int argc, char **argv)
 
 /* ------------------------------------------------------------ loading */
 
-/* What one file holds: a filter, a window or a sketch (the others NULL), all NULL when it could not be read. */
+/*
+ * What one file holds: a filter, a window or a sketch (the others NULL),
+ * all NULL when it could not be read. A filter's or window's figures are
+ * in stats: its bits may not have been read (format_load_described).
+ */
 struct loaded {
 	struct cascade *filter;
 	struct window *window;
 	struct sketch *sketch;
+	struct format_stats stats;
 };
 
 /* The key file against what was loaded: NULL when it agrees or none was given. */
@@ -170,8 +183,9 @@ static void unload(struct loaded *l)
  * from, so both describe the same file even if the name is replaced
  * meanwhile. Returns 0, or -1 when nothing was loaded.
  */
-static int load_file(const char *path, struct disk_size *disk, struct loaded *l)
+static int load_file(const char *path, int verify, struct disk_size *disk, struct loaded *l)
 {
+	enum format_figures how = verify ? FORMAT_FIGURES_VERIFIED : FORMAT_FIGURES;
 	struct stat st;
 	const char *why;
 	int fd, ret;
@@ -180,12 +194,13 @@ static int load_file(const char *path, struct disk_size *disk, struct loaded *l)
 	disk->bytes = 0;
 	cli_progress_loading(cli_display_name(path));
 	if (strcmp(path, "-") == 0) {
-		ret = format_load_any(STDIN_FILENO, &l->filter, &l->window, &l->sketch, &why);
+		ret = format_load_described(STDIN_FILENO, &l->filter, &l->window, &l->sketch, how,
+					    &l->stats, &why);
 	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		ret = -1;
 		why = strerror(errno);
 	} else {
-		ret = format_load_any(fd, &l->filter, &l->window, &l->sketch, &why);
+		ret = format_load_described(fd, &l->filter, &l->window, &l->sketch, how, &l->stats, &why);
 		disk->known = ret == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 		disk->bytes = disk->known ? (uint64_t)st.st_size : 0;
 		close(fd);	/* read-only: nothing to lose */
@@ -216,28 +231,28 @@ static int is_dcso(const struct cascade *c)
 /* The filter's bits: m, or a DCSO file's own m (its array is rounded up to 512). */
 static uint64_t stage_bits(const struct filter *f)
 {
-	return layout_of(f->params.layout)->probed(&f->params);
+	return filter_probed(&f->params);
 }
 
-/* Work out every derived figure of c (a pass over the bits per figure). */
-static void measure(struct info *in, const struct cascade *c)
+/* Work out every derived figure of c from its stages' figures st. */
+static void measure(struct info *in, const struct cascade *c, const struct filter_stats *st)
 {
 	in->c = c;
 	for (size_t i = 0; i < c->nstages; i++) {
 		const struct filter *f = c->stages[i];
 		struct stage_figures *s = &in->stages[i];
 
-		s->bits_set = filter_bits_set(f);
-		s->saturated = filter_saturated(f);
+		s->bits_set = st[i].bits_set;
+		s->saturated = st[i].saturated;
 		s->fill = ratio(s->bits_set, stage_bits(f));
-		s->estimate = filter_estimate_count(f);
-		s->rate = filter_current_fpr(f);
+		s->estimate = filter_stats_estimate(&f->params, &st[i]);
+		s->rate = st[i].rate;
 		in->bits += stage_bits(f);
 		in->bits_set += s->bits_set;
 	}
 	in->fill = ratio(in->bits_set, in->bits);
-	in->estimate = cascade_estimate_count(c);
-	in->rate = cascade_current_fpr(c);
+	in->estimate = cascade_stats_estimate(c, st);
+	in->rate = cascade_stats_fpr(c, st);
 	in->over_capacity = in->rate > CASCADE_OVER_CAPACITY_SLACK * c->target_p;
 	in->memory_bytes = cascade_bytes(c);
 }
@@ -643,17 +658,32 @@ static const char *clock_text(const struct window_params *wp, uint64_t t, char b
 	return buf;
 }
 
-static void text_generation(struct writer *w, const struct window *win, size_t g)
+/* Generation g's stages' figures, in st's run of every stage, oldest generation first. */
+static const struct filter_stats *generation_stats(const struct window *win,
+						   const struct format_stats *st, size_t g)
+{
+	size_t from = 0;
+
+	for (size_t h = 0; h < g; h++)
+		from += win->gen[h]->nstages;
+	return st->stage + from;
+}
+
+static void text_generation(struct writer *w, const struct window *win,
+			    const struct format_stats *st, size_t g)
 {
 	const struct cascade *c = win->gen[g];
+	const struct filter_stats *gs = generation_stats(win, st, g);
+	const struct filter *newest = c->stages[c->nstages - 1];
 	char from[64], human[32];
 
 	putf(w, "generation %llu:\n", (unsigned long long)win->gen_no[g]);
 	text_field(w, 2, "starts", "%s", clock_text(&win->wp, window_generation_start(&win->wp, win->gen_no[g]), from));
 	text_field(w, 2, "stages", "%zu", c->nstages);
 	text_field(w, 2, "insertions", "%llu", (unsigned long long)cascade_insertions(c));
-	text_field(w, 2, "fill", "%.4f (newest stage)", filter_sampled_fill(c->stages[c->nstages - 1], UINT64_MAX));
-	text_estimate(w, 2, cascade_estimate_count(c));
+	text_field(w, 2, "fill", "%.4f (newest stage)",
+		   ratio(gs[c->nstages - 1].bits_set, stage_bits(newest)));
+	text_estimate(w, 2, cascade_stats_estimate(c, gs));
 	text_field(w, 2, "memory", "%s", cli_human_bytes(cascade_bytes(c), human));
 }
 
@@ -666,7 +696,8 @@ static uint64_t read_time(const struct window *win, const char *path)
 	return cli_window_read_time(&cw, win, path);
 }
 
-static void describe_window_text(struct writer *w, const char *path, const struct window *win)
+static void describe_window_text(struct writer *w, const char *path, const struct window *win,
+				 const struct format_stats *st)
 {
 	const struct window_params *wp = &win->wp;
 	const struct filter_params *p = window_params_of(win);
@@ -694,14 +725,15 @@ static void describe_window_text(struct writer *w, const char *path, const struc
 	text_field(w, 0, "expected keys", "%llu per window", (unsigned long long)wp->expected);
 	text_field(w, 0, "target rate", "%g", wp->target_p);
 	text_field(w, 0, "live generations", "%zu", win->ngen - live);
-	text_keys(w, 0, window_estimate_count(win, at));
+	text_keys(w, 0, window_stats_estimate(win, at, st->stage));
 	for (size_t g = live; g < win->ngen; g++)
-		text_generation(w, win, g);
-	text_estimate(w, 0, window_estimate_count(win, at));
+		text_generation(w, win, st, g);
+	text_estimate(w, 0, window_stats_estimate(win, at, st->stage));
 	text_bytes(w, "memory", window_bytes(win));
 }
 
-static void describe_window_json(struct writer *w, const char *path, const struct window *win)
+static void describe_window_json(struct writer *w, const char *path, const struct window *win,
+				 const struct format_stats *st)
 {
 	const struct window_params *wp = &win->wp;
 	char source[64];
@@ -723,7 +755,7 @@ static void describe_window_json(struct writer *w, const char *path, const struc
 	json_u64(w, wp->kind == WINDOW_TIME ? "read_at_ms" : "read_at_keys", at);
 	json_key(w, "target_rate");
 	json_double(w, wp->target_p);
-	json_keys(w, window_estimate_count(win, at));
+	json_keys(w, window_stats_estimate(win, at, st->stage));
 	json_key(w, "live");
 	put(w, "[", 1);
 	for (size_t g = live; g < win->ngen; g++) {
@@ -735,7 +767,7 @@ static void describe_window_json(struct writer *w, const char *path, const struc
 	}
 	put(w, "]", 1);
 	json_key(w, "estimated_elements");
-	json_double(w, window_estimate_count(win, at));
+	json_double(w, window_stats_estimate(win, at, st->stage));
 	json_u64(w, "bytes", window_bytes(win));
 	put(w, "}\n", 2);
 }
@@ -971,21 +1003,21 @@ static void brief_line(struct writer *w, const char *kind, double keys, double f
 }
 
 static void brief_filter(struct writer *w, const char *path, const struct cascade *c,
-			 struct disk_size disk)
+			 const struct format_stats *st, struct disk_size disk)
 {
 	struct info in = { .name = path, .disk = disk };
 	char kind[24];
 
-	measure(&in, c);
+	measure(&in, c, st->stage);
 	snprintf(kind, sizeof kind, "%s", c->nstages > 1 || c->growth ? "growing" :
 		 layout_name(cascade_params(c)->layout));
 	brief_line(w, kind, in.estimate, in.fill, in.rate, c->target_p, disk, path);
 }
 
 static void brief_window(struct writer *w, const char *path, const struct window *win,
-			 struct disk_size disk)
+			 const struct format_stats *st, struct disk_size disk)
 {
-	brief_line(w, "window", window_estimate_count(win, read_time(win, path)), NAN, NAN,
+	brief_line(w, "window", window_stats_estimate(win, read_time(win, path), st->stage), NAN, NAN,
 		   win->wp.target_p, disk, path);
 }
 
@@ -1008,11 +1040,12 @@ static void brief_summary(struct writer *w, const char *path, const struct topk 
 
 /* Describe the filter c read from path, after a blank line unless first. */
 static void describe(struct writer *w, const struct options *opt, const char *path,
-		     const struct cascade *c, struct disk_size disk, int first)
+		     const struct cascade *c, const struct format_stats *st, struct disk_size disk,
+		     int first)
 {
 	struct info in = { .name = path, .disk = disk };
 
-	measure(&in, c);
+	measure(&in, c, st->stage);
 	if (opt->json) {
 		describe_json(w, &in);
 		return;
@@ -1020,6 +1053,30 @@ static void describe(struct writer *w, const struct options *opt, const char *pa
 	if (!first)
 		put(w, "\n", 1);
 	describe_text(w, &in);
+}
+
+/* Describe what l holds, read from path, in opt's form; first: nothing described before. */
+static void describe_loaded(struct writer *w, const struct options *opt, const char *path,
+			    const struct loaded *l, struct disk_size disk, int first)
+{
+	if (opt->brief && l->window)
+		brief_window(w, path, l->window, &l->stats, disk);
+	else if (opt->brief && l->sketch)
+		brief_sketch(w, path, l->sketch, disk);
+	else if (opt->brief)
+		brief_filter(w, path, l->filter, &l->stats, disk);
+	if (opt->brief)
+		return;
+	if (l->window && !opt->json && !first)
+		put(w, "\n", 1);
+	if (l->window && opt->json)
+		describe_window_json(w, path, l->window, &l->stats);
+	else if (l->window)
+		describe_window_text(w, path, l->window, &l->stats);
+	else if (l->sketch)
+		describe_sketch(w, opt, path, l->sketch, disk, first);
+	else
+		describe(w, opt, path, l->filter, &l->stats, disk, first);
 }
 
 int main(int argc, char **argv)
@@ -1036,7 +1093,7 @@ int main(int argc, char **argv)
 	if (opt.brief)
 		brief_header(&out);
 	for (int i = 0; i < opt.nfilters; i++) {
-		struct loaded l = { NULL, NULL, NULL };
+		static struct loaded l;	/* large: a window's figures */
 
 		if (topk_file_sniff_path(opt.filters[i])) {
 			if (describe_summary(&out, &opt, opt.filters[i], described == 0) < 0)
@@ -1045,33 +1102,11 @@ int main(int argc, char **argv)
 				described++;
 			continue;
 		}
-		if (load_file(opt.filters[i], &disk, &l) < 0) {
+		if (load_file(opt.filters[i], opt.verify, &disk, &l) < 0) {
 			status = EXIT_TROUBLE;
 			continue;
 		}
-		if (opt.brief) {
-			if (l.window)
-				brief_window(&out, opt.filters[i], l.window, disk);
-			else if (l.sketch)
-				brief_sketch(&out, opt.filters[i], l.sketch, disk);
-			else
-				brief_filter(&out, opt.filters[i], l.filter, disk);
-			described++;
-			unload(&l);
-			continue;
-		}
-		if (l.window && !opt.json && described > 0)
-			put(&out, "\n", 1);
-		if (l.window && opt.json)
-			describe_window_json(&out, opt.filters[i], l.window);
-		else if (l.window)
-			describe_window_text(&out, opt.filters[i], l.window);
-		if (l.window)
-			described++;
-		else if (l.sketch)
-			describe_sketch(&out, &opt, opt.filters[i], l.sketch, disk, described++ == 0);
-		else
-			describe(&out, &opt, opt.filters[i], l.filter, disk, described++ == 0);
+		describe_loaded(&out, &opt, opt.filters[i], &l, disk, described++ == 0);
 		unload(&l);
 		/* a file at a time, so a long list shows progress */
 		if (writer_flush(&out) < 0)

@@ -9,7 +9,7 @@
 # Install as .../bash-completion/completions/bfinfo, or source it from
 # ~/.bashrc.
 
-_bfinfo_options='--report --brief --json --key-file -j --threads --max-memory --progress --no-progress -h
+_bfinfo_options='--report --brief --json --verify --key-file -j --threads --max-memory --progress --no-progress -h
 --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is: no

@@ -14,7 +14,7 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-SYNOPSIS="Usage: bfinfo [--json | --brief] FILTER..."
+SYNOPSIS="Usage: bfinfo [--json | --brief] [--verify] FILTER..."
 
 # SipHash-2-4-64 of "bftools key fingerprint v1" under $KEY; checked
 # against an independent SipHash written for the purpose.
@@ -171,6 +171,7 @@ expect_valid_json() {
 	make_classic
 	local set
 	set=$(popcount classic.bf)
+	cp classic.bf good.bf
 	run --separate-stderr bfinfo classic.bf
 	expect_field "  bits set" "$set"
 	expect_field "  fill" "$(awk -v s="$set" 'BEGIN { printf "%.2f%%", 100 * s / 9728 }')"
@@ -583,4 +584,98 @@ expect_valid_json() {
 	expect_eq "bftop" "$(bftop --json in.txt)" "$(bftop --report json in.txt)"
 	run --separate-stderr bfinfo --report=xml f.bf
 	expect_usage_error bfinfo "invalid --report 'xml': expected json"
+}
+
+# without_stats FILE OUT: FILE's content in a plain gzip member, as a file
+# written before bftools stored its figures holds it (no extra field).
+without_stats() {
+	gzip -dc "$1" | gzip -n >"$2"
+}
+
+# shown FILE [OPTION...]: bfinfo --json's object for FILE, less its name
+# and size on disk (which differ between copies of one filter).
+shown() {
+	local f=$1
+	shift
+	bfinfo --json "$@" "$f" | sed 's/"file":"[^"]*",//; s/,"bytes_on_disk":[0-9]*//'
+}
+
+@test "bfinfo: the figures a file stores are those --verify counts from its bits, for every kind" {
+	seq 1 3000 >in.txt
+	build fixed.bf -n 5000 in.txt
+	build classic.bf -n 5000 --layout classic in.txt
+	build counting.bf -n 5000 --layout counting in.txt
+	seq 1 250000 | bfuniq --key "$KEY" -f growing.bf >/dev/null
+	bfbuild --key "$KEY" --window 2000keys -o window.bf in.txt
+	local f stored
+	for f in fixed.bf classic.bf counting.bf growing.bf window.bf; do
+		stored=$(shown "$f")
+		expect_eq "$f: stored against verified" "$stored" "$(shown "$f" --verify)"
+		# a file without them (as written before) is counted: the same figures
+		without_stats "$f" "old-$f"
+		expect_eq "$f: stored against an old file's" "$stored" "$(shown "old-$f")"
+		run --separate-stderr bfinfo --verify "old-$f"
+		expect_status 0
+	done
+}
+
+@test "bfinfo: reads a filter's header alone; --verify reads its bits and finds their damage" {
+	make_classic
+	local size byte before
+	before=$(bfinfo classic.bf)
+	# the trailer's CRC-32, 8 bytes from the end, with its low bit flipped
+	size=$(wc -c <classic.bf)
+	byte=$(od -A n -t u1 -j $((size - 8)) -N 1 classic.bf | tr -d ' ')
+	printf "\\$(printf '%03o' $((byte ^ 1)))" | dd of=classic.bf bs=1 seek=$((size - 8)) conv=notrunc 2>/dev/null
+	run --separate-stderr bfinfo classic.bf
+	expect_status 0
+	expect_eq "description" "$before" "$output"
+	run --separate-stderr bfinfo --verify classic.bf
+	expect_status 2
+	expect_eq "stdout" "" "$output"
+	expect_eq "stderr" "bfinfo: classic.bf: corrupt: checksum mismatch" "$stderr"
+}
+
+@test "bfinfo --verify: a stored figure that lies is named, with the file, exit 2" {
+	command -v python3 >/dev/null 2>&1 || skip "python3 edits the gzip header"
+	make_classic
+	local set
+	set=$(popcount classic.bf)
+	cp classic.bf good.bf
+	# the statistics subfield opens the extra field of a file this small:
+	# bits set of stage 1 at byte 24; then the header CRC made right again
+	python3 - classic.bf <<'PY'
+import struct, sys, zlib
+path = sys.argv[1]
+f = bytearray(open(path, "rb").read())
+assert f[12:14] == b"BS"
+struct.pack_into("<Q", f, 24, struct.unpack_from("<Q", f, 24)[0] + 1)
+xlen = f[10] | f[11] << 8
+struct.pack_into("<H", f, 12 + xlen, zlib.crc32(bytes(f[:12 + xlen])) & 0xFFFF)
+open(path, "wb").write(f)
+PY
+	# read alone, the header is believed
+	run --separate-stderr bfinfo classic.bf
+	expect_status 0
+	expect_eq "bits set shown" "$((set + 1))" "$(field "  bits set")"
+	# the other files are still described
+	run --separate-stderr bfinfo --verify classic.bf good.bf
+	expect_status 2
+	expect_eq "described" "good.bf" "$(field file)"
+	case $stderr in
+	"bfinfo: classic.bf: stored statistics disagree with the bits: stage 1 of 1, bits set (stored $((set + 1)), "*"; counted $set, "*")") ;;
+	*) expect_eq "stderr" "bfinfo: classic.bf: stored statistics disagree with the bits: stage 1 of 1, bits set ..." "$stderr" ;;
+	esac
+}
+
+@test "bfinfo: a filter piped in is read to its end, so its writer is not cut off after the headers" {
+	# 1e6 keys in -n 1e7: megabytes of deflated bits, more than a pipe holds
+	run --separate-stderr bash -c 'set -o pipefail; seq 1 1000000 | bfbuild --key "$1" -n 1e7 | bfinfo --brief -' _ "$KEY"
+	expect_status 0
+	expect_eq "stderr" "" "$stderr"
+	local piped=$output
+	seq 1 1000000 | bfbuild --key "$KEY" -n 1e7 -o saved.bf
+	# the same figures as the same filter saved to a file (less its size and name)
+	expect_eq "figures" "$(bfinfo --brief saved.bf | awk 'NR == 2 { print $1, $2, $3, $4, $5 }')" \
+		"$(printf '%s\n' "$piped" | awk 'NR == 2 { print $1, $2, $3, $4, $5 }')"
 }

@@ -611,13 +611,22 @@ CASES
 		case $prog in
 		bfbuild | bfgrep | bfcount) set -- -f big.bf ;;
 		bfuniq) set -- -f big.bf ;;
-		bfmerge | bfinfo) set -- big.bf ;;
+		bfmerge) set -- big.bf ;;
+		bfinfo) set -- --verify big.bf ;;	# without it, bfinfo reads the headers alone (below)
 		bftop) continue ;;	# reads no filters: its own summary's limit is in bftop.bats
 		bfsplit) continue ;;	# reads no filters, builds none
 		esac
 		run --separate-stderr "$prog" --max-memory 1M "$@" </dev/null
 		expect_fail "$prog: big.bf: $need"
 	done
+}
+
+@test "max-memory: bfinfo describes a filter over the limit from its headers, allocating no bits" {
+	build big.bf -n 1e6 </dev/null
+	run --separate-stderr bfinfo --max-memory 1M big.bf
+	expect_status 0
+	expect_stderr ""
+	printf '%s\n' "$output" | grep -q '^size in memory: *1.9 MB (1943232 bytes)$'
 }
 
 @test "max-memory: bfgrep -f big.bf under BFTOOLS_MAX_MEMORY is refused; --max-memory overrides it" {
@@ -804,12 +813,16 @@ bfmerge: loading b.bf: 19.5 kB $BAR
 bfmerge: saving m.bf: 19.5 kB $BAR"
 }
 
-@test "progress: bfinfo --progress reports loading each FILTER, as the other programs do" {
+@test "progress: bfinfo --progress --verify reports loading each FILTER, as the other programs do" {
 	seq 1 1000 >in.txt
 	build f.bf -n 1e4 in.txt
-	run --separate-stderr bfinfo --progress f.bf
+	run --separate-stderr bfinfo --progress --verify f.bf
 	expect_status 0
 	expect_stderr "bfinfo: loading f.bf: 19.5 kB $BAR"
+	# without --verify it reads the headers alone: no bits, nothing to report
+	run --separate-stderr bfinfo --progress f.bf
+	expect_status 0
+	expect_stderr ""
 }
 
 @test "progress: the last of --progress and --no-progress wins" {

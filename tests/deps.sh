@@ -31,7 +31,8 @@ have_zstd_header() {
 }
 
 # liblzma, libbz2, liblz4: xz, bzip2 and lz4 inputs (lib/io/instream_xz.c,
-# instream_bzip2.c, instream_lz4.c). have_lib HEADER LIB: it compiles and links.
+# instream_bzip2.c, instream_lz4.c); libdeflate: a filter file's pieces
+# inflated whole (lib/io/gzindex.c). have_lib HEADER LIB: it compiles and links.
 have_lib() {
 	printf '#include <%s>\nint main(void){return 0;}\n' "$1" |
 		${CC:-cc} -x c - -o /dev/null "$2" >/dev/null 2>&1
@@ -45,6 +46,7 @@ check_build() {
 		have_lib lzma.h -llzma || want liblzma-dev
 		have_lib bzlib.h -lbz2 || want libbz2-dev
 		have_lib lz4frame.h -llz4 || want liblz4-dev
+		have_lib libdeflate.h -ldeflate || want libdeflate-dev
 	else
 		want gcc
 		want libc6-dev
@@ -53,6 +55,7 @@ check_build() {
 		want liblzma-dev
 		want libbz2-dev
 		want liblz4-dev
+		want libdeflate-dev
 	fi
 }
 

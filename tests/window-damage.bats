@@ -15,8 +15,10 @@
 #     loader's checks): version, lengths, stage count, window fields,
 #     generation numbers, clock, sizes, the plan;
 # and each damaged file must make every reader
-#   bfuniq -f FILE, bfgrep -f FILE, bfinfo FILE, bfmerge -o OUT GOOD FILE,
-#   bfcount -f FILE
+#   bfuniq -f FILE, bfgrep -f FILE, bfinfo --verify FILE, bfmerge -o OUT
+#   GOOD FILE, bfcount -f FILE
+# (bfinfo without --verify reads the headers alone: damage to the bits is
+# found by the readers of bits, which include bfinfo --verify)
 # exit with exactly 2 and print one line "PROG: FILE: why" on stderr,
 # nothing on stdout, no sanitizer report, and leave no output file (bfmerge)
 # and the state untouched (bfuniq). Files are edited with printf and dd, as
@@ -76,7 +78,7 @@ run_reader() {
 	case $1 in
 	bfuniq) bfuniq $UNIQ_CLOCK -f "$2" <in.txt >out.txt 2>err.txt || st=$? ;;
 	bfgrep) bfgrep -c -f "$2" <in.txt >out.txt 2>err.txt || st=$? ;;
-	bfinfo) bfinfo "$2" >out.txt 2>err.txt || st=$? ;;
+	bfinfo) bfinfo --verify "$2" >out.txt 2>err.txt || st=$? ;;
 	bfmerge) bfmerge -o merged.bf victim.bf "$2" >out.txt 2>err.txt || st=$? ;;
 	bfcount) bfcount -f "$2" >out.txt 2>err.txt || st=$? ;;
 	esac

@@ -187,11 +187,13 @@ int cli_warned_overfull(const struct cascade *c)
 /*
  * A filter so full that its rate is over CLI_OVERFULL_FACTOR times what
  * it was made for answers "present" for much that it never saw: said once
- * as it is loaded, with the rate its bits give.
+ * as it is loaded, with the rate its bits give. The file stores that rate
+ * (st, format.h); one written before it did has its bits read again.
  */
-static void warn_if_overfull(const struct cascade *c, const char *name)
+static void warn_if_overfull(const struct cascade *c, const char *name, const struct format_stats *st)
 {
-	double rate = cascade_current_fpr(c);
+	int stored = st->stored && st->nstages == c->nstages;
+	double rate = stored ? cascade_stats_fpr(c, st->stage) : cascade_current_fpr(c);
 	char count[64];
 
 	if (!(rate > CLI_OVERFULL_FACTOR * c->target_p))
@@ -199,17 +201,19 @@ static void warn_if_overfull(const struct cascade *c, const char *name)
 	warned_overfull = c;
 	cli_warn("%s: warning: filter over-full: false-positive rate %.3g at its fill, over %d times its target %g (%s, capacity %llu)",
 		 name, rate, CLI_OVERFULL_FACTOR, c->target_p,
-		 cli_distinct_keys(cascade_estimate_count(c), count), (unsigned long long)c->capacity);
+		 cli_distinct_keys(stored ? cascade_stats_estimate(c, st->stage) : cascade_estimate_count(c), count),
+		 (unsigned long long)c->capacity);
 }
 
 void cli_load_any(const char *path, struct cascade **c, struct window **w, struct sketch **sk)
 {
+	static struct format_stats st;	/* large: a window's figures */
 	const char *why = NULL, *name = cli_display_name(path);
 	unsigned char key[16];
 	int r;
 
 	cli_progress_file(name);
-	r = format_load_any_path(path, c, w, sk, &why);
+	r = format_load_described_path(path, c, w, sk, FORMAT_BITS, &st, &why);
 	if (r < 0 && why == format_err_sketch)
 		cli_fatal("%s: %s (bfcount -s, bfmerge and bfinfo read sketches)", name, why);
 	if (*c == NULL && why == format_err_summary)
@@ -224,7 +228,7 @@ void cli_load_any(const char *path, struct cascade **c, struct window **w, struc
 	if (*c != NULL) {
 		*c = cli_loaded_filter(*c, path);
 		if (warn_overfull)
-			warn_if_overfull(*c, name);
+			warn_if_overfull(*c, name, &st);
 		return;
 	}
 	if (cli_key_needed(window_params_of(*w), name, key) && window_supply_key(*w, key, &why) < 0)

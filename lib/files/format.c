@@ -187,6 +187,15 @@ static const unsigned char magic[MAGIC_LEN] = { 0x89, 'B', 'F', 'T', '\r', '\n',
 #define RATE_TOLERANCE 1e-9		/* relative, for growing stages' rates */
 
 /*
+ * The statistics subfield 'B' 'S' of the gzip header's extra field: stage
+ * count and flags (u32 each), then per stage bits set, saturated counters
+ * (u64 each) and the rate now (binary64).
+ */
+#define STATS_HEAD 8u
+#define STATS_ENTRY 24u
+#define STATS_SUBFIELD_MAX (4u + STATS_HEAD + STATS_ENTRY * WINDOW_STAGES_MAX)
+
+/*
  * The most payload a plausible file holds: a growing cascade's stages at
  * least double in size, so all of them together are under twice the
  * largest, which has at most FILTER_M_MAX positions: 2^46 bits, or 2^46
@@ -760,10 +769,11 @@ static void gz_out_close(struct gz_out *w)
  * mtime 0, for reproducible output, and a CRC over the header itself, so
  * that every byte of the file is covered by a check.
  */
-static int gz_out_open(struct gz_out *w, int fd, int direct, uint64_t pieces, const char **errstr)
+static int gz_out_open(struct gz_out *w, int fd, int direct, uint64_t pieces,
+		       const unsigned char *extra, size_t extra_len, const char **errstr)
 {
 	memset(w, 0, sizeof *w);
-	w->pz = pgzip_open(fd, pipeline_threads(), Z_RLE, direct, pieces, errstr);
+	w->pz = pgzip_open(fd, pipeline_threads(), Z_RLE, direct, pieces, extra, extra_len, errstr);
 	if (w->pz == NULL) {
 		gz_out_close(w);
 		return -1;
@@ -826,13 +836,41 @@ static uint64_t saving_pieces(const struct saving *sv)
 	return pieces;
 }
 
+/*
+ * The statistics subfield (bf(5), "Statistics"): every stage's figures,
+ * counted here, a pass or two over bits that are about to be read for
+ * saving anyway (untouched spans skipped), so that bfinfo need not read
+ * them at all. Into out (STATS_SUBFIELD_MAX bytes); its length.
+ */
+static size_t encode_stats(const struct saving *sv, unsigned char *out)
+{
+	size_t len = STATS_HEAD + STATS_ENTRY * sv->nstages;
+
+	out[0] = 'B';
+	out[1] = 'S';
+	bytes_put_le(out + 2, len, 2);
+	bytes_put_le(out + 4, sv->nstages, 4);
+	bytes_put_le(out + 8, 0, 4);	/* flags */
+	for (size_t i = 0; i < sv->nstages; i++) {
+		unsigned char *e = out + 4 + STATS_HEAD + STATS_ENTRY * i;
+		struct filter_stats st;
+
+		filter_stats_of(sv->stage[i], &st);
+		bytes_put_le(e, st.bits_set, 8);
+		bytes_put_le(e + 8, st.saturated, 8);
+		bytes_put_double(e + 16, st.rate);
+	}
+	return 4 + len;
+}
+
 /* direct: fd is our own new file, which may be written around the page cache. */
 static int save(const struct saving *sv, int fd, int direct, const char **errstr)
 {
+	static unsigned char stats[STATS_SUBFIELD_MAX];
 	struct gz_out w;
 	int ok;
 
-	if (gz_out_open(&w, fd, direct, saving_pieces(sv), errstr) < 0)
+	if (gz_out_open(&w, fd, direct, saving_pieces(sv), stats, encode_stats(sv, stats), errstr) < 0)
 		return -1;
 	ok = pgzip_write(w.pz, sv->head, sv->head_len, 1, errstr) == 0;
 	progress_start(sv->bytes);
@@ -1436,44 +1474,243 @@ static struct window *load_window(struct format_reader *r, const struct file_inf
 	return assemble(fi, stages, errstr);
 }
 
-int format_load_any(int fd, struct cascade **c, struct window **w, struct sketch **sk,
-		    const char **errstr)
-{
-	struct format_reader *r;
+/* ---- statistics --------------------------------------------------------- */
 
+_Static_assert(STATS_SUBFIELD_MAX <= PGZIP_EXTRA_MAX, "the statistics fit beside the index");
+
+static const char stats_unfit[] = "bad header: stored statistics do not fit the stages";
+
+/* Stage i's stored figures, checked against what its header allows. */
+static int decode_stage_stats(const unsigned char *e, const struct filter_params *p,
+			      struct filter_stats *st)
+{
+	st->bits_set = bytes_get_le(e, 8);
+	st->saturated = bytes_get_le(e + 8, 8);
+	st->rate = bytes_get_double(e + 16);
+	if (st->bits_set > filter_probed(p) || st->saturated > st->bits_set)
+		return -1;
+	if (st->saturated != 0 && !layout_has(p->layout, LAYOUT_COUNTERS))
+		return -1;
+	return st->rate >= 0.0 && st->rate <= 1.0 ? 0 : -1;	/* false for NaN too */
+}
+
+/*
+ * The statistics the file of headers fi stores, into st (st->stored 0
+ * when it stores none: written before bftools stored them, or by another
+ * gzip). Returns 0, or -1 with *errstr when they contradict the headers.
+ */
+static int read_stored_stats(const struct gzin *in, const struct file_info *fi,
+			     struct format_stats *st, const char **errstr)
+{
+	size_t len;
+	const unsigned char *d = gzin_subfield(in, 'B', 'S', &len);
+
+	st->stored = 0;
+	st->nstages = 0;
+	if (d == NULL)
+		return 0;
+	if (len < STATS_HEAD || bytes_get_le(d, 4) != fi->nstages || bytes_get_le(d + 4, 4) != 0 ||
+	    len != STATS_HEAD + STATS_ENTRY * fi->nstages)
+		return bad(errstr, stats_unfit);
+	for (size_t i = 0; i < fi->nstages; i++)
+		if (decode_stage_stats(d + STATS_HEAD + STATS_ENTRY * i, &fi->stage[i], &st->stage[i]) < 0)
+			return bad(errstr, stats_unfit);	/* st->stored still 0 */
+	st->stored = 1;
+	st->nstages = fi->nstages;
+	return 0;
+}
+
+/* The figures of stages[0..n), counted from their bits. */
+static void count_stats(struct filter *const *stages, size_t n, struct format_stats *st)
+{
+	for (size_t i = 0; i < n; i++)
+		filter_stats_of(stages[i], &st->stage[st->nstages++]);
+}
+
+static void count_loaded(const struct cascade *c, const struct window *w, struct format_stats *st)
+{
+	st->nstages = 0;
+	if (c != NULL)
+		count_stats(c->stages, c->nstages, st);
+	for (size_t g = 0; w != NULL && g < w->ngen; g++)
+		count_stats(w->gen[g]->stages, w->gen[g]->nstages, st);
+}
+
+/* The first figure where stored and counted differ, in words; NULL when none does. */
+static const char *stats_differ(const struct format_stats *stored, const struct format_stats *counted)
+{
+	static char msg[256];
+
+	for (size_t i = 0; i < stored->nstages; i++) {
+		const struct filter_stats *a = &stored->stage[i], *b = &counted->stage[i];
+		const char *what = a->bits_set != b->bits_set ? "bits set" :
+				   a->saturated != b->saturated ? "saturated counters" :
+				   a->rate != b->rate ? "rate now" : NULL;
+
+		if (what == NULL)
+			continue;
+		snprintf(msg, sizeof msg,
+			 "stored statistics disagree with the bits: stage %zu of %zu, %s "
+			 "(stored %llu, %.17g; counted %llu, %.17g)",
+			 i + 1, stored->nstages, what, (unsigned long long)a->bits_set, a->rate,
+			 (unsigned long long)b->bits_set, b->rate);
+		return msg;
+	}
+	return NULL;
+}
+
+/* The window of headers fi without bits: every stage a shape. */
+static struct window *window_shape(const struct file_info *fi, const char **errstr)
+{
+	static struct filter *stages[WINDOW_STAGES_MAX];
+
+	for (size_t i = 0; i < fi->nstages; i++) {
+		if ((stages[i] = bitless_stage(fi, i)) == NULL) {
+			free_stages(stages, i);
+			return bad(errstr, strerror(ENOMEM)), NULL;
+		}
+	}
+	return assemble(fi, stages, errstr);
+}
+
+/* Shapes of the headers fi, for a file whose statistics say the rest (w is given for a window). */
+static int load_shapes(const struct file_info *fi, struct cascade **c, struct window **w,
+		       const char **errstr)
+{
+	if (fi->windowed)
+		return (*w = window_shape(fi, errstr)) != NULL ? 0 : -1;
+	return (*c = make_shape(fi, errstr)) != NULL ? 0 : -1;
+}
+
+/* Drop what was loaded, for an error after it. */
+static void unload(struct cascade **c, struct window **w)
+{
+	cascade_free(*c);
+	*c = NULL;
+	if (w != NULL) {
+		window_free(*w);
+		*w = NULL;
+	}
+}
+
+/*
+ * The rest of a pipe read to its end, unread: a writer into it (bfbuild
+ * -o - | bfinfo -) must not fail on a reader gone after the headers.
+ * Nothing to do for a file.
+ */
+static void drain_pipe(struct format_reader *r)
+{
+	ssize_t n;
+
+	if (r->in.start >= 0 || r->in.eof)
+		return;
+	do
+		n = read(r->in.fd, r->in.buf, GZIN_BUFFER);
+	while (n > 0 || (n < 0 && errno == EINTR));
+}
+
+/* *c, *w and *sk to NULL, where given. */
+static void nothing_loaded(struct cascade **c, struct window **w, struct sketch **sk)
+{
 	*c = NULL;
 	if (w != NULL)
 		*w = NULL;
 	if (sk != NULL)
 		*sk = NULL;
-	r = open_reader(fd, &load_info, c, sk, errstr);
-	if (r == NULL)	/* a DCSO filter, a sketch, or an error */
-		return *c != NULL || (sk != NULL && *sk != NULL) ? 0 : -1;
-	if (load_info.windowed && w == NULL) {
-		format_abandon(r);
-		return bad(errstr, format_err_windowed);
-	}
+}
+
+/*
+ * The bits of the file of headers load_info after its headers, and the
+ * figures how wants: as stored (FORMAT_BITS), or counted, and then
+ * checked against those stored (FORMAT_FIGURES_VERIFIED; FORMAT_FIGURES
+ * for a file that stores none). 0, or -1 with *errstr and nothing loaded.
+ */
+static int load_bits(int fd, struct format_reader *r, struct cascade **c, struct window **w,
+		     enum format_figures how, const struct format_stats *stored,
+		     struct format_stats *st, const char **errstr)
+{
+	const char *differ;
+
 	if (load_info.windowed)
 		*w = load_window(r, &load_info, errstr);
 	else
 		*c = load_cascade(fd, r, &load_info, errstr);
-	return *c == NULL && (w == NULL || *w == NULL) ? -1 : 0;
+	if (*c == NULL && (w == NULL || *w == NULL))
+		return -1;
+	*st = *stored;
+	if (how == FORMAT_BITS)
+		return 0;
+	count_loaded(*c, w != NULL ? *w : NULL, st);
+	st->stored = stored->stored;
+	if (stored->stored && (differ = stats_differ(stored, st)) != NULL) {
+		unload(c, w);
+		return bad(errstr, differ);
+	}
+	return 0;
+}
+
+int format_load_described(int fd, struct cascade **c, struct window **w, struct sketch **sk,
+			  enum format_figures how, struct format_stats *st, const char **errstr)
+{
+	static struct format_stats stored;
+	struct format_reader *r;
+
+	nothing_loaded(c, w, sk);
+	st->stored = 0;
+	st->nstages = 0;
+	r = open_reader(fd, &load_info, c, sk, errstr);
+	if (r == NULL) {	/* a DCSO filter, a sketch, or an error */
+		if (how != FORMAT_BITS)
+			count_loaded(*c, NULL, st);
+		return *c != NULL || (sk != NULL && *sk != NULL) ? 0 : -1;
+	}
+	if (load_info.windowed && w == NULL) {
+		format_abandon(r);
+		return bad(errstr, format_err_windowed);
+	}
+	/* readers of bits need no figures: ones that do not fit are ignored, never refused */
+	if (read_stored_stats(&r->in, &load_info, &stored, errstr) < 0 && how != FORMAT_BITS) {
+		format_abandon(r);
+		return -1;
+	}
+	if (stored.stored && how == FORMAT_FIGURES) {
+		drain_pipe(r);
+		format_abandon(r);
+		*st = stored;
+		return load_shapes(&load_info, c, w, errstr);
+	}
+	return load_bits(fd, r, c, w, how, &stored, st, errstr);
+}
+
+int format_load_described_path(const char *path, struct cascade **c, struct window **w,
+			       struct sketch **sk, enum format_figures how, struct format_stats *st,
+			       const char **errstr)
+{
+	int fd = readpath_open(path), ret;
+
+	if (fd < 0) {
+		nothing_loaded(c, w, sk);
+		st->stored = 0;
+		st->nstages = 0;
+		return bad(errstr, strerror(errno));
+	}
+	ret = format_load_described(fd, c, w, sk, how, st, errstr);
+	readpath_close(fd);
+	return ret;
+}
+
+int format_load_any(int fd, struct cascade **c, struct window **w, struct sketch **sk,
+		    const char **errstr)
+{
+	static struct format_stats ignored;
+
+	return format_load_described(fd, c, w, sk, FORMAT_BITS, &ignored, errstr);
 }
 
 int format_load_any_path(const char *path, struct cascade **c, struct window **w,
 			 struct sketch **sk, const char **errstr)
 {
-	int fd = readpath_open(path), ret;
+	static struct format_stats ignored;
 
-	if (fd < 0) {
-		*c = NULL;
-		if (w != NULL)
-			*w = NULL;
-		if (sk != NULL)
-			*sk = NULL;
-		return bad(errstr, strerror(errno));
-	}
-	ret = format_load_any(fd, c, w, sk, errstr);
-	readpath_close(fd);
-	return ret;
+	return format_load_described_path(path, c, w, sk, FORMAT_BITS, &ignored, errstr);
 }

@@ -130,6 +130,54 @@ int format_save_path(const struct cascade *c, const char *path, const char **err
  */
 extern const char format_err_windowed[];
 
+/*
+ * Statistics: a file stores, beside its bits, every stage's figures
+ * (filter_stats, filter.h: bits set, saturated counters, the rate now),
+ * in its gzip header (bf(5), "Statistics"), so that it can be described
+ * without reading the bits. They come in file order: a cascade's stages,
+ * or a window's, generation by generation, oldest first.
+ */
+struct format_stats {
+	int stored;		/* the file stores them (else: counted from the bits) */
+	size_t nstages;
+	struct filter_stats stage[WINDOW_STAGES_MAX];
+};
+
+/* What format_load_described reads and gives: the bits, the figures, or both. */
+enum format_figures {
+	/*
+	 * The figures (bfinfo): a file that stores them is read no further
+	 * than its headers, and its filter or window comes as shapes (every
+	 * stage's words NULL: use its params, counts and *st, then free it),
+	 * never checked beyond its headers. Any other file is loaded whole,
+	 * its figures counted from the bits.
+	 */
+	FORMAT_FIGURES,
+	/* The same, always loaded whole, stored figures checked against those counted. */
+	FORMAT_FIGURES_VERIFIED,
+	/*
+	 * The bits, as format_load_any; the figures only as the file stores
+	 * them (st->nstages 0 when it stores none, or none that fit: a
+	 * reader of bits never refuses a file for them).
+	 */
+	FORMAT_BITS,
+};
+
+/*
+ * format_load_any, with the figures of a filter or window in *st, as how
+ * says. With FORMAT_FIGURES and FORMAT_FIGURES_VERIFIED, stored figures
+ * that do not fit the stages are a bad header; with the latter, stored
+ * figures that differ from those counted are -1 with *errstr naming the
+ * first that differs. A sketch is loaded whole (st->nstages 0), a DCSO
+ * filter too (counted, but for FORMAT_BITS). Returns 0, or -1 with
+ * *errstr. format_load_described_path opens path ("-" is stdin) first.
+ */
+int format_load_described(int fd, struct cascade **c, struct window **w, struct sketch **sk,
+			  enum format_figures how, struct format_stats *st, const char **errstr);
+int format_load_described_path(const char *path, struct cascade **c, struct window **w,
+			       struct sketch **sk, enum format_figures how, struct format_stats *st,
+			       const char **errstr);
+
 /* Save a window, as format_save and format_save_path. */
 int format_save_window(const struct window *w, int fd, const char **errstr);
 int format_save_window_path(const struct window *w, const char *path, const char **errstr);

@@ -27,6 +27,7 @@
 #define INFLATE_MAX ((size_t)1 << 30)	/* avail_out is a 32-bit uInt: feed it in pieces */
 #define SNIFF_FIRST 64	/* gzin_sniff asks its test once this many bytes are in, then on doubling */
 #define GZIP_WINDOW (15 + 16)		/* 32 KiB window, gzip wrapper only */
+#define SUBFIELD_HEAD 4			/* SI1, SI2, LEN */
 
 /* The messages that name what the file holds, by enum gzin_kind. */
 static const struct {
@@ -56,6 +57,15 @@ static ssize_t read_some(int fd, unsigned char *p, size_t len)
 	return n;
 }
 
+/* The buffers alone (before the stream exists, or after it ended). */
+static void gzin_free(struct gzin *g)
+{
+	free(g->buf);
+	free(g->extra);
+	g->buf = NULL;
+	g->extra = NULL;
+}
+
 int gzin_open(struct gzin *g, int fd, enum gzin_kind kind, const char **errstr)
 {
 	int ret;
@@ -64,13 +74,25 @@ int gzin_open(struct gzin *g, int fd, enum gzin_kind kind, const char **errstr)
 	g->fd = fd;
 	g->kind = kind;
 	g->start = (long long)lseek(fd, 0, SEEK_CUR);
-	if ((g->buf = malloc(GZIN_BUFFER)) == NULL)
+	g->buf = malloc(GZIN_BUFFER);
+	g->extra = malloc(GZIN_EXTRA_MAX);
+	if (g->buf == NULL || g->extra == NULL) {
+		gzin_free(g);
 		return bad(errstr, strerror(ENOMEM));
+	}
 	ret = inflateInit2(&g->zs, GZIP_WINDOW);	/* gzip only: never zlib's transparent mode */
 	if (ret != Z_OK) {
 		*errstr = gzout_zlib_message(&g->zs, ret);
-		free(g->buf);
-		g->buf = NULL;
+		gzin_free(g);
+		return -1;
+	}
+	/* the extra field kept as inflate reads it: the header CRC covers it */
+	g->head.extra = g->extra;
+	g->head.extra_max = GZIN_EXTRA_MAX;
+	if ((ret = inflateGetHeader(&g->zs, &g->head)) != Z_OK) {
+		*errstr = gzout_zlib_message(&g->zs, ret);
+		inflateEnd(&g->zs);
+		gzin_free(g);
 		return -1;
 	}
 	return 0;
@@ -96,8 +118,35 @@ void gzin_close(struct gzin *g)
 	if (g->buf == NULL)
 		return;
 	inflateEnd(&g->zs);
-	free(g->buf);
-	g->buf = NULL;
+	gzin_free(g);
+}
+
+const unsigned char *gzin_find_subfield(const unsigned char *p, size_t xlen, unsigned char si1,
+					unsigned char si2, size_t *len)
+{
+	size_t at = 0;
+
+	while (xlen - at >= SUBFIELD_HEAD) {
+		size_t sub = (size_t)p[at + 2] | (size_t)p[at + 3] << 8;
+
+		if (sub > xlen - at - SUBFIELD_HEAD)
+			return NULL;
+		if (p[at] == si1 && p[at + 1] == si2) {
+			*len = sub;
+			return p + at + SUBFIELD_HEAD;
+		}
+		at += SUBFIELD_HEAD + sub;
+	}
+	return NULL;
+}
+
+const unsigned char *gzin_subfield(const struct gzin *g, unsigned char si1, unsigned char si2,
+				   size_t *len)
+{
+	/* a field longer than the buffer cannot be: XLEN is 16 bits */
+	if (g->buf == NULL || g->head.done != 1 || g->head.extra == Z_NULL || g->head.extra_len > GZIN_EXTRA_MAX)
+		return NULL;
+	return gzin_find_subfield(g->head.extra, g->head.extra_len, si1, si2, len);
 }
 
 int gzin_sniff(struct gzin *g, int (*tell)(const unsigned char *start, size_t len), size_t cap,

@@ -42,7 +42,12 @@ struct gzin {
 	long long start;	/* fd's offset when opened: where the file began; -1 if unknown (a pipe) */
 	z_stream zs;		/* next_in/avail_in: input read and not yet inflated */
 	unsigned char *buf;	/* GZIN_BUFFER bytes of compressed input */
+	gz_header head;		/* the gzip header, once inflate has read it */
+	unsigned char *extra;	/* GZIN_EXTRA_MAX bytes: its extra field */
 };
+
+/* The longest extra field a gzip header can have (XLEN is 16 bits). */
+#define GZIN_EXTRA_MAX 65535u
 
 /* Get ready to read from fd. Returns 0, or -1 with *errstr (out of memory). */
 int gzin_open(struct gzin *g, int fd, enum gzin_kind kind, const char **errstr);
@@ -89,6 +94,17 @@ int gzin_read(struct gzin *g, void *dst, size_t len, size_t *done, const char **
  * mismatch", "trailing data after the filter", ...).
  */
 int gzin_end(struct gzin *g, const char **errstr);
+
+/*
+ * The data of subfield si1 si2 in the member's extra field (RFC 1952,
+ * 2.3.1.1), *len bytes, once some content has been inflated (the header
+ * read and its CRC checked); NULL when there is none. gzin_find_subfield
+ * looks in an extra field of xlen bytes at p, as it stands in a file.
+ */
+const unsigned char *gzin_subfield(const struct gzin *g, unsigned char si1, unsigned char si2,
+				   size_t *len);
+const unsigned char *gzin_find_subfield(const unsigned char *p, size_t xlen, unsigned char si1,
+					unsigned char si2, size_t *len);
 
 /*
  * The first bytes of the content of the gzip member in p[0..len), up to

@@ -10,7 +10,13 @@
  * How: the file is mapped; threads claim entries of the index one at a
  * time and inflate each with a raw inflater (no wrapper: an entry starts
  * in the middle of the member) straight into the regions it covers,
- * computing the CRC-32 of what it wrote. The calling thread then combines
+ * computing the CRC-32 of what it wrote. zlib remains the format; the
+ * work is libdeflate's where it is faster (issue 33: a dense 1 GiB filter
+ * loaded at half the speed the machine allows): a deflated entry whole in
+ * one region is inflated by it in one call, 2-3 times zlib's speed, and
+ * every CRC-32 is its (~14 GB/s here against zlib's ~4), which was a
+ * quarter of a dense load. Stored entries stay zlib's (a copy either
+ * way), and mostly-zero ones go by way of scratch, page by page. The calling thread then combines
  * the CRCs in order and checks them, and the length, against the trailer.
  * Entries marked zero (gzindex.h) are settled first, on the calling
  * thread: one of each shape inflated and checked, the rest compared byte
@@ -28,9 +34,11 @@
 #define ZLIB_CONST
 #endif
 #include <zlib.h>
+#include <libdeflate.h>
 
 #include "bytes.h"
 #include "gzindex.h"
+#include "gzin.h"
 
 #define SUBFIELD_HEAD 4		/* SI1, SI2, LEN */
 #define TABLE_HEAD 8		/* entries in use, reserved */
@@ -124,25 +132,6 @@ static int entry_zero(const struct job *j, size_t i)
 	return j->marks && (bytes_get_le(j->table + ENTRY_LEN * i + 4, 4) & GZINDEX_ZERO_BIT);
 }
 
-/* The index subfield in the extra field p[0..xlen): its data and length, or NULL. */
-static const unsigned char *find_subfield(const unsigned char *p, size_t xlen, size_t *len)
-{
-	size_t at = 0;
-
-	while (xlen - at >= SUBFIELD_HEAD) {
-		size_t sub = (size_t)bytes_get_le(p + at + 2, 2);
-
-		if (sub > xlen - at - SUBFIELD_HEAD)
-			return NULL;
-		if (p[at] == 'B' && p[at + 1] == 'I') {
-			*len = sub;
-			return p + at + SUBFIELD_HEAD;
-		}
-		at += SUBFIELD_HEAD + sub;
-	}
-	return NULL;
-}
-
 /*
  * The gzip header of the mapped file: the index's table and entry count,
  * and where the deflate stream starts. -1 unless it is a header as pgzip
@@ -164,7 +153,7 @@ static int parse_header(struct job *j, size_t size, uint64_t *stream)
 	if ((p[3] & FLAG_FHCRC) &&
 	    (crc32(0L, p, (uInt)(12 + xlen)) & 0xffffu) != bytes_get_le(p + 12 + xlen, 2))
 		return -1;
-	data = find_subfield(p + 12, xlen, &len);
+	data = gzin_find_subfield(p + 12, xlen, 'B', 'I', &len);
 	if (data == NULL || len < TABLE_HEAD)
 		return -1;
 	j->n = (size_t)bytes_get_le(data, 4);
@@ -245,6 +234,12 @@ static void copy_set_pages(unsigned char *dst, const unsigned char *src, size_t 
 	}
 }
 
+/* Mostly zeros (deflated to under an eighth): by way of scratch, so zero pages stay unbacked. */
+static int entry_sparse(const struct job *j, size_t i)
+{
+	return j->zeroed && (uint64_t)entry_deflated(j, i) * SPARSE_RATIO < entry_content(j, i);
+}
+
 /*
  * Inflate entry i into its regions (zero_only: into scratch alone, every
  * byte of it 0). 0 when it made exactly its content from exactly its
@@ -256,8 +251,7 @@ static int inflate_entry(struct job *j, z_stream *zs, unsigned char *scratch, si
 	uint64_t at, left = entry_content(j, i);
 	size_t r = region_of(j, j->uoff[i], &at);
 	uLong crc = crc32(0L, NULL, 0);
-	/* mostly zeros (deflated to under an eighth): by way of scratch, so zero pages stay unbacked */
-	int sparse = j->zeroed && (uint64_t)entry_deflated(j, i) * SPARSE_RATIO < left;
+	int sparse = entry_sparse(j, i);
 	int ret;
 
 	if (inflateReset(zs) != Z_OK)
@@ -282,7 +276,7 @@ static int inflate_entry(struct job *j, z_stream *zs, unsigned char *scratch, si
 			return -1;
 		if (sparse && j->regions[r].dst != NULL)
 			copy_set_pages(j->regions[r].dst + at, scratch, cap - zs->avail_out);
-		crc = crc32(crc, dst, (uInt)(cap - zs->avail_out));
+		crc = libdeflate_crc32((uint32_t)crc, dst, (size_t)(cap - zs->avail_out));
 		at += cap - zs->avail_out;
 		left -= cap - zs->avail_out;
 		if (ret != Z_OK)	/* the end of the member, damage, or out of input */
@@ -368,16 +362,92 @@ static int settle_zero_runs(struct job *j, z_stream *zs, unsigned char *scratch)
 	return 0;
 }
 
+/* A thread's means of inflating: zlib's stream, and libdeflate's for whole entries. */
+struct inflater {
+	z_stream zs;
+	unsigned char *scratch;			/* SCRATCH bytes */
+	struct libdeflate_decompressor *whole;
+	unsigned char *in;			/* an entry's bytes and a final block */
+	size_t in_cap;
+};
+
+/* Where entry i goes when it can go whole: one region's memory, holding all of it; else NULL. */
+static unsigned char *whole_target(const struct job *j, size_t i)
+{
+	uint64_t at;
+	size_t r = region_of(j, j->uoff[i], &at);
+
+	if (r == j->nregions || j->regions[r].dst == NULL || j->regions[r].len - at < entry_content(j, i))
+		return NULL;
+	return j->regions[r].dst + at;
+}
+
+/*
+ * Entry i inflated whole by libdeflate, which is 2-3 times zlib's speed on
+ * deflated blocks, straight into its region; -1 when it cannot be (then
+ * zlib takes the entry, and names nothing: it fails the same way on
+ * damage). Only a deflated entry (stored blocks are copies, as fast
+ * either way), whole in a region that holds no zeros to keep unbacked.
+ * libdeflate wants a stream that ends in a final block, which no piece
+ * has (each ends on a byte boundary, after a sync flush): the entry's
+ * bytes are copied and an empty final block (03 00) put after them, and
+ * every byte of that must be used, to exactly the entry's content.
+ */
+static int inflate_whole(struct job *j, struct inflater *t, size_t i)
+{
+	size_t in_len = entry_deflated(j, i), out_len = entry_content(j, i), used = 0, made = 0;
+	unsigned char *dst = whole_target(j, i);
+
+	if (dst == NULL || entry_sparse(j, i) || in_len >= out_len)
+		return -1;
+	if (in_len + 2 > t->in_cap) {
+		unsigned char *grown = realloc(t->in, in_len + 2);
+
+		if (grown == NULL)
+			return -1;
+		t->in = grown;
+		t->in_cap = in_len + 2;
+	}
+	memcpy(t->in, j->map + j->coff[i], in_len);
+	t->in[in_len] = 0x03;
+	t->in[in_len + 1] = 0x00;
+	if (libdeflate_deflate_decompress_ex(t->whole, t->in, in_len + 2, dst, out_len, &used, &made) !=
+		    LIBDEFLATE_SUCCESS ||
+	    used != in_len + 2 || made != out_len)
+		return -1;
+	j->crc[i] = libdeflate_crc32(0, dst, out_len);
+	return 0;
+}
+
+static int inflater_init(struct inflater *t)
+{
+	memset(t, 0, sizeof *t);
+	t->scratch = malloc(SCRATCH);
+	t->whole = libdeflate_alloc_decompressor();
+	if (t->scratch == NULL || t->whole == NULL || inflateInit2(&t->zs, RAW_WINDOW) != Z_OK) {
+		free(t->scratch);
+		if (t->whole != NULL)
+			libdeflate_free_decompressor(t->whole);
+		return -1;
+	}
+	return 0;
+}
+
+static void inflater_end(struct inflater *t)
+{
+	inflateEnd(&t->zs);
+	free(t->scratch);
+	free(t->in);
+	libdeflate_free_decompressor(t->whole);
+}
+
 /* Claim and inflate entries until none is left or one failed. */
 static void run(struct job *j, gzindex_progress_fn *progress, void *ctx)
 {
-	unsigned char *scratch = malloc(SCRATCH);
-	z_stream zs;
+	struct inflater t;
 
-	memset(&zs, 0, sizeof zs);
-	if (scratch == NULL || inflateInit2(&zs, RAW_WINDOW) != Z_OK) {
+	if (inflater_init(&t) < 0) {
 		atomic_store(&j->failed, 1);
-		free(scratch);
 		return;
 	}
 	while (!atomic_load(&j->failed)) {
@@ -387,7 +457,7 @@ static void run(struct job *j, gzindex_progress_fn *progress, void *ctx)
 			break;
 		if (j->settled[i])
 			continue;
-		if (inflate_entry(j, &zs, scratch, i, 0) < 0) {
+		if (inflate_whole(j, &t, i) < 0 && inflate_entry(j, &t.zs, t.scratch, i, 0) < 0) {
 			atomic_store(&j->failed, 1);
 			break;
 		}
@@ -395,8 +465,7 @@ static void run(struct job *j, gzindex_progress_fn *progress, void *ctx)
 		if (progress)
 			progress(ctx, atomic_load(&j->done));
 	}
-	inflateEnd(&zs);
-	free(scratch);
+	inflater_end(&t);
 }
 
 static void *worker_main(void *arg)

@@ -120,6 +120,8 @@ struct pgzip {
 	uint64_t group;			/* pieces an entry holds */
 	uint64_t pieces;		/* pieces written so far */
 	unsigned long long start;	/* the header's offset in the file */
+	unsigned char *extra;		/* the caller's subfields, after the index's */
+	size_t extra_len;
 };
 
 static int fail(const char **errstr, const char *msg)
@@ -435,6 +437,12 @@ static int drain(struct pgzip *z, const char **errstr)
 	return ret;
 }
 
+/* The extra field's bytes: the index's subfield, then the caller's. */
+static size_t extra_field_len(const struct pgzip *z)
+{
+	return (z->index != NULL ? gzindex_extra_len(z->slots) : 0) + z->extra_len;
+}
+
 /*
  * The gzip header: fixed, plus an extra field holding the index's n
  * entries (of slots) when the member has one. Into h; its length.
@@ -447,14 +455,18 @@ static size_t make_header(const struct pgzip *z, unsigned char *h, size_t n)
 	uLong crc;
 
 	memcpy(h, fixed, HEADER_BASE);
-	if (z->index != NULL) {
-		size_t xlen = gzindex_extra_len(z->slots);
+	if (z->index != NULL || z->extra_len > 0) {
+		size_t xlen = extra_field_len(z);
 
 		h[3] |= FLAG_FEXTRA;
 		h[len++] = (unsigned char)xlen;
 		h[len++] = (unsigned char)(xlen >> 8);
-		gzindex_encode(h + len, z->slots, z->index, n);
-		len += xlen;
+		if (z->index != NULL) {	/* first: readers before the other subfields look for it at 12 */
+			gzindex_encode(h + len, z->slots, z->index, n);
+			len += gzindex_extra_len(z->slots);
+		}
+		memcpy(h + len, z->extra, z->extra_len);
+		len += z->extra_len;
 	}
 	crc = crc32(0L, h, (uInt)len);
 	h[len++] = (unsigned char)crc;	/* FHCRC: the low 16 bits of the header's CRC-32 */
@@ -464,7 +476,7 @@ static size_t make_header(const struct pgzip *z, unsigned char *h, size_t n)
 
 static size_t header_cap(const struct pgzip *z)
 {
-	return HEADER_BASE + 2 + (z->index != NULL ? gzindex_extra_len(z->slots) : 0) + 2;
+	return HEADER_BASE + 2 + extra_field_len(z) + 2;
 }
 
 static int write_header(struct pgzip *z, const char **errstr)
@@ -516,7 +528,7 @@ static void plan_index(struct pgzip *z, int fd, uint64_t pieces)
 }
 
 struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, uint64_t pieces,
-			 const char **errstr)
+			 const void *extra, size_t extra_len, const char **errstr)
 {
 	struct pgzip *z = calloc(1, sizeof *z);
 
@@ -525,6 +537,15 @@ struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, uint64_t
 		return NULL;
 	}
 	plan_index(z, fd, pieces);
+	if (extra_len > PGZIP_EXTRA_MAX || (extra_len > 0 && (z->extra = malloc(extra_len)) == NULL)) {
+		*errstr = extra_len > PGZIP_EXTRA_MAX ? "pgzip: extra subfields too long" : strerror(ENOMEM);
+		free(z->index);
+		free(z);
+		return NULL;
+	}
+	if (extra_len > 0)
+		memcpy(z->extra, extra, extra_len);
+	z->extra_len = extra_len;
 	gzout_sink_init(&z->sink, fd);
 	if (direct)
 		(void)gzout_sink_direct(&z->sink);	/* else through the page cache */
@@ -625,13 +646,14 @@ void pgzip_close(struct pgzip *z)
 	end_stream(&z->own);
 	gzout_sink_close(&z->sink);
 	free(z->index);
+	free(z->extra);
 	free(z);
 }
 
 int pgzip_save_member(int fd, const void *head, size_t head_len, const void *payload,
 		      size_t len, int level, const char **errstr)
 {
-	struct pgzip *z = pgzip_open(fd, 1, Z_DEFAULT_STRATEGY, 0, 0, errstr);
+	struct pgzip *z = pgzip_open(fd, 1, Z_DEFAULT_STRATEGY, 0, 0, NULL, 0, errstr);
 	const unsigned char *p = payload;
 	int ok;
 

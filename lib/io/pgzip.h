@@ -52,11 +52,19 @@ struct pgzip;
  * start: same bytes). direct: write around the page cache where
  * the file allows (gzout_sink_direct: fd must be the caller's own new
  * regular file); the bytes are the same either way. pieces: how many
- * pgzip_write calls will follow (for the index; 0 for none). NULL with
- * *errstr on failure.
+ * pgzip_write calls will follow (for the index; 0 for none). extra:
+ * extra_len bytes of whole subfields (SI1 SI2 LEN data, RFC 1952 2.3.1.1)
+ * for the header's extra field, after the index's, written wherever the
+ * member goes (NULL, 0 for none). NULL with *errstr on failure.
  */
 struct pgzip *pgzip_open(int fd, int threads, int strategy, int direct, uint64_t pieces,
-			 const char **errstr);
+			 const void *extra, size_t extra_len, const char **errstr);
+
+/*
+ * The most bytes of subfields pgzip_open carries for its caller: what the
+ * extra field (XLEN, 16 bits) leaves beside the largest index.
+ */
+#define PGZIP_EXTRA_MAX ((size_t)65535 - 4 - 8 - 8 * 4096)
 
 /*
  * Add len bytes (at most PGZIP_PIECE_MAX) as one piece deflated at level

@@ -461,6 +461,24 @@ double cascade_current_fpr(const struct cascade *c)
 	return 1.0 - miss_all;
 }
 
+double cascade_stats_estimate(const struct cascade *c, const struct filter_stats *stats)
+{
+	double total = 0.0;
+
+	for (size_t i = 0; i < c->nstages; i++)
+		total += filter_stats_estimate(&c->stages[i]->params, &stats[i]);
+	return total;
+}
+
+double cascade_stats_fpr(const struct cascade *c, const struct filter_stats *stats)
+{
+	double miss_all = 1.0;
+
+	for (size_t i = 0; i < c->nstages; i++)
+		miss_all *= 1.0 - stats[i].rate;
+	return 1.0 - miss_all;
+}
+
 double cascade_model_fpr(const struct cascade *c, uint64_t newest_offered)
 {
 	double miss_all = 1.0;

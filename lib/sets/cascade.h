@@ -189,6 +189,13 @@ double cascade_estimate_count(const struct cascade *c);
 double cascade_current_fpr(const struct cascade *c);
 
 /*
+ * The two above from each stage's figures (stats[i] for stage i,
+ * filter.h), for a cascade whose bits were not read: the same numbers.
+ */
+double cascade_stats_estimate(const struct cascade *c, const struct filter_stats *stats);
+double cascade_stats_fpr(const struct cascade *c, const struct filter_stats *stats);
+
+/*
  * Over capacity: the rate as it is now (cascade_current_fpr) above the
  * target by more than this factor. The rate read off the fill scatters
  * around the target for a filter filled exactly to capacity; 10% over it

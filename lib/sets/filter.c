@@ -487,11 +487,36 @@ double filter_current_fpr(const struct filter *f)
 	return layout(f)->current_fpr(f);
 }
 
+double filter_stats_estimate(const struct filter_params *p, const struct filter_stats *s)
+{
+	const struct layout_ops *l = layout_of(p->layout);
+
+	return l->estimate(l->probed(p), p->k, s->bits_set);
+}
+
 double filter_estimate_count(const struct filter *f)
+{
+	struct filter_stats s = { .bits_set = filter_bits_set(f) };
+
+	return filter_stats_estimate(&f->params, &s);
+}
+
+void filter_stats_of(const struct filter *f, struct filter_stats *s)
 {
 	const struct layout_ops *l = layout(f);
 
-	return l->estimate(l->probed(&f->params), f->params.k, filter_bits_set(f));
+	s->saturated = filter_saturated(f);
+	if (l->set_and_fpr != NULL) {
+		l->set_and_fpr(f, &s->bits_set, &s->rate);
+		return;
+	}
+	s->bits_set = filter_bits_set(f);
+	s->rate = filter_current_fpr(f);
+}
+
+uint64_t filter_probed(const struct filter_params *p)
+{
+	return layout_of(p->layout)->probed(p);
 }
 
 int filter_compatible(const struct filter *a, const struct filter *b, const char **what)

@@ -245,6 +245,24 @@ double filter_current_fpr(const struct filter *f);
 double filter_estimate_count(const struct filter *f);
 
 /*
+ * Every figure above that needs a pass over the array, in one place: what
+ * a filter file stores beside its bits (format.h), so that it can be
+ * described without them. filter_stats_of makes the passes (the very calls
+ * above, so the figures are theirs to the last bit); the others derive
+ * from the figures alone.
+ */
+struct filter_stats {
+	uint64_t bits_set;	/* filter_bits_set */
+	uint64_t saturated;	/* filter_saturated */
+	double rate;		/* filter_current_fpr */
+};
+void filter_stats_of(const struct filter *f, struct filter_stats *s);
+/* filter_estimate_count of a filter of params p whose figures are s. */
+double filter_stats_estimate(const struct filter_params *p, const struct filter_stats *s);
+/* The positions a probe can reach: m, or a DCSO filter's own m (its array is rounded up). */
+uint64_t filter_probed(const struct filter_params *p);
+
+/*
  * Supply the key of a filter whose key is kept outside. Returns 0, or -1
  * with *errstr when the key's fingerprint is not the filter's.
  */

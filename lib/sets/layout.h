@@ -78,6 +78,12 @@ struct layout_ops {
 	uint64_t (*saturated)(const uint64_t *words, uint64_t nwords);	/* NULL: never */
 	/* The chance a key never added tests present, from the actual fill. */
 	double (*current_fpr)(const struct filter *f);
+	/*
+	 * set and current_fpr of the whole array in one pass, the same
+	 * numbers to the last bit (what a save stores, filter_stats_of);
+	 * NULL: the two passes.
+	 */
+	void (*set_and_fpr)(const struct filter *f, uint64_t *set, double *fpr);
 
 	/* Models (model.h): expected rate at n keys, and n back from the fill. */
 	double (*fpr)(uint64_t n, uint64_t m, uint32_t k);

@@ -944,6 +944,17 @@ double window_estimate_count(const struct window *w, uint64_t now)
 	return total;
 }
 
+double window_stats_estimate(const struct window *w, uint64_t now, const struct filter_stats *stats)
+{
+	size_t live = window_live_from(w, now);
+	double total = 0.0;
+
+	for (size_t g = 0; g < w->ngen; stats += w->gen[g]->nstages, g++)
+		if (g >= live)
+			total += cascade_stats_estimate(w->gen[g], stats);
+	return total;
+}
+
 uint64_t window_bytes(const struct window *w)
 {
 	uint64_t total = 0;

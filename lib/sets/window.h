@@ -248,6 +248,13 @@ void window_blocks_enable(int on);
 /* Sum of the live generations' estimated distinct keys as of now. */
 double window_estimate_count(const struct window *w, uint64_t now);
 
+/*
+ * The same from the stages' figures (filter.h), stats holding every
+ * stage of every generation, oldest first, for a window whose bits were
+ * not read.
+ */
+double window_stats_estimate(const struct window *w, uint64_t now, const struct filter_stats *stats);
+
 /* Bytes of all bit arrays. */
 uint64_t window_bytes(const struct window *w);
 

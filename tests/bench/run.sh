@@ -12,9 +12,16 @@
 #   BENCH_DIR    work directory (default build/bench/): the compiled
 #                helpers, cached corpora and filters, outputs, results.md
 #   BENCH_JOBS   which jobs (default "uniq window grep build count top pipe files gzip formats
-#                split"; "dedup", the Dask pipeline, is make bench-scaleout's)
-#   BENCH_FILTER_MIB  size of the dense filter of the files job (default
-#                1024 from 1e7 lines up, else 128, to keep quick runs quick)
+#                split sparse"; "dedup", the Dask pipeline, is make bench-scaleout's)
+#   BENCH_FILTER_MIB  size of the dense filter of the files and sparse
+#                jobs (default 1024 from 1e7 lines up, else 128, to keep
+#                quick runs quick)
+#   BENCH_BEFORE git ref of the build the sparse job compares with
+#                (default 8528508, main before issue 33's work; built once
+#                into BENCH_DIR/before-REF; "none" for no comparison)
+#   BENCH_SPARSE_PIPE_LINES  lines of the sparse job's pipe-limit row
+#                (default 1e7: issue 33 names 1e8, about 6 GB and minutes
+#                a round; say 1e8 for its own size)
 #
 # Method. The corpus comes from gen.c (deterministic URL-like lines, ~60
 # bytes, about half repeats), compiled here and cached per line count. It
@@ -74,11 +81,13 @@ runs=${BENCH_RUNS:-5}
 case $runs in
 '' | *[!0-9]* | 0) die "BENCH_RUNS=$runs: want a whole number of rounds, 1 or more" ;;
 esac
-jobs=${BENCH_JOBS:-uniq window grep build count top pipe files gzip formats split}
+sparse_pipe_lines=$(parse_count "${BENCH_SPARSE_PIPE_LINES:-10000000}") ||
+	die "BENCH_SPARSE_PIPE_LINES=${BENCH_SPARSE_PIPE_LINES:-}: want a whole number of lines from 1000 up, like 1e7 or 1e8"
+jobs=${BENCH_JOBS:-uniq window grep build count top pipe files gzip formats split sparse}
 for job in $jobs; do
 	case $job in
-	uniq | window | grep | build | count | top | pipe | files | gzip | formats | split | dedup) ;;
-	*) die "BENCH_JOBS: unknown job '$job' (uniq window grep build count top pipe files gzip formats split dedup)" ;;
+	uniq | window | grep | build | count | top | pipe | files | gzip | formats | split | sparse | dedup) ;;
+	*) die "BENCH_JOBS: unknown job '$job' (uniq window grep build count top pipe files gzip formats split sparse dedup)" ;;
 	esac
 done
 dir=${BENCH_DIR:-$root/build/bench}
@@ -640,13 +649,18 @@ gb_per_s() { awk -v s="$1" -v n="$bytes" 'BEGIN { if (s > 0) printf "%.2f", n / 
 at_least() { awk -v v="$1" -v t="$2" 'BEGIN { print (v != "inf" && v + 0 >= t) ? "PASS" : "MISS" }'; }
 minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a - b }'; }
 
-job_files() {
+# dense_size: mib and bits of the dense filter, from BENCH_FILTER_MIB.
+dense_size() {
 	mib=${BENCH_FILTER_MIB:-}
 	[ -n "$mib" ] || { if [ "$lines" -ge 10000000 ]; then mib=1024; else mib=128; fi; }
 	case $mib in
 	'' | *[!0-9]* | 0) die "BENCH_FILTER_MIB=$mib: want a whole number of MiB, 1 or more" ;;
 	esac
 	bits=$((mib * 8388608))
+}
+
+job_files() {
+	dense_size
 	make_dense
 	bytes=$(json_field "$dense.json" bytes_in_memory)
 	shm=/dev/shm/bftools-bench
@@ -682,6 +696,127 @@ job_files() {
 	row_values "filter 1% full: disk vs memory" - "$(mib_of "$disk")" "in memory" - "$(mib_of "$mem")" \
 		"${shrink}x smaller" ">= 5x smaller" "$(at_least "$shrink" 5)"
 	note "sparse filter: bfbuild -n $lines -p 1e-4, fill $(percent "$(json_field sparse.json fill)"): $mem bytes in memory, $disk on disk."
+}
+
+# ------------------------------------------------------- sparse (issue 33)
+
+# build_before: the programs of BENCH_BEFORE into $before (BENCH_DIR/
+# before-REF/cmd), built once from `git archive` of that commit and cached;
+# before="" (rows without a peer) where it cannot be had.
+build_before() {
+	ref=${BENCH_BEFORE:-8528508}
+	before=""
+	[ "$ref" = none ] && return 0
+	sha=$(git -C "$root" rev-parse --short "$ref^{commit}" 2>/dev/null) ||
+		{ say "sparse: no commit $ref here: rows without the build before"; return 0; }
+	tree=$dir/before-$sha
+	if [ ! -x "$tree/cmd/bfgrep" ]; then
+		say "sparse: building $ref ($sha) into $tree, once"
+		rm -rf "$tree.tmp" && mkdir -p "$tree.tmp" &&
+			git -C "$root" archive "$sha" | tar -x -C "$tree.tmp" &&
+			make -C "$tree.tmp" -j2 all >"$raw/before-build.log" 2>&1 &&
+			mv "$tree.tmp" "$tree" ||
+			{ rm -rf "$tree.tmp"; say "sparse: cannot build $ref (see $raw/before-build.log)"; return 0; }
+	fi
+	before=$tree/cmd before_name="before ($sha)"
+}
+
+# meets NAME MAX-S MAX-MB: PASS when NAME's median wall time is at most
+# MAX-S seconds and its peak at most MAX-MB megabytes (10^6 bytes; - for
+# no limit), else MISS; FAIL when a run failed.
+meets() {
+	failed "$1" && { echo FAIL; return; }
+	awk -v s="$(median "$1")" -v m="$(peak_mib "$1")" -v ts="$2" -v tm="$3" 'BEGIN {
+		ok = 1
+		if (ts != "-" && s > ts + 0) ok = 0
+		if (tm != "-" && (m == "-" || m * 1048576 > tm * 1e6)) ok = 0
+		print ok ? "PASS" : "MISS" }'
+}
+
+# sparse_row TITLE NAME PEER MAX-S MAX-MB TARGET: a row judged by meets,
+# beside PEER (the same command of the build before; "" for none), the
+# ratio its time over ours.
+sparse_row() {
+	if [ -z "$3" ]; then
+		row "$1" "$2" - - - - "$6" "$(meets "$2" "$4" "$5")"
+		return
+	fi
+	ratio=$(awk -v o="$(median "$2")" -v b="$(median "$3")" 'BEGIN { if (o > 0) printf "%.1fx faster", b / o; else print "-" }')
+	row "$1" "$2" "$(label "$3")" "$(median "$3")" "$(peak_mib "$3")" "$ratio" "$6" "$(meets "$2" "$4" "$5")"
+}
+
+# sparse_pair TITLE NAME LABEL CMD: CMD with our programs, and with the
+# build before's when there is one, alternating: its bf* names rewritten
+# to before's paths, and its template the one before made. $peer names
+# the before side, or is empty.
+sparse_pair() {
+	peer=""
+	if [ -z "$before" ]; then
+		alternate "$1" "$2" "$3" "$4"
+		return
+	fi
+	peer=$2.before
+	alternate "$1" "$2" "$3" "$4" "$peer" "$before_name: $3" "$(printf '%s\n' "$4" |
+		sed -e "s#\(^\|[|] *\)\(bf[a-z]*\) #\1$before/\2 #g" -e 's#sparse-tpl\.bf#sparse-tpl-before.bf#g')"
+}
+
+# The rows of issue 33: a filter sized for 1e9 keys costs what it holds.
+# Each template is made once (outside the timings) by its own build, as a
+# user of that build would have it.
+job_sparse() {
+	build_before
+	bfbuild -n 1e9 -p 1e-4 -o sparse-tpl.bf </dev/null || die "bfbuild of sparse-tpl.bf failed"
+	[ -z "$before" ] || "$before/bfbuild" -n 1e9 -p 1e-4 -o sparse-tpl-before.bf </dev/null ||
+		die "the build before could not make its template"
+	sparse_pair "sparse: empty -n 1e9 template" sparse.create "bfbuild -n 1e9 -p 1e-4 -o tpl.bf </dev/null" \
+		"bfbuild -n 1e9 -p 1e-4 -o out/tpl.bf </dev/null"
+	sparse_row "empty -n 1e9 -p 1e-4 template: create" sparse.create "$peer" 0.2 50 "<= 0.2 s, 50 MB"
+	sparse_pair "sparse: one lookup in the template" sparse.grep "echo x | bfgrep -f tpl.bf" \
+		"echo x | bfgrep -f sparse-tpl.bf >out/sparse.grep.txt"
+	sparse_row "echo x | bfgrep -f it" sparse.grep "$peer" 0.1 50 "<= 0.1 s, 50 MB"
+	sparse_pair "sparse: bfinfo of the template" sparse.info "bfinfo tpl.bf" "bfinfo sparse-tpl.bf >out/sparse.info.txt"
+	sparse_row "bfinfo it" sparse.info "$peer" 0.05 - "<= 0.05 s"
+	for k in 1000 100000 10000000; do
+		"$gen" numbers "$k" >"sparse-keys-$k.txt" || die "cannot write sparse-keys-$k.txt"
+		# a page (4 KiB) a key at most, over the 64 MB a run of 1,000 keys may take
+		limit=$(awk -v k="$k" 'BEGIN { printf "%.0f", 64 + k * 4096 / 1e6 }')
+		sparse_pair "sparse: $k keys into -n 1e9" "sparse.k$k" "bfuniq -n 1e9 -p 1e-4, $k keys" \
+			"bfuniq -n 1e9 -p 1e-4 sparse-keys-$k.txt >out/sparse.k$k.txt"
+		sparse_row "$k keys into -n 1e9: memory" "sparse.k$k" "$peer" - "$limit" "<= 64 MB + 4 KiB a key"
+	done
+	sparse_pipe
+	sparse_dense
+}
+
+# The pipe-limit job of issue 4 on BENCH_SPARSE_PIPE_LINES lines: no slower
+# than the build before, within 5%.
+sparse_pipe() {
+	title="pipe limit (bfuniq -n 1e9), $sparse_pipe_lines lines"
+	if ! make_corpus "$sparse_pipe_lines"; then
+		skip_row "$title" sparse.pipe - "<= 1.05x the time before" "no room for the corpus"
+		return
+	fi
+	cat "corpus-$sparse_pipe_lines.txt" >/dev/null
+	sparse_pair "sparse: pipe limit, $sparse_pipe_lines lines" sparse.pipe "cat | bfuniq -n 1e9 -p 1e-4" \
+		"cat corpus-$sparse_pipe_lines.txt | bfuniq -n 1e9 -p 1e-4 >/dev/null"
+	if [ -z "$peer" ]; then
+		skip_row "$title" sparse.pipe - "<= 1.05x the time before" "no build before"
+		return
+	fi
+	within "$title" sparse.pipe "$peer" 1.05
+}
+
+# Loading the dense filter of the files job: at least twice the speed before.
+sparse_dense() {
+	dense_size
+	make_dense
+	sparse_pair "sparse: load a dense $mib MiB filter" sparse.dense "bfgrep -c -f dense, no input" \
+		"bfgrep -c -f $dense /dev/null"
+	if [ -z "$peer" ]; then
+		skip_row "load a dense $mib MiB filter" sparse.dense - ">= 2x the speed before" "no build before"
+		return
+	fi
+	faster "load a dense $mib MiB filter" sparse.dense "$peer" 2
 }
 
 # --------------------------------------------------------------- the report

@@ -234,6 +234,34 @@ static void check_sketch(const struct sketch *s)
 	fuzz_check(sketch_registers_nonzero(s) <= (UINT64_C(1) << sketch_precision(s)), "registers in range");
 }
 
+/*
+ * The figures of a file, as bfinfo asks for them (format_load_described):
+ * verified, they are the bits' or the load fails; from the headers alone,
+ * a file whose bits loaded gives the same verdict, and any figures given
+ * fit their stages.
+ */
+static void check_described(const uint8_t *file, size_t size, int loaded, uint64_t *state)
+{
+	static struct format_stats st;
+	enum format_figures how = (enum format_figures)(fuzz_next(state) % 3);
+	struct cascade *c = NULL;
+	struct window *w = NULL;
+	struct sketch *sk = NULL;
+	const char *err = NULL;
+	int fd = fuzz_file(file, size), rc = format_load_described(fd, &c, &w, &sk, how, &st, &err);
+
+	close(fd);
+	fuzz_check(rc == 0 || (err != NULL && *err != '\0'), "a failed description says why");
+	fuzz_check(how != FORMAT_BITS || (rc == 0) == loaded, "reading bits, described as loaded");
+	fuzz_check(rc < 0 || how != FORMAT_FIGURES_VERIFIED || loaded, "verified only what loads");
+	for (size_t i = 0; rc == 0 && i < st.nstages; i++)
+		fuzz_check(st.stage[i].saturated <= st.stage[i].bits_set && st.stage[i].rate >= 0.0 &&
+			   st.stage[i].rate <= 1.0, "figures in range");
+	cascade_free(c);
+	window_free(w);
+	sketch_free(sk);
+}
+
 /* A plain file never loads, whatever it holds. */
 static void refuse_plain(const uint8_t *data, size_t size)
 {
@@ -265,6 +293,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c = load(file, file_size);
 	load_any(file, file_size, &any, &w, &sk);
 	fuzz_check((any != NULL) == (c != NULL), "format_load_any loads the filters format_load loads");
+	check_described(file, file_size, any != NULL || w != NULL || sk != NULL, &state);
 	cascade_free(any);
 	direct = load_sketch(file, file_size, sk != NULL);
 	fuzz_check(sk == NULL || same_sketch(sk, direct), "both ways load the same sketch");

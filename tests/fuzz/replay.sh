@@ -78,7 +78,7 @@ for h in $harnesses; do
 		cat "$o" >>"$log" 2>/dev/null
 	done
 	# shellcheck disable=SC2086
-	if ! $CC $flags -o "$bin" "$out/$h.o" "$out/replay.o" "$out"/lib/*.o -lz -lzstd -llzma -lbz2 -llz4 -lm >>"$log" 2>&1; then
+	if ! $CC $flags -o "$bin" "$out/$h.o" "$out/replay.o" "$out"/lib/*.o -lz -ldeflate -lzstd -llzma -lbz2 -llz4 -lm >>"$log" 2>&1; then
 		echo "not ok $n - fuzz replay: $h (build failed)"
 		sed 's/^/# /' "$log" | tail -n 20
 		status=1

@@ -114,7 +114,7 @@ build_lib || exit 2
 for h in $harnesses; do
 	[ -f "$here/fuzz_$h.c" ] || { echo "fuzz: no harness '$h'" >&2; exit 2; }
 	# shellcheck disable=SC2086 # $flags is a list of words
-	$clang $flags -fsanitize=fuzzer -o "$work/fuzz_$h" "$here/fuzz_$h.c" "$work"/lib/*.o -lz -lzstd -llzma -lbz2 -llz4 -lm ||
+	$clang $flags -fsanitize=fuzzer -o "$work/fuzz_$h" "$here/fuzz_$h.c" "$work"/lib/*.o -lz -ldeflate -lzstd -llzma -lbz2 -llz4 -lm ||
 		exit 2
 done
 

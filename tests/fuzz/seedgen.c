@@ -402,7 +402,7 @@ static void indexed(const char *name, const struct content *c, size_t piece)
 	size_t pieces = (c->len + piece - 1) / piece;
 	const char *why = NULL;
 	int fd = open(path_of(name), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, 1, Z_RLE, 0, pieces, &why);
+	struct pgzip *z = fd < 0 ? NULL : pgzip_open(fd, 1, Z_RLE, 0, pieces, NULL, 0, &why);
 
 	if (z == NULL)
 		die(name, why);

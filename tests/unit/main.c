@@ -128,6 +128,7 @@ static const struct {
 	{ "counting", suite_counting },
 	{ "window", suite_window },
 	{ "sketch", suite_sketch },
+	{ "stats", suite_stats },
 	{ "topk", suite_topk },
 	{ "walk", suite_walk },
 	{ "cov_window", suite_cov_window },

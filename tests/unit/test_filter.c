@@ -634,8 +634,9 @@ static uint64_t set_bits(const struct filter *f)
 
 /*
  * Three keys readied in a 256 MiB blocked filter: while it is sparse,
- * nothing is backed ahead (each key costs its own 4 KiB page, at its
- * add); once it is dense (filter_expect_dense), their three 2 MiB spans
+ * each key's own 4 KiB page is backed ahead, and no more (written, not
+ * read: a read would map the zero page, for the add to fault again);
+ * once it is dense (filter_expect_dense), their three 2 MiB spans
  * become resident (give or take the huge page a span straddles) and are
  * marked, no bit changes, and asking again changes nothing. The adds
  * after it set exactly the bits they set without it.
@@ -653,8 +654,8 @@ static void backing_ahead_backs_only_the_keys_spans(void)
 	CHECK(filter_hash(f, kb.keys, 3, h) == 0);
 	before = resident_pages(f->words, bytes);
 	filter_ready_hashed(f, h, 3);
-	CHECKF(resident_pages(f->words, bytes) == 0, "%ld pages resident while sparse",
-	       resident_pages(f->words, bytes));
+	CHECKF(resident_pages(f->words, bytes) >= 1 && resident_pages(f->words, bytes) <= 3,
+	       "%ld pages resident while sparse", resident_pages(f->words, bytes));
 	filter_expect_dense(f);
 	filter_ready_hashed(f, h, 3);
 	after = resident_pages(f->words, bytes);

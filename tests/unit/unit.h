@@ -95,6 +95,7 @@ void suite_dcso(void);
 void suite_counting(void);
 void suite_window(void);
 void suite_sketch(void);
+void suite_stats(void);
 void suite_topk(void);
 void suite_walk(void);
 void suite_cov_window(void);
