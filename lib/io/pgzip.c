@@ -465,7 +465,8 @@ static size_t make_header(const struct pgzip *z, unsigned char *h, size_t n)
 			gzindex_encode(h + len, z->slots, z->index, n);
 			len += gzindex_extra_len(z->slots);
 		}
-		memcpy(h + len, z->extra, z->extra_len);
+		if (z->extra_len > 0)	/* none: extra may be NULL, which memcpy may not take */
+			memcpy(h + len, z->extra, z->extra_len);
 		len += z->extra_len;
 	}
 	crc = crc32(0L, h, (uInt)len);
