@@ -89,18 +89,22 @@ struct options {
 /* A literal '%' in PATTERN is "%%"; the one conversion is %d or %0Wd (W up to 20). */
 static void parse_pattern(struct pattern *p, const char *text)
 {
-	const char *at = NULL;
+	const char *at = text, *c = text;
+	size_t conversions = 0;
 
 	p->text = text;
-	for (const char *c = strchr(text, '%'); c != NULL; c = strchr(c + 2, '%')) {
-		if (c[1] == '%')
+	while ((c = strchr(c, '%')) != NULL) {
+		if (c[1] == '%') {
+			c += 2;
 			continue;
-		if (at != NULL)
-			cli_usage_error("invalid -o '%s': it must have one %%d, not more", text);
-		at = c;
+		}
+		at = c++;	/* a '%' at the very end is one too, refused below */
+		conversions++;
 	}
-	if (at == NULL)
+	if (conversions == 0)
 		cli_usage_error("invalid -o '%s': it needs a %%d for the partition (part-%%03d)", text);
+	if (conversions > 1)
+		cli_usage_error("invalid -o '%s': it must have one %%d, not more", text);
 	p->prefix_len = (size_t)(at - text);
 	p->width = 0;
 	if (at[1] == '0') {
@@ -132,12 +136,14 @@ static char *output_name(const struct pattern *p, uint64_t i)
 	size_t len = 0, suffix_len = strlen(p->suffix);
 	char *name = malloc(p->prefix_len + 32 + suffix_len);
 
+	if (name != NULL) {
+		put_literal(name, &len, p->text, p->prefix_len);
+		len += (size_t)sprintf(name + len, "%0*llu", p->width, (unsigned long long)i);
+		put_literal(name, &len, p->suffix, suffix_len);
+		name[len] = '\0';
+	}
 	if (name == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
-	put_literal(name, &len, p->text, p->prefix_len);
-	len += (size_t)sprintf(name + len, "%0*llu", p->width, (unsigned long long)i);
-	put_literal(name, &len, p->suffix, suffix_len);
-	name[len] = '\0';
 	return name;
 }
 

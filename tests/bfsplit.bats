@@ -124,6 +124,11 @@ part() {
 	expect_usage_error bfsplit "invalid -o 'x%s': the partition is %d or %0Wd (such as %03d)"
 	run --separate-stderr bfsplit -N 2 --shard-key "$KEY" -o 'x%099d' in.txt
 	expect_usage_error bfsplit "invalid -o 'x%099d': the width of %0Wd is 1 to 20"
+	# a '%' at the very end: refused, not read past (it was)
+	run --separate-stderr bfsplit -N 2 --shard-key "$KEY" -o 'x%' in.txt
+	expect_usage_error bfsplit "invalid -o 'x%': the partition is %d or %0Wd (such as %03d)"
+	run --separate-stderr bfsplit -N 2 --shard-key "$KEY" -o 'x%d%' in.txt
+	expect_usage_error bfsplit "invalid -o 'x%d%': it must have one %d, not more"
 }
 
 @test "bfsplit: -N and --shard-key are needed; --shard and --key-file are refused" {

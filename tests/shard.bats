@@ -169,6 +169,8 @@ part() {
 	expect_usage_error bfcount "invalid --shard '4/4': partitions are numbered 0 to 3"
 	run --separate-stderr bftop --shard 1/ --shard-key "$KEY" urls
 	expect_usage_error bftop "invalid --shard '1/': expected I/N, such as 3/16 (I from 0 to N-1)"
+	run --separate-stderr bfuniq --shard 0/0 --shard-key "$KEY" urls
+	expect_usage_error bfuniq "invalid --shard '0/0': N, the number of partitions, is at least 1"
 	run --separate-stderr bfgrep -f x.bf --shard 1/4 --shard-key nothex urls
 	expect_any_usage_error bfgrep
 	[ ! -e x.bf ]

@@ -19,6 +19,7 @@
  * refused, as --shard-key where nothing partitions.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,15 +42,17 @@ static int shard_fold;	/* bfgrep: its filters fold case */
 static void parse_shard(const char *arg)
 {
 	const char *slash = strchr(arg, '/');
-	size_t len = slash ? (size_t)(slash - arg) : 0;
+	const char *count = slash != NULL ? slash + 1 : "";
+	size_t len = slash != NULL ? (size_t)(slash - arg) : 0;
 	char index[32];
 
-	if (slash == NULL || len == 0 || len >= sizeof index || strspn(arg, "0123456789") != len ||
-	    slash[1] == '\0' || slash[1 + strspn(slash + 1, "0123456789")] != '\0')
+	if (len == 0 || len >= sizeof index || strspn(arg, "0123456789") != len ||
+	    *count == '\0' || count[strspn(count, "0123456789")] != '\0')
 		cli_usage_error("invalid --shard '%s': expected I/N, such as 3/16 (I from 0 to N-1)", arg);
-	memcpy(index, arg, len);
-	index[len] = '\0';
-	shard_count = cli_count("--shard", slash + 1, 1, SHARDS_MAX);
+	if (count[strspn(count, "0")] == '\0')
+		cli_usage_error("invalid --shard '%s': N, the number of partitions, is at least 1", arg);
+	snprintf(index, sizeof index, "%.*s", (int)len, arg);
+	shard_count = cli_count("--shard", count, 1, SHARDS_MAX);
 	shard_index = cli_count("--shard", index, 0, SHARDS_MAX - 1);
 	if (shard_index >= shard_count)
 		cli_usage_error("invalid --shard '%s': partitions are numbered 0 to %llu", arg,
