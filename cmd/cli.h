@@ -438,13 +438,9 @@ int cli_each_batch(char *const *paths, int npaths, char delim,
 			    const struct cli_stage *stage, void *ctx);
 
 /*
- * During consume: the input the batch came from, as messages name it, and
- * the line number of its first record (records count from 1 per input).
- */
-void cli_batch_origin(const char **name, uint64_t *first_line);
-/*
- * During consume: the line number of the batch's record r in its input,
- * counting the lines --shard took out before the program saw the batch.
+ * During consume: the line number of the batch's record r in its input
+ * (records count from 1 per input), counting the lines --shard took out
+ * before the program saw the batch.
  */
 uint64_t cli_batch_line(size_t r);
 

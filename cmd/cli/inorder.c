@@ -162,7 +162,7 @@ static int inorder_consume(void *ctx, unsigned slot)
 	cut_batch(in, slot);
 	rc = 0;
 	if (s->batch.n > 0) {
-		cli_batch_origin_set(in->name, in->lines + 1, &s->batch);
+		cli_batch_lines_set(in->lines + 1, &s->batch);
 		rc = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
 		cli_progress_at(cli_progress_lines() + s->batch.n,
 				in->base + ranges_end_of(in->rs, s->range) - in->start);

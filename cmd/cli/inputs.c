@@ -356,16 +356,9 @@ static int inputs_fill(void *ctx, unsigned slot, size_t *units)
 	return fill_from_current(in, s, units);
 }
 
-/* Where the batch being consumed came from (cli_batch_origin). */
-static const char *batch_name;
+/* The batch being consumed, and the line number of its first record (cli_batch_line). */
 static uint64_t batch_first_line;
 static const struct lines_batch *batch_now;
-
-void cli_batch_origin(const char **name, uint64_t *first_line)
-{
-	*name = batch_name;
-	*first_line = batch_first_line;
-}
 
 uint64_t cli_batch_line(size_t r)
 {
@@ -384,9 +377,8 @@ void cli_inputs_cut_set(void)
 	inputs_cut = 1;
 }
 
-void cli_batch_origin_set(const char *name, uint64_t first_line, const struct lines_batch *b)
+void cli_batch_lines_set(uint64_t first_line, const struct lines_batch *b)
 {
-	batch_name = name;
 	batch_first_line = first_line;
 	batch_now = b;
 }
@@ -431,7 +423,7 @@ static int consume_batch(struct inputs *in, unsigned slot)
 
 	if (s->batch.n == 0 || atomic_load(&in->skip) >= s->input)
 		return 0;
-	cli_batch_origin_set(s->name, s->first_line, &s->batch);
+	cli_batch_lines_set(s->first_line, &s->batch);
 	rc = in->stage->consume(in->ctx, slot, s->batch.records, s->batch.n);
 	if (rc == CLI_SKIP_INPUT)
 		atomic_store(&in->skip, s->input);

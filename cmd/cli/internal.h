@@ -82,8 +82,8 @@ int cli_ordered_inputs(char *const *paths, int npaths, char delim, const struct 
 		       const struct cli_input_events *events, void *ctx, uint64_t *base,
 		       int more, int *stopped);
 struct lines_batch;
-/* The origin cli_batch_origin reports for the batch about to be consumed (b: its records' lines). */
-void cli_batch_origin_set(const char *name, uint64_t first_line, const struct lines_batch *b);
+/* The batch about to be consumed, b, and its first record's line number, for cli_batch_line. */
+void cli_batch_lines_set(uint64_t first_line, const struct lines_batch *b);
 /* The inputs ended at a clean cut (cli_inputs_cut). */
 void cli_inputs_cut_set(void);
 
