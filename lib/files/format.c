@@ -1543,8 +1543,10 @@ static const char *stats_differ(const struct format_stats *stored, const struct 
 
 	for (size_t i = 0; i < stored->nstages; i++) {
 		const struct filter_stats *a = &stored->stage[i], *b = &counted->stage[i];
+		/* the count that differs (bits set or saturated counters) beside the rates */
+		int counters = a->bits_set == b->bits_set && a->saturated != b->saturated;
 		const char *what = a->bits_set != b->bits_set ? "bits set" :
-				   a->saturated != b->saturated ? "saturated counters" :
+				   counters ? "saturated counters" :
 				   a->rate != b->rate ? "rate now" : NULL;
 
 		if (what == NULL)
@@ -1552,8 +1554,9 @@ static const char *stats_differ(const struct format_stats *stored, const struct 
 		snprintf(msg, sizeof msg,
 			 "stored statistics disagree with the bits: stage %zu of %zu, %s "
 			 "(stored %llu, %.17g; counted %llu, %.17g)",
-			 i + 1, stored->nstages, what, (unsigned long long)a->bits_set, a->rate,
-			 (unsigned long long)b->bits_set, b->rate);
+			 i + 1, stored->nstages, what,
+			 (unsigned long long)(counters ? a->saturated : a->bits_set), a->rate,
+			 (unsigned long long)(counters ? b->saturated : b->bits_set), b->rate);
 		return msg;
 	}
 	return NULL;

@@ -338,6 +338,29 @@ static void verify_finds_what_the_header_gets_wrong(void)
 	cascade_free(c);
 }
 
+/* A counting stage's stored saturated counters that lie: named with their own figures. */
+static void verify_names_saturated_counters_by_their_count(void)
+{
+	struct cascade *c = fixed(FILTER_COUNTING, 512 * 8, 1500);
+	static struct format_stats st;
+	struct filter_stats counted;
+	unsigned char *f;
+	size_t len = 0;
+	const char *why = NULL;
+	int fd = c != NULL ? saved(c) : -1;
+
+	CHECK(fd >= 0);
+	f = whole(fd, &len);
+	close(fd);
+	CHECK(f != NULL && len > 0 && stats_of_file(f) != NULL);
+	filter_stats_of(c->stages[0], &counted);
+	CHECK(counted.saturated == 0 && counted.bits_set > 1);
+	CHECK(load_edited(f, len, saturated_bits, FORMAT_FIGURES_VERIFIED, &st, &why) == -1);
+	CHECKF(why != NULL && strstr(why, "saturated counters (stored 1, ") != NULL && strstr(why, "; counted 0, ") != NULL, "%s", why);
+	free(f);
+	cascade_free(c);
+}
+
 /* The subfields of an extra field are walked by their lengths; one running past the end ends it. */
 static void subfields_are_found_by_their_lengths(void)
 {
@@ -361,5 +384,7 @@ void suite_stats(void)
 	unit_run("stats: a window stores every generation's figures", a_window_stores_every_generation);
 	unit_run("stats: verify finds a stored figure that lies; figures that cannot fit are refused",
 		 verify_finds_what_the_header_gets_wrong);
+	unit_run("stats: verify names a lying count of saturated counters with that count",
+		 verify_names_saturated_counters_by_their_count);
 	unit_run("stats: subfields are found by their lengths; pgzip refuses too many", subfields_are_found_by_their_lengths);
 }
