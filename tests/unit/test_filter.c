@@ -677,6 +677,38 @@ static void backing_ahead_backs_only_the_keys_spans(void)
 	filter_free(g);
 }
 
+/*
+ * A big array begins on a 2 MiB boundary whatever its size (here not a
+ * multiple of 2 MiB, which the kernel would not align by itself), so the
+ * spans that getting ready backs are the kernel's huge pages: once dense,
+ * a readied key's span is resident whole, exactly, and its first add
+ * finds its page written, not the zero page.
+ */
+static void big_arrays_begin_on_a_span(void)
+{
+	const uint64_t bytes = (UINT64_C(131) << 20) + 4096 * 3 + 64;
+	struct filter *f = shaped_filter(FILTER_BLOCKED, bytes);
+	struct keybuf kb;
+	uint64_t h[2], base, marked = 0, spans = (bytes + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
+
+	CHECK(f != NULL && f->backed != NULL);
+	CHECKF((uintptr_t)f->words % FILTER_BACK_SPAN == 0, "array at %p", (void *)f->words);
+	CHECK(make_keys(&kb, 0, 1) == 0);
+	CHECK(filter_hash(f, kb.keys, 1, h) == 0);
+	filter_expect_dense(f);
+	filter_ready_hashed(f, h, 1);
+	for (uint64_t i = 0; i < (spans + 63) / 64; i++)
+		marked += (uint64_t)__builtin_popcountll(f->backed[FILTER_BACKED_HEAD + i]);
+	CHECK(marked == 1);
+	filter_blocks_of(f, h, 1, &base);
+	/* the key's span, unless it is the short last one */
+	if ((base * 8 / FILTER_BACK_SPAN + 1) * FILTER_BACK_SPAN <= bytes)
+		CHECKF(resident_pages(f->words, bytes) == 512, "%ld pages resident",
+		       resident_pages(f->words, bytes));
+	free_keys(&kb);
+	filter_free(f);
+}
+
 struct ready_job {
 	const struct filter *f;
 	const uint64_t *h;
@@ -788,6 +820,8 @@ void suite_filter(void)
 	unit_run("filter: classic bit indexes beyond 2^32 in a filter over 4 GiB", classic_beyond_2_32);
 	unit_run("filter: getting ready makes only the keys' 2 MiB spans resident and sets no bit",
 		 backing_ahead_backs_only_the_keys_spans);
+	unit_run("filter: a big array begins on a 2 MiB boundary, so a dense key's span is backed whole",
+		 big_arrays_begin_on_a_span);
 	unit_run("filter: getting ready beside the adds: same answers, same bits",
 		 getting_ready_beside_the_adds_changes_nothing);
 	unit_run("filter: getting ready leaves small filters and other layouts alone",
