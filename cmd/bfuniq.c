@@ -261,6 +261,19 @@ static void acquire_seen_set(struct options *opt, struct cascade **c, struct win
 	agree_on_case(opt, cascade_params(*c)->flags);
 }
 
+/*
+ * A batch's output made off the ordered thread (build_output): its lines
+ * to write, with their delimiters, and its counts.
+ */
+struct built {
+	char *bytes;
+	size_t len, cap;
+	unsigned char *state;	/* per record, as uniq.state */
+	size_t state_cap;
+	uint64_t written, repeats, keyless;
+	int ready;		/* made for the batch in the slot now */
+};
+
 struct uniq {
 	const struct options *opt;
 	struct cli_checkpoint checkpoint;	/* the snapshots under way (--checkpoint) */
@@ -280,6 +293,8 @@ struct uniq {
 	unsigned char *present[CLI_SLOTS];	/* each batch's test-and-add answers */
 	size_t present_cap[CLI_SLOTS];
 	unsigned char in_regions[CLI_SLOTS];	/* split by region (owners_split) */
+	struct built built[CLI_SLOTS];	/* each batch's output, when finish made it */
+	int build_off_thread;	/* finish makes a split batch's output (builds_output) */
 	unsigned char *state;
 	size_t state_cap;
 	struct writer out;
@@ -550,6 +565,21 @@ static size_t test_and_add_window(struct uniq *u, const struct cli_keys *k,
 }
 
 /*
+ * Each record's state from its key's answer: NO_KEY, FIRST_SEEN or
+ * SEEN_BEFORE, and BAD_TIME for a line not JSON (--bad-line=skip), which
+ * passes on unfiltered as lines without a time do.
+ */
+static void mark_states(unsigned char *state, const struct keyset *ks, const unsigned char *present,
+			size_t n)
+{
+	memset(state, NO_KEY, n);
+	for (size_t i = 0; i < ks->count; i++)
+		state[ks->record[i]] = present[i] ? SEEN_BEFORE : FIRST_SEEN;
+	for (size_t b = 0; b < ks->nbad; b++)
+		state[ks->bad[b]] = BAD_TIME;
+}
+
+/*
  * Classify each record of the batch in slot as NO_KEY, FIRST_SEEN,
  * SEEN_BEFORE or BAD_TIME: its keys' test-and-add done by region
  * (split_keys), or here.
@@ -571,9 +601,7 @@ static void classify(struct uniq *u, unsigned slot, const struct line *records, 
 					       present, &fresh, &why) < 0) {
 		cli_fatal("%s", cli_explain(why));
 	}
-	memset(cli_flags(&u->state, &u->state_cap, n), NO_KEY, n);
-	for (size_t i = 0; i < k->set.count; i++)
-		u->state[k->set.record[i]] = present[i] ? SEEN_BEFORE : FIRST_SEEN;
+	mark_states(cli_flags(&u->state, &u->state_cap, n), &k->set, present, n);
 	for (size_t r = 0; u->key_times != NULL && r < n; r++)
 		if (u->record_times[r] == WINDOW_TIME_NONE)
 			u->state[r] = BAD_TIME;
@@ -606,13 +634,6 @@ static void write_header(void *ctx, struct line header)
 		cli_write_error(errno);
 }
 
-/* --json --bad-line=skip: lines that are not JSON pass on unfiltered, as lines without a time. */
-static void mark_bad_lines(struct uniq *u, const struct keyset *ks)
-{
-	u->keyless += cli_bad_lines(ks);
-	for (size_t b = 0; b < ks->nbad; b++)
-		u->state[ks->bad[b]] = BAD_TIME;
-}
 
 /* *array grown to n elements of size bytes; fatal when out of memory. */
 static void *grown(void *array, size_t n, size_t size)
@@ -678,22 +699,124 @@ static void suppress_printed(struct uniq *u, unsigned slot)
 			u->state[u->once_records[i]] = REPEAT_PRINTED;
 }
 
+/* Whether a record in this state is written: the one wanted, or one passed through. */
+static int written_state(const struct uniq *u, unsigned char state)
+{
+	return state == (u->opt->repeated ? SEEN_BEFORE : FIRST_SEEN) || state == BAD_TIME;
+}
+
+/* The batch's repeats and keyless lines by the states. */
+static void count_states(const unsigned char *state, size_t n, uint64_t *repeats, uint64_t *keyless)
+{
+	for (size_t r = 0; r < n; r++) {
+		*repeats += state[r] == SEEN_BEFORE || state[r] == REPEAT_PRINTED;
+		*keyless += state[r] == NO_KEY;
+	}
+}
+
+/* b's bytes with room for len more; 0, or -1 when out of memory. */
+static int built_room(struct built *b, size_t len)
+{
+	size_t cap = b->cap ? b->cap : 1 << 16;
+	char *bytes;
+
+	if (len <= b->cap - b->len)
+		return 0;
+	while (cap - b->len < len)
+		if ((cap *= 2) < b->cap)
+			return -1;
+	if ((bytes = realloc(b->bytes, cap)) == NULL)
+		return -1;
+	b->bytes = bytes;
+	b->cap = cap;
+	return 0;
+}
+
+/*
+ * Any thread, once every region of a batch is done (cli_stage.finish):
+ * its output made from the regions' answers, so that the ordered thread
+ * only counts and hands the bytes on (emit_built). Runs without --once
+ * (whose printed set is ordered) and --line-buffered (builds_output); a
+ * batch whose output could not be made (out of memory) is made by
+ * emit_batch as any other.
+ */
+static void build_output(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct uniq *u = ctx;
+	struct built *b = &u->built[slot];
+	const struct keyset *ks = &u->keys[slot].set;
+	char delim = u->opt->keys.delim;
+
+	b->ready = 0;
+	b->len = 0;
+	b->written = b->repeats = b->keyless = 0;
+	if (n > b->state_cap) {
+		unsigned char *state = realloc(b->state, n);
+
+		if (state == NULL)
+			return;
+		b->state = state;
+		b->state_cap = n;
+	}
+	mark_states(b->state, ks, u->present[slot], n);
+	count_states(b->state, n, &b->repeats, &b->keyless);
+	for (size_t r = 0; r < n; r++) {
+		if (!written_state(u, b->state[r]))
+			continue;
+		if (built_room(b, records[r].len + 1) < 0)
+			return;
+		memcpy(b->bytes + b->len, records[r].data, records[r].len);
+		b->len += records[r].len;
+		b->bytes[b->len++] = delim;
+		b->written++;
+	}
+	b->ready = 1;
+}
+
+/* Whether split batches get their output made by build_output. */
+static int builds_output(const struct uniq *u)
+{
+	return u->owners != NULL && u->printed == NULL && !u->opt->line_buffered;
+}
+
+/* Calling thread, in input order: a batch whose output build_output made. */
+static void emit_built(struct uniq *u, unsigned slot)
+{
+	struct built *b = &u->built[slot];
+
+	b->ready = 0;
+	u->fresh += u->batch_fresh = owners_finish(u->owners, slot);
+	u->in_regions[slot] = 0;
+	if (u->opt->verbose && u->seen != NULL)
+		add_expected_loss(u, u->batch_fresh);
+	u->keyless += cli_bad_lines(&u->keys[slot].set);
+	u->repeats += b->repeats;
+	u->keyless += b->keyless;
+	u->written += b->written;
+	if (writer_put(&u->out, b->bytes, b->len) < 0)
+		cli_write_error(errno);
+}
+
 /* Calling thread, in input order: a repeat must meet the first copy. */
 static int emit_batch(void *ctx, unsigned slot, const struct line *records, size_t n)
 {
 	struct uniq *u = ctx;
-	int wanted = u->opt->repeated ? SEEN_BEFORE : FIRST_SEEN;
 
 	cli_keys_settle(&u->keys[slot]);	/* done already if split_keys ran */
+	u->lines += n;
+	if (u->in_regions[slot] && u->built[slot].ready) {
+		emit_built(u, slot);
+		warn_over_capacity(u, n, u->batch_fresh);
+		checkpoint(u);
+		return 0;
+	}
 	classify(u, slot, records, n);
-	mark_bad_lines(u, &u->keys[slot].set);
+	u->keyless += cli_bad_lines(&u->keys[slot].set);
 	if (u->printed != NULL)
 		suppress_printed(u, slot);
-	u->lines += n;
+	count_states(u->state, n, &u->repeats, &u->keyless);
 	for (size_t r = 0; r < n; r++) {
-		u->repeats += u->state[r] == SEEN_BEFORE || u->state[r] == REPEAT_PRINTED;
-		u->keyless += u->state[r] == NO_KEY;
-		if (u->state[r] != wanted && u->state[r] != BAD_TIME)
+		if (!written_state(u, u->state[r]))
 			continue;
 		u->written++;
 		if (writer_record(&u->out, records[r], u->opt->keys.delim) < 0)
@@ -913,6 +1036,8 @@ int main(int argc, char **argv)
 		stage.part = region_keys;
 		stage.parts = (unsigned)pipeline_threads();
 		stage.overlap = may_overlap(&opt);
+		if (builds_output(&u))
+			stage.finish = build_output;
 	}
 	if (opt.checkpoint_given)
 		cli_checkpoint_when_idle(&u.checkpoint, checkpoint);

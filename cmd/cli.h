@@ -423,6 +423,13 @@ struct cli_stage {
 	unsigned parts;		/* 0: no parts */
 	int overlap;		/* as pipeline_fns.overlap */
 	/*
+	 * Optional, with parts: any thread, after all parts of a batch that
+	 * split said 1 to, before its consume (pipeline_fns.finish): what
+	 * consume would do that needs only this batch, done beside the
+	 * consumes of others.
+	 */
+	void (*finish)(void *ctx, unsigned slot, const struct line *records, size_t n);
+	/*
 	 * Optional, for ordered runs: calling thread, in input order, after
 	 * the slot's work and before its split or consume (once a slot):
 	 * the number of its records before the first bad one (a line not

@@ -143,6 +143,14 @@ static void inorder_part(void *ctx, unsigned slot, unsigned part)
 	in->stage->part(in->ctx, slot, part);
 }
 
+static void inorder_finish(void *ctx, unsigned slot)
+{
+	struct inorder *in = ctx;
+	struct inorder_slot *s = &in->slots[slot];
+
+	in->stage->finish(in->ctx, slot, s->batch.records, s->batch.n);
+}
+
 /* Calling thread, in file order: the batch for the program, or the read error in its place. */
 static int inorder_consume(void *ctx, unsigned slot)
 {
@@ -207,6 +215,7 @@ int cli_read_in_order(const char *path, int fd, uint64_t start, uint64_t end, ch
 		fns.part = inorder_part;
 		fns.parts = stage->parts;
 		fns.overlap = stage->overlap;
+		fns.finish = stage->finish != NULL ? inorder_finish : NULL;
 	}
 	rc = pipeline_run(&fns, &in, pipeline_threads());
 	ranges_close(in.rs);

@@ -459,6 +459,14 @@ static void inputs_part(void *ctx, unsigned slot, unsigned part)
 	in->stage->part(in->ctx, slot, part);
 }
 
+static void inputs_finish(void *ctx, unsigned slot)
+{
+	struct inputs *in = ctx;
+	struct input_slot *s = &in->slots[slot];
+
+	in->stage->finish(in->ctx, slot, s->batch.records, s->batch.n);
+}
+
 static int inputs_consume(void *ctx, unsigned slot)
 {
 	struct inputs *in = ctx;
@@ -543,6 +551,7 @@ int cli_ordered_inputs(char *const *paths, int npaths, char delim, const struct 
 		fns.part = inputs_part;
 		fns.parts = stage->parts;
 		fns.overlap = stage->overlap && events == NULL;
+		fns.finish = stage->finish != NULL ? inputs_finish : NULL;
 	}
 	*stopped = pipeline_run(&fns, &in, pipeline_threads()) != 0;
 	inputs_close_current(&in);

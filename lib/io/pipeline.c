@@ -41,9 +41,11 @@
  * since a split may have come meanwhile (so no part is left with nobody
  * to do it). A slot's `tag` says which batch it holds and how that was
  * split, in one word, so a lane can tell a batch done whole (or gone, and
- * the slot filled again) from one of its own to do. The last part of a
- * batch wakes the waiting threads: the calling thread may be waiting for
- * it to consume.
+ * the slot filled again) from one of its own to do. The thread that does
+ * a batch's last part (counted in `parts_worked`) runs its finish, if
+ * any, with the lane let go so that the lane's later parts go on
+ * elsewhere, then marks the parts done and wakes the calling thread,
+ * which may be waiting for it to consume.
  *
  * Early stop (bfgrep -q on `tail -f`): the reader may be blocked in read(2)
  * for ever, so it runs with cancellation disabled except inside fill, and
@@ -84,7 +86,8 @@ struct slot {
 	atomic_size_t done;		/* units finished */
 	uint64_t gen;			/* fills of this slot so far; under mu */
 	atomic_uint_least64_t tag;	/* batch number << 2 | SPLIT_* (parts only) */
-	atomic_uint parts_done;		/* of its batch's parts */
+	atomic_uint parts_worked;	/* of its batch's parts */
+	atomic_uint parts_done;		/* parts, once worked and finished (fns->finish) */
 };
 
 /* How a batch was split (the low bits of a slot's tag). */
@@ -242,6 +245,7 @@ static int reader_fill(struct pipeline *p)
 	atomic_store(&s->next, gen_bits(s->gen) | INDEX_MASK);
 	atomic_store(&s->units, p->fill_units);
 	atomic_store(&s->done, 0);
+	atomic_store(&s->parts_worked, 0);
 	atomic_store(&s->parts_done, 0);
 	atomic_store(&s->tag, atomic_load(&p->fills) << 2 | SPLIT_NOT_YET);
 	atomic_fetch_add(&p->fills, 1);
@@ -273,25 +277,43 @@ static int parts_ready(const struct pipeline *p)
 	return 0;
 }
 
+/* Slot's batch has all its parts done and finished: the calling thread may wait to consume it. */
+static void parts_finished(struct pipeline *p, unsigned slot)
+{
+	atomic_store(&p->slots[slot].parts_done, p->fns->parts);
+	wake_caller(p);		/* no one else waits on parts done */
+}
+
 /*
  * Lane i's due part of batch seq, in its slot unless that batch was done
- * whole (or is gone: the slot holds a later batch); then the lane moves on.
+ * whole (or is gone: the slot holds a later batch); then the lane moves
+ * on. Returns the slot when that was the batch's last part and it has a
+ * finish still to run, else -1.
  */
-static void lane_step(struct pipeline *p, unsigned i, uint64_t seq)
+static int lane_step(struct pipeline *p, unsigned i, uint64_t seq)
 {
 	unsigned slot = (unsigned)(seq % p->nslots);
 	struct slot *s = &p->slots[slot];
+	int finish = -1;
 
 	if (atomic_load(&s->tag) == (seq << 2 | SPLIT_PARTS)) {
 		p->fns->part(p->ctx, slot, i);
-		/* the calling thread may wait to consume it; no one else waits on parts done */
-		if (atomic_fetch_add(&s->parts_done, 1) + 1 == p->fns->parts)
-			wake_caller(p);
+		if (atomic_fetch_add(&s->parts_worked, 1) + 1 == p->fns->parts) {
+			if (p->fns->finish != NULL)
+				finish = (int)slot;
+			else
+				parts_finished(p, slot);
+		}
 	}
 	atomic_store(&p->lanes[i].next, seq + 1);
+	return finish;
 }
 
-/* Take lane i if free and do its due parts, until none is due; 1 when any was done. */
+/*
+ * Take lane i if free and do its due parts, until none is due; 1 when any
+ * was done. A batch's finish runs with the lane let go, so that its later
+ * parts go on meanwhile on other threads.
+ */
 static int lane_work(struct pipeline *p, unsigned i)
 {
 	struct lane *l = &p->lanes[i];
@@ -300,12 +322,17 @@ static int lane_work(struct pipeline *p, unsigned i)
 	/* looked at again after letting go: a split may have come in between */
 	while (lane_ready(p, l) && !atomic_exchange(&l->busy, 1)) {
 		uint64_t seq;
+		int finish = -1;
 
-		while ((seq = atomic_load(&l->next)) < atomic_load(&p->split_upto)) {
-			lane_step(p, i, seq);
+		while (finish < 0 && (seq = atomic_load(&l->next)) < atomic_load(&p->split_upto)) {
+			finish = lane_step(p, i, seq);
 			did = 1;
 		}
 		atomic_store(&l->busy, 0);
+		if (finish >= 0) {
+			p->fns->finish(p->ctx, (unsigned)finish);
+			parts_finished(p, (unsigned)finish);
+		}
 	}
 	return did;
 }
@@ -561,9 +588,12 @@ static int run_inline(const struct pipeline_fns *fns, void *ctx)
 	while (!stop && fns->fill(ctx, 0, &units)) {
 		if (units > 0)
 			fns->work(ctx, 0, 0, units);
-		if (fns->parts > 0 && fns->split(ctx, 0))
+		if (fns->parts > 0 && fns->split(ctx, 0)) {
 			for (unsigned part = 0; part < fns->parts; part++)
 				fns->part(ctx, 0, part);
+			if (fns->finish != NULL)
+				fns->finish(ctx, 0);
+		}
 		stop = fns->consume(ctx, 0);
 	}
 	return stop;
@@ -605,6 +635,7 @@ static void pipeline_init(struct pipeline *p, const struct pipeline_fns *fns, vo
 		atomic_init(&p->slots[i].next, 0);
 		atomic_init(&p->slots[i].done, 0);
 		atomic_init(&p->slots[i].tag, 0);
+		atomic_init(&p->slots[i].parts_worked, 0);
 		atomic_init(&p->slots[i].parts_done, 0);
 	}
 	atomic_init(&p->fills, 0);

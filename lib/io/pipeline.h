@@ -81,6 +81,16 @@ struct pipeline_fns {
 	void (*part)(void *ctx, unsigned slot, unsigned part);
 	unsigned parts;
 	int overlap;
+	/*
+	 * Optional, with parts: any thread, once a batch split in parts has
+	 * all of them done, before its consume: the rest of its ordered
+	 * step that needs only the batch itself (its output assembled from
+	 * the parts' answers, say), so that the calling thread, which every
+	 * batch waits for, only hands the result on. Batches of consecutive
+	 * slots may finish at the same time, on different threads, in any
+	 * order. Not for batches done whole.
+	 */
+	void (*finish)(void *ctx, unsigned slot);
 };
 
 /* The most parts a batch may be cut into (pipeline_fns.parts). */

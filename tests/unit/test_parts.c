@@ -15,7 +15,9 @@
  * before the batch's work was finished, or out of order, or (without
  * overlap) before the batch before was consumed; a part of a batch not
  * split in parts, or before a whole batch before it was consumed; a
- * consume before all of its batch's parts. Batches are 0..400 units and
+ * consume before all of its batch's parts. With a finish step: a finish
+ * of a batch not split in parts, before all its parts, or twice; a batch
+ * split in parts consumed unfinished. Batches are 0..400 units and
  * one in eight is empty; one in five is done whole, so parts of the
  * batches after a whole one must wait for its consume.
  *
@@ -48,6 +50,7 @@ struct batch {
 	atomic_uint worked;		/* units worked */
 	atomic_int split;		/* NOT_SPLIT, IN_PARTS, WHOLE */
 	atomic_uint parts_done;
+	atomic_uint finished;		/* finish calls */
 };
 
 struct model {
@@ -55,6 +58,8 @@ struct model {
 	uint64_t rng;			/* fill's sizes */
 	unsigned parts;
 	int overlap;
+	int finishing;			/* a finish step given */
+	atomic_uint_least64_t finishes;
 	pthread_t caller;
 	uint64_t split_next;		/* the caller's: the batch split comes next */
 	atomic_uint_least64_t consumed;	/* batches consumed */
@@ -96,6 +101,7 @@ static int parts_fill(void *ctx, unsigned slot, size_t *units)
 	atomic_store(&b->worked, 0);
 	atomic_store(&b->split, NOT_SPLIT);
 	atomic_store(&b->parts_done, 0);
+	atomic_store(&b->finished, 0);
 	*units = b->units;
 	return 1;
 }
@@ -148,6 +154,20 @@ static void parts_part(void *ctx, unsigned slot, unsigned part)
 	atomic_fetch_add(&b->parts_done, 1);
 }
 
+static void parts_finish(void *ctx, unsigned slot)
+{
+	struct model *m = ctx;
+	struct batch *b = &m->slots[slot];
+
+	if (atomic_load(&b->split) != IN_PARTS)
+		broken(m, "a batch not split in parts was finished");
+	if (atomic_load(&b->parts_done) != m->parts)
+		broken(m, "a batch was finished before all its parts were done");
+	if (atomic_fetch_add(&b->finished, 1) != 0)
+		broken(m, "a batch was finished twice");
+	atomic_fetch_add(&m->finishes, 1);
+}
+
 static int parts_consume(void *ctx, unsigned slot)
 {
 	struct model *m = ctx;
@@ -160,6 +180,8 @@ static int parts_consume(void *ctx, unsigned slot)
 		broken(m, "a batch was consumed without being split");
 	if (split == IN_PARTS && atomic_load(&b->parts_done) != m->parts)
 		broken(m, "a batch was consumed before all its parts were done");
+	if (m->finishing && split == IN_PARTS && atomic_load(&b->finished) != 1)
+		broken(m, "a batch split in parts was consumed before its finish");
 	if (split == WHOLE) {
 		atomic_store(&m->last_whole_plus1, b->seq + 1);
 		for (unsigned p = 0; p < m->parts; p++)
@@ -170,17 +192,19 @@ static int parts_consume(void *ctx, unsigned slot)
 }
 
 /* One run; 0 when every promise held and every lane's digest is one thread's. */
-static int run_parts(int threads, unsigned parts, int overlap, uint64_t batches)
+static int run_parts(int threads, unsigned parts, int overlap, int finishing, uint64_t batches)
 {
 	struct pipeline_fns fns = { .fill = parts_fill, .work = parts_work,
 				    .consume = parts_consume, .split = parts_split,
-				    .part = parts_part, .parts = parts, .overlap = overlap };
+				    .part = parts_part, .parts = parts, .overlap = overlap,
+				    .finish = finishing ? parts_finish : NULL };
 	struct model *m = calloc(1, sizeof *m);
-	uint64_t want = 0;
+	uint64_t want = 0, in_parts = 0;
 	int ok;
 
 	if (m == NULL)
 		return 1;
+	m->finishing = finishing;
 	m->batches = batches;
 	m->rng = 1234 + (uint64_t)threads;
 	m->parts = parts;
@@ -188,8 +212,13 @@ static int run_parts(int threads, unsigned parts, int overlap, uint64_t batches)
 	m->caller = pthread_self();
 	ok = pipeline_run(&fns, m, threads) == 0 && !atomic_load(&m->broken) &&
 	     atomic_load(&m->consumed) == batches;
-	for (uint64_t s = 0; s < batches; s++)
+	for (uint64_t s = 0; s < batches; s++) {
 		want = fold(want, s);
+		in_parts += !whole_batch(s);
+	}
+	if (ok && atomic_load(&m->finishes) != (finishing ? in_parts : 0))
+		broken(m, "not every batch split in parts was finished once");
+	ok = ok && !atomic_load(&m->broken);
 	for (unsigned p = 0; ok && p < parts; p++)
 		ok = m->lane[p] == want;
 	if (atomic_load(&m->broken))	/* in the child: the parent says which run */
@@ -199,8 +228,8 @@ static int run_parts(int threads, unsigned parts, int overlap, uint64_t batches)
 }
 
 /* run_parts in a child with a limit of `seconds`: 0 ok, 1 failed, 2 hung. */
-static int run_parts_limited(int threads, unsigned parts, int overlap, uint64_t batches,
-			     int seconds)
+static int run_parts_limited(int threads, unsigned parts, int overlap, int finishing,
+			     uint64_t batches, int seconds)
 {
 	pid_t pid = fork();
 	int status;
@@ -208,7 +237,7 @@ static int run_parts_limited(int threads, unsigned parts, int overlap, uint64_t 
 	if (pid < 0)
 		return 1;
 	if (pid == 0) {
-		int rc = run_parts(threads, parts, overlap, batches);
+		int rc = run_parts(threads, parts, overlap, finishing, batches);
 
 		fflush(stdout);
 		_exit(rc);
@@ -225,7 +254,7 @@ static int run_parts_limited(int threads, unsigned parts, int overlap, uint64_t 
 	return 2;
 }
 
-static void every_promise_holds(int overlap)
+static void every_promise_holds(int overlap, int finishing)
 {
 	static const int threads[] = { 1, 2, 3, 4, 8 };
 	static const unsigned parts[] = { 1, 2, 3, 7 };
@@ -233,15 +262,17 @@ static void every_promise_holds(int overlap)
 	for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++)
 		for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
 			/* 2000 batches take milliseconds: a minute is a hang */
-			int rc = run_parts_limited(threads[t], parts[p], overlap, 2000, 60);
+			int rc = run_parts_limited(threads[t], parts[p], overlap, finishing, 2000, 60);
 
-			CHECKF(rc == 0, "%d threads, %u parts, overlap %d: %s", threads[t],
-			       parts[p], overlap, rc == 2 ? "hung" : "a promise broken");
+			CHECKF(rc == 0, "%d threads, %u parts, overlap %d, finish %d: %s", threads[t],
+			       parts[p], overlap, finishing, rc == 2 ? "hung" : "a promise broken");
 		}
 }
 
-static void without_overlap(void) { every_promise_holds(0); }
-static void with_overlap(void) { every_promise_holds(1); }
+static void without_overlap(void) { every_promise_holds(0, 0); }
+static void with_overlap(void) { every_promise_holds(1, 0); }
+static void finishing_without_overlap(void) { every_promise_holds(0, 1); }
+static void finishing_with_overlap(void) { every_promise_holds(1, 1); }
 
 void suite_parts(void)
 {
@@ -249,4 +280,8 @@ void suite_parts(void)
 		 without_overlap);
 	unit_run("pipeline parts: 1-8 threads, 1-7 parts, overlap: the same promises, a batch split before the one before is consumed",
 		 with_overlap);
+	unit_run("pipeline parts: with a finish step, no overlap: each batch split in parts finished once, after its parts, before its consume",
+		 finishing_without_overlap);
+	unit_run("pipeline parts: with a finish step and overlap: the same",
+		 finishing_with_overlap);
 }
