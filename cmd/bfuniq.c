@@ -526,6 +526,26 @@ static int split_keys(void *ctx, unsigned slot, const struct line *records, size
 	return u->in_regions[slot];
 }
 
+/*
+ * The thread that worked a whole batch (cli_stage.split_ahead): its sort
+ * by region, which split_keys then only checks. A fixed seen-set only:
+ * a growing one may add a stage on the calling thread meanwhile, and a
+ * window's newest generation moves with its clock.
+ */
+static void sort_ahead(void *ctx, unsigned slot, const struct line *records, size_t n)
+{
+	struct uniq *u = ctx;
+	struct cli_keys *k = &u->keys[slot];
+
+	(void)records;
+	(void)n;
+	if (u->seen == NULL || u->seen->growth != 0)
+		return;
+	cli_keys_settle(k);
+	owners_presort(u->owners, slot, u->seen->stages[u->seen->nstages - 1], k->hashes,
+		       k->set.count);
+}
+
 /* Any thread: one region's keys of the batch, after the same region of every batch before. */
 static void region_keys(void *ctx, unsigned slot, unsigned region)
 {
@@ -1038,6 +1058,7 @@ int main(int argc, char **argv)
 		stage.overlap = may_overlap(&opt);
 		if (builds_output(&u))
 			stage.finish = build_output;
+		stage.split_ahead = sort_ahead;
 	}
 	if (opt.checkpoint_given)
 		cli_checkpoint_when_idle(&u.checkpoint, checkpoint);

@@ -430,6 +430,13 @@ struct cli_stage {
 	 */
 	void (*finish)(void *ctx, unsigned slot, const struct line *records, size_t n);
 	/*
+	 * Optional, with parts: where one thread works a whole batch (a file
+	 * read in ranges, inorder.c), that thread, after work: what split
+	 * can have done ahead (owners_presort), so that the calling thread
+	 * only checks it. Other inputs go without.
+	 */
+	void (*split_ahead)(void *ctx, unsigned slot, const struct line *records, size_t n);
+	/*
 	 * Optional, for ordered runs: calling thread, in input order, after
 	 * the slot's work and before its split or consume (once a slot):
 	 * the number of its records before the first bad one (a line not

@@ -101,6 +101,8 @@ static void inorder_work(void *ctx, unsigned slot, size_t from, size_t to)
 	}
 	if (units > 0)
 		in->stage->work(in->ctx, slot, 0, units);
+	if (in->stage->split_ahead != NULL && in->stage->parts > 0)
+		in->stage->split_ahead(in->ctx, slot, s->batch.records, s->batch.n);
 }
 
 /* Calling thread, once a slot, before its split or consume: the stage's cut. */

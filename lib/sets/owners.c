@@ -59,14 +59,20 @@ struct piece {
 	size_t cap;
 	size_t *start;			/* region r's keys: order[start[r] .. start[r + 1]) */
 	struct tally *tally;		/* [regions] */
+	/* what base, order and start were sorted for ahead (owners_presort), or NULL */
+	const struct filter *sorted_for;
+	const uint64_t *sorted_h;
+	size_t sorted_n;
 };
 
 struct owners {
 	unsigned regions, slots;
 	struct piece *pieces;		/* [slots] */
-	size_t *cursor;			/* [regions]: the sort's, on the splitting thread */
 	uint64_t pending;		/* keys split and not yet finished */
 };
+
+/* The most regions (owners_new): a sort's cursors fit on its stack. */
+#define REGIONS_MAX 256
 
 /*
  * chunk_work with one stage: gather, get the lines ready and test-and-set.
@@ -183,11 +189,11 @@ void owners_region(struct owners *o, unsigned slot, unsigned region)
  * (results do not depend on it, owners.h); the floating multiply spares
  * a division per key, and the clamp keeps rounding inside the range.
  */
-static void sort_by_region(struct owners *o, struct piece *j, const struct filter *newest)
+static void sort_by_region(const struct owners *o, struct piece *j, const struct filter *newest)
 {
 	double scale = (double)o->regions / (double)(newest->params.m / FILTER_BLOCK_BITS);
 	unsigned last = o->regions - 1;
-	size_t *start = j->start;
+	size_t *start = j->start, cursor[REGIONS_MAX];
 
 	memset(start, 0, (o->regions + 1) * sizeof *start);
 	for (size_t i = 0; i < j->n; i++) {
@@ -198,10 +204,10 @@ static void sort_by_region(struct owners *o, struct piece *j, const struct filte
 	}
 	for (unsigned r = 0; r < o->regions; r++) {
 		start[r + 1] += start[r];
-		o->cursor[r] = start[r];
+		cursor[r] = start[r];
 	}
 	for (size_t i = 0; i < j->n; i++)
-		j->order[o->cursor[j->region_of[i]]++] = i;
+		j->order[cursor[j->region_of[i]]++] = i;
 }
 
 /*
@@ -245,19 +251,41 @@ static int reserve(struct piece *j, size_t n)
 
 /*
  * Piece j takes a batch of n keys (room reserved): blocks in newest,
- * sorted by region; c and w cleared, for the caller to set the one it has.
+ * sorted by region, unless owners_presort did that already; c and w
+ * cleared, for the caller to set the one it has.
  */
 static void sort_piece(struct owners *o, struct piece *j, const struct filter *newest,
 		       const uint64_t *h, size_t n, unsigned char *present)
 {
+	int sorted = j->sorted_for == newest && j->sorted_h == h && j->sorted_n == n;
+
 	j->c = NULL;
 	j->w = NULL;
 	j->h = h;
 	j->present = present;
 	j->n = n;
+	j->sorted_for = NULL;
+	if (!sorted) {
+		filter_blocks_of(newest, h, n, j->base);
+		sort_by_region(o, j, newest);
+	}
+	j->split = 1;
+}
+
+void owners_presort(struct owners *o, unsigned slot, const struct filter *newest,
+		    const uint64_t *h, size_t n)
+{
+	struct piece *j = &o->pieces[slot];
+
+	j->sorted_for = NULL;
+	if (n < (size_t)o->regions * MIN_PER_REGION || reserve(j, n) < 0)
+		return;
+	j->n = n;
 	filter_blocks_of(newest, h, n, j->base);
 	sort_by_region(o, j, newest);
-	j->split = 1;
+	j->sorted_for = newest;
+	j->sorted_h = h;
+	j->sorted_n = n;
 }
 
 int owners_split(struct owners *o, unsigned slot, struct cascade *c, const uint64_t *h, size_t n,
@@ -377,8 +405,8 @@ struct owners *owners_new(unsigned regions, unsigned slots, const char **errstr)
 {
 	struct owners *o;
 
-	if (regions < 1 || regions > 256 || slots < 1 || slots > OWNERS_SLOTS_MAX) {
-		*errstr = regions < 1 || regions > 256 ? "region count out of range"
+	if (regions < 1 || regions > REGIONS_MAX || slots < 1 || slots > OWNERS_SLOTS_MAX) {
+		*errstr = regions < 1 || regions > REGIONS_MAX ? "region count out of range"
 						      : "slot count out of range";
 		return NULL;
 	}
@@ -387,9 +415,8 @@ struct owners *owners_new(unsigned regions, unsigned slots, const char **errstr)
 		o->regions = regions;
 		o->slots = slots;
 		o->pieces = calloc(slots, sizeof *o->pieces);
-		o->cursor = calloc(regions, sizeof *o->cursor);
 	}
-	for (unsigned i = 0; o != NULL && o->pieces != NULL && o->cursor != NULL && i < slots; i++) {
+	for (unsigned i = 0; o != NULL && o->pieces != NULL && i < slots; i++) {
 		o->pieces[i].start = calloc(regions + 1, sizeof *o->pieces[i].start);
 		o->pieces[i].tally = calloc(regions, sizeof *o->pieces[i].tally);
 		if (o->pieces[i].start == NULL || o->pieces[i].tally == NULL)
@@ -414,6 +441,5 @@ void owners_free(struct owners *o)
 		free(o->pieces[i].tally);
 	}
 	free(o->pieces);
-	free(o->cursor);
 	free(o);
 }

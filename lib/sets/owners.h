@@ -88,6 +88,18 @@ int owners_split(struct owners *o, unsigned slot, struct cascade *c, const uint6
 		 unsigned char *present);
 
 /*
+ * Optional, ahead of owners_split, on any thread, while no batch is split
+ * in slot (between its owners_finish and the next batch's owners_split):
+ * the sort of the slot's next batch by region, for the newest stage
+ * `newest` that owners_split will find, so that the thread splitting in
+ * input order only checks it. owners_split sorts again when the stage,
+ * h or n differ by then (a stage added, the batch cut short). Nothing
+ * when the batch is short or memory is short.
+ */
+void owners_presort(struct owners *o, unsigned slot, const struct filter *newest,
+		    const uint64_t *h, size_t n);
+
+/*
  * owners_split for a window's batch of n keys of time now (no per-key
  * times; window.h): 1 when it is sorted into regions (window_regions_take
  * said yes: the window's clock has moved past it), 0 when it must go

@@ -122,6 +122,72 @@ static int agrees_with_one_thread(int growing, int count_new_only, unsigned regi
 	return ok;
 }
 
+/*
+ * owners_presort ahead of each call: for the very batch (then used), for
+ * one key fewer, or for other keys of the same length (then sorted again
+ * at the split); the answers, counts and bits stay one thread's.
+ */
+#define KEYS_AHEAD 100000
+#define DISTINCT_AHEAD 40000
+
+enum presort_kind { PRESORT_SAME, PRESORT_SHORTER, PRESORT_OTHER_KEYS };
+
+static int presorted_agrees(int growing, unsigned regions, enum presort_kind kind,
+			    const struct line *keys, size_t n)
+{
+	struct cascade *one = make_cascade(growing, 1);
+	struct cascade *many = make_cascade(growing, 1);
+	const char *why;
+	struct owners *o = owners_new(regions, 1, &why);
+	uint64_t *h = malloc(2 * n * sizeof *h), seed = 5;
+	unsigned char *want = malloc(n), *got = malloc(n);
+	int ok = one && many && o && h && want && got &&
+		 filter_hash(cascade_hasher(one), keys, n, h) == 0;
+
+	for (size_t done = 0, len; ok && done < n; done += len) {
+		size_t fresh_one, fresh_many;
+		const struct filter *newest = many->stages[many->nstages - 1];
+
+		len = 1000 + (size_t)(unit_splitmix64(&seed) % 8000);
+		len = len < n - done ? len : n - done;
+		if (kind == PRESORT_SAME)
+			owners_presort(o, 0, newest, h + 2 * done, len);
+		else if (kind == PRESORT_SHORTER)
+			owners_presort(o, 0, newest, h + 2 * done, len - 1);
+		else	/* the keys at the start, as many */
+			owners_presort(o, 0, newest, done > 0 ? h : h + 2 * len, len);
+		ok = cascade_test_and_add_hashed(one, keys + done, h + 2 * done, len, want,
+						 &fresh_one, &why) == 0 &&
+		     owners_test_and_add(o, many, keys + done, h + 2 * done, len, got,
+					 &fresh_many, &why) == 0 &&
+		     fresh_one == fresh_many && memcmp(want, got, len) == 0;
+	}
+	ok = ok && same_cascade(one, many);
+	owners_free(o);
+	cascade_free(one);
+	cascade_free(many);
+	free(h);
+	free(want);
+	free(got);
+	return ok;
+}
+
+static void test_a_batch_sorted_ahead_is_used_only_for_itself(void)
+{
+	char *text;
+	struct line *keys = repeating_keys(KEYS_AHEAD, DISTINCT_AHEAD, 11, &text);
+
+	CHECK(keys != NULL && text != NULL);
+	for (int growing = 0; keys != NULL && growing <= 1; growing++)
+		for (unsigned r = 1; r <= 16; r *= 4)
+			for (int kind = PRESORT_SAME; kind <= PRESORT_OTHER_KEYS; kind++)
+				CHECKF(presorted_agrees(growing, r, (enum presort_kind)kind, keys,
+							KEYS_AHEAD),
+				       "growing %d, %u regions, presort kind %d", growing, r, kind);
+	free(keys);
+	free(text);
+}
+
 static const unsigned region_counts[] = { 1, 2, 3, 4, 8, 16 };
 
 /* 200,000 keys over 60,000 values: about 58,000 distinct, most keys repeats. */
@@ -419,6 +485,8 @@ void suite_owners(void)
 {
 	unit_run("owners: windows (count, --refresh, timed) split by region match one thread's answers, bits, clock and loss for 1-16 regions",
 		 test_windows_split_by_region_match_one_thread);
+	unit_run("owners: a batch sorted by region ahead is used for that batch only, answers and bits as one thread's",
+		 test_a_batch_sorted_ahead_is_used_only_for_itself);
 	unit_run("owners: a fixed filter gets one thread's answers, bits and counts for 1-16 regions",
 		 test_fixed_filter_matches_one_thread_for_every_region_count);
 	unit_run("owners: a growing cascade adds each stage at the same key as one thread",
