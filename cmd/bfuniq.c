@@ -434,7 +434,7 @@ static void fixed_loss(struct uniq *u)
  * one key), so the warning says the same for every way the input came
  * (a pipe's batches end where its reads did, a file's where its ranges do).
  */
-static void warn_over_capacity(struct uniq *u, size_t n, size_t fresh)
+static void warn_over_capacity(struct uniq *u, const unsigned char *state, size_t n, size_t fresh)
 {
 	const struct cascade *c = u->seen;
 	uint64_t capacity, before, line;
@@ -445,7 +445,7 @@ static void warn_over_capacity(struct uniq *u, size_t n, size_t fresh)
 	capacity = c->stages[0]->params.capacity;
 	before = c->newest_keys - fresh;
 	for (uint64_t seen = before; r < n; r++)
-		if (u->state[r] == FIRST_SEEN && ++seen > capacity)
+		if (state[r] == FIRST_SEEN && ++seen > capacity)
 			break;
 	line = u->lines - n + (r < n ? r : n - 1) + 1;
 	u->warned = 1;
@@ -826,7 +826,7 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 	u->lines += n;
 	if (u->in_regions[slot] && u->built[slot].ready) {
 		emit_built(u, slot);
-		warn_over_capacity(u, n, u->batch_fresh);
+		warn_over_capacity(u, u->built[slot].state, n, u->batch_fresh);
 		checkpoint(u);
 		return 0;
 	}
@@ -842,7 +842,7 @@ static int emit_batch(void *ctx, unsigned slot, const struct line *records, size
 		if (writer_record(&u->out, records[r], u->opt->keys.delim) < 0)
 			cli_write_error(errno);
 	}
-	warn_over_capacity(u, n, u->batch_fresh);
+	warn_over_capacity(u, u->state, n, u->batch_fresh);
 	checkpoint(u);
 	return 0;
 }
