@@ -42,7 +42,11 @@ start=$(date +%s)
 # The static programs stand where threads.sh looks for them, gen and cputime
 # where it keeps them, newer than their sources so nothing is compiled.
 for p in bfbuild bfgrep bfuniq bfcount; do cp "$lent/$p" "$root/cmd/$p" || exit 2; done
-cp "$lent/gen" "$lent/cputime" "$root/build/bench/" && touch "$root/build/bench/gen" "$root/build/bench/cputime"
+# Copied only when they differ: a corpus made before by this gen stays.
+for p in gen cputime; do
+	cmp -s "$lent/$p" "$root/build/bench/$p" ||
+		{ cp "$lent/$p" "$root/build/bench/$p" && touch "$root/build/bench/$p"; } || exit 2
+done
 
 cpus=$(getconf _NPROCESSORS_ONLN)
 list=
