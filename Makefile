@@ -209,13 +209,19 @@ bench-threads: all
 	@sh tests/bench/threads.sh
 
 # build/lent/: static programs, gen and cputime for a lent many-core machine
-# that has no compiler (tests/bench/threads-lent.sh runs there).
+# that has no compiler (tests/bench/threads-lent.sh runs there), and in
+# build/lent/stopwatch/ bfuniq and bfbuild timing their steps (stopwatch.h).
 LENT_PROGRAMS = bfbuild bfgrep bfuniq bfcount
+# and built with lib/base/stopwatch.h's laps, which say where the time went
+LENT_STOPWATCH = bfbuild bfuniq
 .PHONY: bench-threads-static
 bench-threads-static: deps-build
 	$(MAKE) O=build/static LDFLAGS=-static $(LENT_PROGRAMS:%=build/static/cmd/%)
-	@mkdir -p build/lent
+	$(MAKE) O=build/static-stopwatch LDFLAGS=-static CFLAGS="$(CFLAGS) -DBFTOOLS_STOPWATCH" \
+		$(LENT_STOPWATCH:%=build/static-stopwatch/cmd/%)
+	@mkdir -p build/lent/stopwatch
 	cp $(LENT_PROGRAMS:%=build/static/cmd/%) build/lent/
+	cp $(LENT_STOPWATCH:%=build/static-stopwatch/cmd/%) build/lent/stopwatch/
 	$(CC) -O2 -std=c11 $(DEFS) -static -o build/lent/gen tests/bench/gen.c -lm
 	$(CC) -O2 -std=c11 $(DEFS) -static -o build/lent/cputime tests/bench/cputime.c
 

@@ -22,6 +22,7 @@
 #include "lock.h"
 #include "sketch.h"
 #include "sketch_file.h"
+#include "stopwatch.h"
 
 /*
  * Where path leads, for writing: *stream set when it is written in place
@@ -298,9 +299,12 @@ void cli_save_filter(const struct cascade *f, const char *path)
 		save_dcso(f, path);
 		return;
 	}
+	double since = stopwatch_now();
+
 	cli_progress_file(path ? path : "(standard output)");
 	save_filter(f, path);
 	cli_progress_done();
+	stopwatch_report("save", since);
 }
 
 struct sketch *cli_load_sketch(const char *path, int need_key)

@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include "pipeline.h"
+#include "stopwatch.h"
 
 /* Units (keys) claimed at a time: big enough for SIMD hashing and few atomics, small enough to share. */
 #define CHUNK 256
@@ -435,9 +436,9 @@ static int next_full_slot(struct pipeline *p, uint64_t *gen)
 {
 	int slot = -1;
 
-	pthread_mutex_lock(&p->mu);
+	STOPWATCH(LAP_LOCK, pthread_mutex_lock(&p->mu));
 	while (p->filled == 0 && !p->end)
-		pthread_cond_wait(&p->changed, &p->mu);
+		STOPWATCH(LAP_WAIT_BATCH, pthread_cond_wait(&p->changed, &p->mu));
 	if (p->filled > 0) {
 		slot = (int)p->tail;
 		*gen = p->slots[slot].gen;
@@ -472,7 +473,7 @@ static void split_ready(struct pipeline *p)
 		    (!p->fns->overlap ||
 		     atomic_load(&p->slots[(seq - 1) % p->nslots].tag) != ((seq - 1) << 2 | SPLIT_PARTS)))
 			break;
-		parts = p->fns->split(p->ctx, (unsigned)(seq % p->nslots)) != 0;
+		STOPWATCH(LAP_SPLIT, parts = p->fns->split(p->ctx, (unsigned)(seq % p->nslots)) != 0);
 		atomic_store(&s->tag, seq << 2 | (parts ? SPLIT_PARTS : SPLIT_WHOLE));
 		atomic_store(&p->split_upto, seq + 1);
 		made |= parts;
@@ -493,13 +494,16 @@ static void finish_parts(struct pipeline *p, unsigned slot)
 	split_ready(p);
 	while ((atomic_load(&s->tag) & 3) == SPLIT_PARTS &&
 	       atomic_load(&s->parts_done) < p->fns->parts) {
-		if (help_parts(p, first_lane))
+		int helped;
+
+		STOPWATCH(LAP_HELP, helped = help_parts(p, first_lane));
+		if (helped)
 			continue;
 		/* parts come due only by this thread's split: the last part of s wakes it (lane_step) */
-		pthread_mutex_lock(&p->mu);
+		STOPWATCH(LAP_LOCK, pthread_mutex_lock(&p->mu));
 		if (!help_ordered_locked(p) && atomic_load(&s->parts_done) < p->fns->parts &&
 		    !parts_ready(p))
-			pthread_cond_wait(&p->worked, &p->mu);
+			STOPWATCH(LAP_WAIT_PARTS, pthread_cond_wait(&p->worked, &p->mu));
 		pthread_mutex_unlock(&p->mu);
 		split_ready(p);
 	}
@@ -521,20 +525,23 @@ static int finish_and_consume(struct pipeline *p, unsigned slot, uint64_t gen)
 	 * unit's thread says so (work_chunk), rather than spin.
 	 */
 	while (atomic_load(&s->done) < atomic_load(&s->units)) {
-		pthread_mutex_lock(&p->mu);
+		STOPWATCH(LAP_LOCK, pthread_mutex_lock(&p->mu));
 		if (!help_ordered_locked(p) && atomic_load(&s->done) < atomic_load(&s->units))
-			pthread_cond_wait(&p->worked, &p->mu);
+			STOPWATCH(LAP_WAIT_WORK, pthread_cond_wait(&p->worked, &p->mu));
 		pthread_mutex_unlock(&p->mu);
 	}
+	int stop;
+
 	if (p->fns->parts > 0)
 		finish_parts(p, slot);
-	return p->fns->consume(p->ctx, slot);
+	STOPWATCH(LAP_CONSUME, stop = p->fns->consume(p->ctx, slot));
+	return stop;
 }
 
 static void release_slot(struct pipeline *p, int stop)
 {
 	p->consumed++;
-	pthread_mutex_lock(&p->mu);
+	STOPWATCH(LAP_LOCK, pthread_mutex_lock(&p->mu));
 	p->tail = (p->tail + 1) % p->nslots;
 	p->filled--;
 	p->stop = stop;
@@ -663,6 +670,7 @@ int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads)
 	struct run_link link;
 	pthread_t *workers;
 	int nworkers, stop;
+	double since = stopwatch_now();
 
 	if (threads < 2)
 		return run_inline(fns, ctx);
@@ -690,6 +698,7 @@ int pipeline_run(const struct pipeline_fns *fns, void *ctx, int threads)
 	pthread_cond_destroy(&p.worked);
 	pthread_cond_destroy(&p.changed);
 	pthread_mutex_destroy(&p.mu);
+	stopwatch_report("ordered run, calling thread", since);
 	return stop;
 }
 
@@ -756,6 +765,7 @@ int pipeline_run_free(const struct pipeline_free_fns *fns, void *ctx, int thread
 	struct run_link link;
 	sigset_t all, old;
 	unsigned n = threads < 1 ? 1 : threads > PIPELINE_SLOTS ? PIPELINE_SLOTS : (unsigned)threads;
+	double since = stopwatch_now();
 
 	atomic_init(&run.stop, 0);
 	for (unsigned i = 0; i < n; i++)
@@ -770,6 +780,7 @@ int pipeline_run_free(const struct pipeline_free_fns *fns, void *ctx, int thread
 	free_main(&each[0]);
 	join_free(&run, 0);
 	unlink_run(&link);
+	stopwatch_report("order-free run, calling thread", since);
 	return atomic_load(&run.stop);
 }
 

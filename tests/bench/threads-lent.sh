@@ -17,7 +17,12 @@
 #     -n 1e9 -p 1e-4 (a 2.4 GB filter), beside `cat FILE | wc -l`: the 1e9
 #     lines of the issue would be a 60 GB file, past the machine's disk and
 #     the call's time, so the same filter takes 1e8 lines;
-#   - then, while LENT_SECONDS allow, bfgrep -c and bfcount at -j 1 8 16, one round.
+#   - then, while LENT_SECONDS allow, bfgrep -c and bfcount at -j 1 8 16, one round;
+#   - the stopwatch builds (build/lent/stopwatch/, lib/base/stopwatch.h) of
+#     bfuniq and bfbuild once each at -j 8 and 16 from the file, and at 16
+#     through a pipe into -n 1e9: where the calling thread's time went
+#     (waiting for batches, work or parts, splitting, consuming) and how
+#     long the save took, so that one call brings the bottleneck back too.
 # Each part's table goes to OUTDIR (default build/lent/out) as it ends, so a
 # call cut short still returns what was measured.
 #
@@ -27,7 +32,8 @@
 #                    is in the 2-core tables already)
 #   LENT_PIPE_LIST   the pipe rows' thread counts (default 8 16, or the CPUs)
 #   LENT_SECONDS     no part starts after this many seconds (default 330)
-#   LENT_PARTS       which parts, in order (default "ordered pipe unordered")
+#   LENT_PARTS       which parts, in order (default "stopwatch ordered pipe
+#                    unordered": the stopwatch's rows are short and say why)
 set -u
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -65,7 +71,7 @@ pipe_list=${LENT_PIPE_LIST:-$([ "$cpus" -ge 16 ] && echo 8 16 || echo "$cpus")}
 part() {
 	name=$1
 	shift
-	case " ${LENT_PARTS:-ordered pipe unordered} " in *" $name "*) ;; *) return ;; esac
+	case " ${LENT_PARTS:-stopwatch ordered pipe unordered} " in *" $name "*) ;; *) return ;; esac
 	if [ $(($(date +%s) - start)) -ge "${LENT_SECONDS:-330}" ]; then
 		say "$name: skipped, past LENT_SECONDS"
 		return
@@ -74,6 +80,33 @@ part() {
 	env THREADS_LINES="${LENT_LINES:-1e8}" "$@" sh "$root/tests/bench/threads.sh" 2>&1 |
 		tee "$outdir/$name.md"
 }
+# stopwatch_rows: the stopwatch builds' runs, their stderr lines kept.
+stopwatch_rows() {
+	corpus=$root/build/bench/corpus-$(awk -v s="${LENT_LINES:-1e8}" 'BEGIN { printf "%.0f", s }').txt
+	sw=$lent/stopwatch
+	key=000102030405060708090a0b0c0d0e0f
+	[ -s "$corpus" ] || "$root/build/bench/gen" corpus "$(awk -v s="${LENT_LINES:-1e8}" 'BEGIN { printf "%.0f", s }')" >"$corpus" || return
+	for j in 8 16; do
+		[ "$j" -le "$cpus" ] || continue
+		echo "== bfuniq -j $j -n 1e8 -p 1e-4 FILE > file"
+		"$sw/bfuniq" -j "$j" -n 1e8 -p 1e-4 --key $key "$corpus" 2>&1 >"$root/build/bench/sw.out"
+		echo "== bfbuild -j $j -n 1e8 -p 1e-4 FILE"
+		"$sw/bfbuild" -j "$j" -n 1e8 -p 1e-4 --key $key -o "$root/build/bench/sw.bf" "$corpus" 2>&1
+	done
+	echo "== cat FILE | bfuniq -j $pipe_top -n 1e9 -p 1e-4 > file"
+	cat "$corpus" | "$sw/bfuniq" -j "$pipe_top" -n 1e9 -p 1e-4 --key $key 2>&1 >"$root/build/bench/sw.out"
+	echo "== cat FILE | bfbuild -j $pipe_top -n 1e9 -p 1e-4"
+	cat "$corpus" | "$sw/bfbuild" -j "$pipe_top" -n 1e9 -p 1e-4 --key $key -o "$root/build/bench/sw.bf" 2>&1
+	rm -f "$root/build/bench/sw.out" "$root/build/bench/sw.bf"
+}
+if [ -x "$lent/stopwatch/bfuniq" ] && [ -x "$lent/stopwatch/bfbuild" ]; then
+	pipe_top=$([ "$cpus" -ge 16 ] && echo 16 || echo "$cpus")
+	case " ${LENT_PARTS:-stopwatch ordered pipe unordered} " in
+	*" stopwatch "*)
+		say "stopwatch: starting at $(($(date +%s) - start)) s"
+		stopwatch_rows | tee "$outdir/stopwatch.txt" ;;
+	esac
+fi
 part ordered THREADS_PROGRAMS="bfuniq bfbuild" THREADS_SHAPES=big THREADS_CAPACITY=1e8 \
 	THREADS_PIPE=0 THREADS_RUNS="${LENT_RUNS:-2}" THREADS_LIST="$list"
 part pipe THREADS_PROGRAMS="bfuniq bfbuild" THREADS_SHAPES= THREADS_CAPACITY=1e8 \
