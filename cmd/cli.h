@@ -430,10 +430,10 @@ struct cli_stage {
 	 */
 	void (*finish)(void *ctx, unsigned slot, const struct line *records, size_t n);
 	/*
-	 * Optional, with parts: where one thread works a whole batch (a file
-	 * read in ranges, inorder.c), that thread, after work: what split
-	 * can have done ahead (owners_presort), so that the calling thread
-	 * only checks it. Other inputs go without.
+	 * Optional, with parts: the thread that did a batch's last work,
+	 * after it and before split (pipeline_fns.worked): what split can
+	 * have done ahead (owners_presort), so that the calling thread only
+	 * checks it.
 	 */
 	void (*split_ahead)(void *ctx, unsigned slot, const struct line *records, size_t n);
 	/*

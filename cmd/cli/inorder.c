@@ -101,7 +101,15 @@ static void inorder_work(void *ctx, unsigned slot, size_t from, size_t to)
 	}
 	if (units > 0)
 		in->stage->work(in->ctx, slot, 0, units);
-	if (in->stage->split_ahead != NULL && in->stage->parts > 0)
+}
+
+/* The thread that read and worked the range, after: what split can do ahead. */
+static void inorder_worked(void *ctx, unsigned slot)
+{
+	struct inorder *in = ctx;
+	struct inorder_slot *s = &in->slots[slot];
+
+	if (s->err == 0 && s->batch.n > 0)
 		in->stage->split_ahead(in->ctx, slot, s->batch.records, s->batch.n);
 }
 
@@ -218,6 +226,7 @@ int cli_read_in_order(const char *path, int fd, uint64_t start, uint64_t end, ch
 		fns.parts = stage->parts;
 		fns.overlap = stage->overlap;
 		fns.finish = stage->finish != NULL ? inorder_finish : NULL;
+		fns.worked = stage->split_ahead != NULL ? inorder_worked : NULL;
 	}
 	rc = pipeline_run(&fns, &in, pipeline_threads());
 	ranges_close(in.rs);

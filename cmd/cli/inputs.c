@@ -459,6 +459,15 @@ static void inputs_part(void *ctx, unsigned slot, unsigned part)
 	in->stage->part(in->ctx, slot, part);
 }
 
+/* The thread that did the batch's last work, after: what split can do ahead. */
+static void inputs_worked(void *ctx, unsigned slot)
+{
+	struct inputs *in = ctx;
+	struct input_slot *s = &in->slots[slot];
+
+	in->stage->split_ahead(in->ctx, slot, s->batch.records, s->batch.n);
+}
+
 static void inputs_finish(void *ctx, unsigned slot)
 {
 	struct inputs *in = ctx;
@@ -552,6 +561,7 @@ int cli_ordered_inputs(char *const *paths, int npaths, char delim, const struct 
 		fns.parts = stage->parts;
 		fns.overlap = stage->overlap && events == NULL;
 		fns.finish = stage->finish != NULL ? inputs_finish : NULL;
+		fns.worked = stage->split_ahead != NULL ? inputs_worked : NULL;
 	}
 	*stopped = pipeline_run(&fns, &in, pipeline_threads()) != 0;
 	inputs_close_current(&in);

@@ -56,6 +56,13 @@ struct pipeline_fns {
 	int (*fill)(void *ctx, unsigned slot, size_t *units);
 	/* Any thread: do units [from, to) of slot. Calls on one slot may overlap (disjoint ranges). */
 	void (*work)(void *ctx, unsigned slot, size_t from, size_t to);
+	/*
+	 * Optional: the thread that did a batch's last units of work, once
+	 * all are done and before split or consume see the batch: what the
+	 * ordered step can have done ahead with the whole batch's work in
+	 * hand (owners_presort, say). Not called for a batch of no units.
+	 */
+	void (*worked)(void *ctx, unsigned slot);
 	/* Calling thread, in input order, after all of slot's work: 0 to go on, else stop. */
 	int (*consume)(void *ctx, unsigned slot);
 	/*

@@ -15,9 +15,10 @@
  * before the batch's work was finished, or out of order, or (without
  * overlap) before the batch before was consumed; a part of a batch not
  * split in parts, or before a whole batch before it was consumed; a
- * consume before all of its batch's parts. With a finish step: a finish
- * of a batch not split in parts, before all its parts, or twice; a batch
- * split in parts consumed unfinished. Batches are 0..400 units and
+ * consume before all of its batch's parts. With the finish and worked
+ * steps: a finish of a batch not split in parts, before all its parts,
+ * or twice; a batch split in parts consumed unfinished; worked before all
+ * of a batch's work, twice, for no units, or after the split. Batches are 0..400 units and
  * one in eight is empty; one in five is done whole, so parts of the
  * batches after a whole one must wait for its consume.
  *
@@ -51,6 +52,7 @@ struct batch {
 	atomic_int split;		/* NOT_SPLIT, IN_PARTS, WHOLE */
 	atomic_uint parts_done;
 	atomic_uint finished;		/* finish calls */
+	atomic_uint hooked;		/* worked calls */
 };
 
 struct model {
@@ -102,6 +104,7 @@ static int parts_fill(void *ctx, unsigned slot, size_t *units)
 	atomic_store(&b->split, NOT_SPLIT);
 	atomic_store(&b->parts_done, 0);
 	atomic_store(&b->finished, 0);
+	atomic_store(&b->hooked, 0);
 	*units = b->units;
 	return 1;
 }
@@ -117,10 +120,26 @@ static void parts_work(void *ctx, unsigned slot, size_t from, size_t to)
 		broken(m, "work ran on more units than its batch has");
 }
 
+static void parts_worked(void *ctx, unsigned slot)
+{
+	struct model *m = ctx;
+	struct batch *b = &m->slots[slot];
+
+	if (atomic_load(&b->worked) != b->units || b->units == 0)
+		broken(m, "worked ran before all of a batch's work, or for a batch of no units");
+	if (atomic_load(&b->split) != NOT_SPLIT)
+		broken(m, "worked ran after the batch was split");
+	if (atomic_fetch_add(&b->hooked, 1) != 0)
+		broken(m, "worked ran twice for a batch");
+}
+
 static int parts_split(void *ctx, unsigned slot)
 {
 	struct model *m = ctx;
 	struct batch *b = &m->slots[slot];
+
+	if (m->finishing && atomic_load(&b->hooked) != (b->units > 0))
+		broken(m, "a batch was split before worked ran, or worked ran for no units");
 
 	if (!pthread_equal(pthread_self(), m->caller))
 		broken(m, "split ran on another thread than the caller");
@@ -197,7 +216,8 @@ static int run_parts(int threads, unsigned parts, int overlap, int finishing, ui
 	struct pipeline_fns fns = { .fill = parts_fill, .work = parts_work,
 				    .consume = parts_consume, .split = parts_split,
 				    .part = parts_part, .parts = parts, .overlap = overlap,
-				    .finish = finishing ? parts_finish : NULL };
+				    .finish = finishing ? parts_finish : NULL,
+				    .worked = finishing ? parts_worked : NULL };
 	struct model *m = calloc(1, sizeof *m);
 	uint64_t want = 0, in_parts = 0;
 	int ok;
@@ -280,7 +300,7 @@ void suite_parts(void)
 		 without_overlap);
 	unit_run("pipeline parts: 1-8 threads, 1-7 parts, overlap: the same promises, a batch split before the one before is consumed",
 		 with_overlap);
-	unit_run("pipeline parts: with a finish step, no overlap: each batch split in parts finished once, after its parts, before its consume",
+	unit_run("pipeline parts: with finish and worked steps, no overlap: each batch worked once after its work and before its split, each split in parts finished once, after its parts, before its consume",
 		 finishing_without_overlap);
 	unit_run("pipeline parts: with a finish step and overlap: the same",
 		 finishing_with_overlap);
