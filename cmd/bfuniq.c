@@ -294,7 +294,6 @@ struct uniq {
 	size_t present_cap[CLI_SLOTS];
 	unsigned char in_regions[CLI_SLOTS];	/* split by region (owners_split) */
 	struct built built[CLI_SLOTS];	/* each batch's output, when finish made it */
-	int build_off_thread;	/* finish makes a split batch's output (builds_output) */
 	unsigned char *state;
 	size_t state_cap;
 	struct writer out;
@@ -527,8 +526,8 @@ static int split_keys(void *ctx, unsigned slot, const struct line *records, size
 }
 
 /*
- * The thread that worked a whole batch (cli_stage.split_ahead): its sort
- * by region, which split_keys then only checks. A fixed seen-set only:
+ * The thread that finished a batch's work (cli_stage.split_ahead): its
+ * sort by region, which split_keys then only checks. A fixed seen-set only:
  * a growing one may add a stage on the calling thread meanwhile, and a
  * window's newest generation moves with its clock.
  */
@@ -653,7 +652,6 @@ static void write_header(void *ctx, struct line header)
 	if (writer_record(&u->out, header, u->opt->keys.delim) < 0)
 		cli_write_error(errno);
 }
-
 
 /* *array grown to n elements of size bytes; fatal when out of memory. */
 static void *grown(void *array, size_t n, size_t size)
