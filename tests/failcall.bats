@@ -140,6 +140,27 @@ check_outcome() {
 	check_failures
 }
 
+@test "failcall: bfsplit --no-sync makes no fsync, and writes what bfsplit writes with them" {
+	local st i
+	seq 1 20000 >in.txt
+	# the first fsync fails: a run that makes one says so in made.log
+	FAIL_CALL=fsync:1:5 FAIL_LOG=made.log LD_PRELOAD=$SHIM \
+		bfsplit -N 4 --shard-key "$KEY" -o 'sync-%d' in.txt 2>/dev/null || true
+	[ -e made.log ] || note_failure "bfsplit without --no-sync made no fsync (or the shim is not working)"
+	rm -f made.log sync-*
+	bfsplit -N 4 --shard-key "$KEY" -o 'sync-%d' in.txt
+	st=0
+	FAIL_CALL=fsync:1:5 FAIL_LOG=made.log LD_PRELOAD=$SHIM \
+		bfsplit --no-sync -N 4 --shard-key "$KEY" -o 'nosync-%d' in.txt 2>got.err || st=$?
+	[ "$st" -eq 0 ] && [ ! -s got.err ] || note_failure "--no-sync: status $st, stderr $(head -c 300 got.err)"
+	[ ! -e made.log ] || note_failure "bfsplit --no-sync made an fsync"
+	for i in 0 1 2 3; do
+		cmp -s "sync-$i" "nosync-$i" || note_failure "--no-sync: output $i differs"
+	done
+	[ -z "$(compgen -G '.*.??????' || true)" ] || note_failure "temporary files left: $(compgen -G '.*.??????')"
+	check_failures
+}
+
 @test "failcall: reading a filter whose read or fstat fails is a clean error" {
 	local call
 	for call in read:5 fstat:5; do
