@@ -207,6 +207,7 @@ struct split {
 	size_t of_key_cap[CLI_SLOTS];
 	uint32_t *of_record;		/* consume's: each record's partition */
 	size_t of_record_cap;
+	int *sync_error;		/* per output, fsync's errno in sync_in_parallel */
 };
 
 static struct split *running;	/* for the exit handler */
@@ -228,7 +229,8 @@ static void open_outputs(struct split *s)
 	s->files = calloc(n, sizeof *s->files);
 	s->out = calloc(n, sizeof *s->out);
 	s->names = calloc(n, sizeof *s->names);
-	if (s->files == NULL || s->out == NULL || s->names == NULL)
+	s->sync_error = calloc(n, sizeof *s->sync_error);
+	if (s->files == NULL || s->out == NULL || s->names == NULL || s->sync_error == NULL)
 		cli_fatal("%s", strerror(ENOMEM));
 	running = s;
 	atexit(abandon_outputs);
@@ -245,17 +247,24 @@ static void open_outputs(struct split *s)
 #define SYNC_THREADS 16
 
 struct syncing {
-	const struct split *s;
+	struct split *s;
 	uint64_t first;		/* this thread's outputs: first, first + SYNC_THREADS, ... */
 };
 
-/* A thread's share of the outputs flushed to disk (an error shows again at atomic_commit). */
+/*
+ * A thread's share of the outputs flushed to disk, each failure kept for
+ * commit_outputs: Linux reports a writeback error to a descriptor once,
+ * so atomic_commit's own fsync after this one would return 0 and the
+ * lost data would be renamed into place.
+ */
 static void *sync_outputs(void *arg)
 {
 	const struct syncing *job = arg;
+	struct split *s = job->s;
 
-	for (uint64_t i = job->first; i < job->s->opt->partitions; i += SYNC_THREADS)
-		(void)fsync(job->s->files[i].fd);
+	for (uint64_t i = job->first; i < s->opt->partitions; i += SYNC_THREADS)
+		if (fsync(s->files[i].fd) < 0 && errno != EINVAL)	/* EINVAL: a FIFO, a tty */
+			s->sync_error[i] = errno;
 	return NULL;
 }
 
@@ -266,7 +275,7 @@ static void *sync_outputs(void *arg)
  * than to split). Best effort: a thread that cannot start leaves its
  * share to atomic_commit.
  */
-static void sync_in_parallel(const struct split *s)
+static void sync_in_parallel(struct split *s)
 {
 	pthread_t threads[SYNC_THREADS];
 	struct syncing jobs[SYNC_THREADS];
@@ -297,6 +306,9 @@ static void commit_outputs(struct split *s)
 			cli_fatal("%s: write error: %s", s->names[i], strerror(errno));
 	if (!s->opt->no_sync)
 		sync_in_parallel(s);
+	for (uint64_t i = 0; i < s->opt->partitions; i++)
+		if (s->sync_error[i] != 0)
+			cli_fatal("%s: %s", s->names[i], strerror(s->sync_error[i]));
 	for (uint64_t i = 0; i < s->opt->partitions; i++)
 		if ((s->opt->no_sync ? atomic_commit_unsynced : atomic_commit)(&s->files[i], &why) < 0)
 			cli_fatal("%s: %s", s->names[i], why);
@@ -394,6 +406,7 @@ static void release(struct split *s, struct options *opt)
 	}
 	running = NULL;
 	free(s->of_record);
+	free(s->sync_error);
 	free(s->names);
 	free(s->out);
 	free(s->files);
