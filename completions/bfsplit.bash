@@ -8,7 +8,7 @@
 # ~/.bashrc.
 
 _bfsplit_options='-N --partitions -o --output --shard-key -k --field -t --separator --header --csv --jsonl
---bad-line -i --ignore-case -z --null-data --no-decompress -j --threads --max-memory --progress
+--bad-line -i --ignore-case -z --null-data --no-sync --no-decompress -j --threads --max-memory --progress
 --no-progress -h --help -V --version'
 
 # Append each line that the command "$@" prints to COMPREPLY as it is.

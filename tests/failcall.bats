@@ -140,6 +140,38 @@ check_outcome() {
 	check_failures
 }
 
+@test "failcall: bfsplit's first fsync failing (on its syncing threads) is a clean error, with no output left" {
+	local st=0
+	seq 1 20000 >in.txt
+	# Linux reports a writeback error to a descriptor once: the fsync
+	# before each rename would succeed, so this failure must not be lost
+	FAIL_CALL=fsync:1:5 FAIL_LOG=made.log LD_PRELOAD=$SHIM \
+		bfsplit -N 4 --shard-key "$KEY" -o 'sync-%d' in.txt 2>got.err || st=$?
+	[ -e made.log ] || note_failure "bfsplit made no fsync (or the shim is not working)"
+	[ "$st" -eq 2 ] || note_failure "status $st, not 2"
+	grep -qx 'bfsplit: sync-[0-3]: Input/output error' got.err && [ "$(wc -l <got.err)" -eq 1 ] ||
+		note_failure "stderr is not one line naming the output: $(head -c 300 got.err)"
+	[ -z "$(compgen -G 'sync-*' || true)" ] || note_failure "outputs left: $(compgen -G 'sync-*')"
+	[ -z "$(compgen -G '.*.??????' || true)" ] || note_failure "temporary files left: $(compgen -G '.*.??????')"
+	check_failures
+}
+
+@test "failcall: bfsplit --no-sync makes no fsync, and writes what bfsplit writes with them" {
+	local st i
+	seq 1 20000 >in.txt
+	bfsplit -N 4 --shard-key "$KEY" -o 'sync-%d' in.txt
+	st=0
+	FAIL_CALL=fsync:1:5 FAIL_LOG=made.log LD_PRELOAD=$SHIM \
+		bfsplit --no-sync -N 4 --shard-key "$KEY" -o 'nosync-%d' in.txt 2>got.err || st=$?
+	[ "$st" -eq 0 ] && [ ! -s got.err ] || note_failure "--no-sync: status $st, stderr $(head -c 300 got.err)"
+	[ ! -e made.log ] || note_failure "bfsplit --no-sync made an fsync"
+	for i in 0 1 2 3; do
+		cmp -s "sync-$i" "nosync-$i" || note_failure "--no-sync: output $i differs"
+	done
+	[ -z "$(compgen -G '.*.??????' || true)" ] || note_failure "temporary files left: $(compgen -G '.*.??????')"
+	check_failures
+}
+
 @test "failcall: reading a filter whose read or fstat fails is a clean error" {
 	local call
 	for call in read:5 fstat:5; do

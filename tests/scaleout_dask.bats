@@ -309,6 +309,11 @@ dedup_pids() {
 	expect_eq "partitions reported" $PARTS "$(printf '%s\n' "$stderr" | grep -c '^bfdedup: partition [0-7]/8: ')"
 	expect_eq "PIDs of the workers that de-duplicated" "$(cat "$CLUSTER/worker_pids")" "$(dedup_pids)"
 	expect_partitions out want.txt
+	# the lines reported (bfuniq's own count, from its -v --json) are each output's
+	for i in $(seq 0 7); do
+		expect_eq "partition $i's lines reported" "$(wc -l <out/part-0000$i | tr -d ' ')" \
+			"$(printf '%s\n' "$stderr" | sed -n "s|^bfdedup: partition $i/8: \([0-9]*\) lines: .*|\1|p")"
+	done
 	# each state holds its share: 810000 / 8 = 101000 keys, binomial sd 300,
 	# bfcount's estimate off by far less than the 10% allowed
 	distinct=$(wc -l <want.txt)
@@ -328,7 +333,8 @@ dedup_pids() {
 @test "scaleout dask: the second day's run against the saved states writes exactly the keys never seen" {
 	dedup_input
 	bfdedup --state-dir states -o out1 --run day1 day1.txt
-	run --separate-stderr bfdedup --state-dir states -o out2 --run day2 day2.txt
+	# each task's bfsplit and bfuniq on two threads: the same outputs as on one
+	run --separate-stderr bfdedup --task-threads 2 --state-dir states -o out2 --run day2 day2.txt
 	expect_status 0
 	expect_stderr ""
 	awk 'NR == FNR { seen[$0] = 1; next } !seen[$0]++' day1.txt day2.txt >new.txt
@@ -341,6 +347,8 @@ dedup_pids() {
 	run --separate-stderr "$PY" "$DEDUP" --scheduler-file "$CLUSTER/scheduler.json" -N 4 --shard-key "$KEY" \
 		--state-dir states -o out3 --run day3 day2.txt
 	expect_fail "bfdedup: $PWD/states/config.json: the states were made with 8 partitions and another shard key: give the same -N and --shard-key"
+	run --separate-stderr bfdedup --task-threads 0 --state-dir states -o out3 --run day3 day2.txt
+	expect_fail "bfdedup: --task-threads 0: 1 or more"
 }
 
 @test "scaleout dask: a run that failed in one partition, run again, is exact: no duplicate, nothing lost" {
@@ -356,6 +364,40 @@ dedup_pids() {
 	run --separate-stderr bfdedup --state-dir states -o out --run day1 day1.txt
 	expect_status 0
 	expect_partitions out want.txt
+}
+
+@test "scaleout dask: a map task's range reaches bfsplit exactly, by sendfile or, where it cannot be used, read and written" {
+	seq 1 300000 >in.txt
+	# to a pipe by sendfile; to an O_APPEND file, which sendfile refuses
+	# (EINVAL), by the fallback: each prints its sendfile errors, then
+	# whether the bytes are exactly the range
+	run "$PY" -c '
+import errno, os, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+import bfdask
+errors, real = [], os.sendfile
+def spy(*a):
+    try:
+        return real(*a)
+    except OSError as e:
+        errors.append(errno.errorcode[e.errno])
+        raise
+os.sendfile = spy
+data = open("in.txt", "rb").read()
+a, b = 1001, len(data) - 777
+with open("in.txt", "rb") as f, open("piped", "wb") as out:
+    cat = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=out)
+    bfdask.copy_range(f, a, b, cat.stdin)
+    cat.stdin.close()
+    cat.wait()
+print("pipe", errors, open("piped", "rb").read() == data[a:b])
+with open("in.txt", "rb") as f, open("appended", "ab") as out:
+    bfdask.copy_range(f, a, b, out)
+print("append", errors, open("appended", "rb").read() == data[a:b])
+' "$BATS_TEST_DIRNAME/examples"
+	expect_status 0
+	expect_output "pipe [] True
+append ['EINVAL'] True"
 }
 
 # Last: it leaves the cluster one worker short.

@@ -106,14 +106,22 @@ void cli_shard_partition(struct partition *p, uint64_t count)
 	partition_init(p, shard_key, count);
 }
 
-/* Whether record r, whose keys are ks's slots from *j on, is in the shard. */
-static int in_shard(const struct keyset *ks, size_t r, size_t *j)
+/* A batch's keys, walked in step with its records as lines_batch_keep asks about them. */
+struct shard_walk {
+	const struct keyset *ks;
+	size_t j;	/* the first key slot of the record asked about next */
+};
+
+/* Whether record r, whose keys are the walk's slots from j on, is in the shard. */
+static int in_shard(void *ctx, size_t r)
 {
+	struct shard_walk *w = ctx;
+	const struct keyset *ks = w->ks;
 	int keyed = 0, in = 0;
 
-	for (; *j < ks->count && ks->record[*j] == r; (*j)++) {
+	for (; w->j < ks->count && ks->record[w->j] == r; w->j++) {
 		keyed = 1;
-		in |= partition_of(&shard_partition, ks->keys[*j].data, ks->keys[*j].len) == shard_index;
+		in |= partition_of(&shard_partition, ks->keys[w->j].data, ks->keys[w->j].len) == shard_index;
 	}
 	return keyed ? in : shard_index == 0;	/* a record without a key is partition 0's */
 }
@@ -122,8 +130,7 @@ int cli_shard_batch(struct lines_batch *b)
 {
 	struct keyset ks;
 	struct key_spec spec;
-	unsigned char *keep;
-	size_t j = 0;
+	struct shard_walk walk = { &ks, 0 };
 	int rc;
 
 	if (shard_spec == NULL)
@@ -132,18 +139,14 @@ int cli_shard_batch(struct lines_batch *b)
 	spec = *shard_spec;
 	spec.shard = NULL;	/* every word: a record is kept when one is the shard's */
 	spec.fold_case |= shard_fold;
-	keep = malloc(b->n ? b->n : 1);
-	if (keep == NULL || keyset_build(&ks, &spec, b->records, b->n) < 0) {
-		free(keep);
+	if (keyset_build(&ks, &spec, b->records, b->n) < 0) {
 		keyset_free(&ks);
 		errno = ENOMEM;
 		return -1;
 	}
-	for (size_t r = 0; r < b->n; r++)
-		keep[r] = (unsigned char)in_shard(&ks, r, &j);
-	/* where each kept record was read: line numbers count every line (-n, errors) */
-	rc = lines_batch_keep(b, keep);
-	free(keep);
+	/* asked in record order, so the walk needs no array of answers; where
+	   each kept record was read is kept: line numbers count every line */
+	rc = lines_batch_keep(b, in_shard, &walk);
 	keyset_free(&ks);
 	return rc;
 }

@@ -9,6 +9,11 @@
  *                  first)
  *   atomic_commit  fsync, checked close, rename over the target, fsync the
  *                  directory so the rename itself survives a crash
+ *   atomic_commit_unsynced  the same without either fsync: all at once
+ *                  for readers, but not made durable (after a crash of
+ *                  the machine the target may be old, new, or short of
+ *                  data), for intermediate files that a run after a crash
+ *                  writes again
  *   atomic_abort   close and unlink the temporary file
  *
  * A target that exists and is not a regular file (/dev/null, a FIFO, a
@@ -419,13 +424,14 @@ static int commit_fail(struct atomic_file *af, int err, const char **errstr)
 	return -1;
 }
 
-int atomic_commit(struct atomic_file *af, const char **errstr)
+/* close (checked), fsync when durable, rename; then, durable, the directory synced. */
+static int commit(struct atomic_file *af, int durable, const char **errstr)
 {
 	sigset_t old;
-	int fd = af->fd, ret;
+	int fd = af->fd, ret = 0;
 
 	af->fd = -1;
-	if (fsync(fd) < 0 && errno != EINVAL) {	/* EINVAL: a FIFO or a tty */
+	if (durable && fsync(fd) < 0 && errno != EINVAL) {	/* EINVAL: a FIFO or a tty */
 		int err = errno;
 
 		close(fd);
@@ -445,9 +451,20 @@ int atomic_commit(struct atomic_file *af, const char **errstr)
 	free(af->temp);
 	af->temp = NULL;
 	/* The new file is in place now; only its durability can still fail. */
-	ret = sync_directory(af->target, errstr);
+	if (durable)
+		ret = sync_directory(af->target, errstr);
 	atomic_abort(af);
 	return ret;
+}
+
+int atomic_commit(struct atomic_file *af, const char **errstr)
+{
+	return commit(af, 1, errstr);
+}
+
+int atomic_commit_unsynced(struct atomic_file *af, const char **errstr)
+{
+	return commit(af, 0, errstr);
 }
 
 void atomic_abort(struct atomic_file *af)

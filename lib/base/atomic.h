@@ -55,6 +55,15 @@ int atomic_open(struct atomic_file *af, const char *target, const char **errstr)
 /* close (checked), fsync, rename. Returns 0, or -1 with *errstr (file aborted). */
 int atomic_commit(struct atomic_file *af, const char **errstr);
 
+/*
+ * atomic_commit without its fsyncs (file and directory): readers still see
+ * the old file or the new one whole, but after a crash of the machine the
+ * target may be the old file, the new one, or one short of data. For
+ * intermediate files that whatever runs after a crash writes again
+ * (bfsplit --no-sync).
+ */
+int atomic_commit_unsynced(struct atomic_file *af, const char **errstr);
+
 /* Remove the temporary file; safe to call after commit or abort. */
 void atomic_abort(struct atomic_file *af);
 

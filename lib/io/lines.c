@@ -807,7 +807,7 @@ void lines_batch_free(struct lines_batch *b)
 	b->taken_out = 0;
 }
 
-int lines_batch_keep(struct lines_batch *b, const unsigned char *keep)
+int lines_batch_keep(struct lines_batch *b, int (*keep)(void *ctx, size_t r), void *ctx)
 {
 	size_t kept = 0;
 
@@ -823,8 +823,9 @@ int lines_batch_keep(struct lines_batch *b, const unsigned char *keep)
 		b->kept = more;
 		b->kept_cap = b->n;
 	}
+	/* kept <= r: a record moves only to a place already asked about */
 	for (size_t r = 0; r < b->n; r++)
-		if (keep[r]) {
+		if (keep(ctx, r)) {
 			b->kept[kept] = (uint32_t)r;
 			b->records[kept++] = b->records[r];
 		}

@@ -95,13 +95,16 @@ struct lines_batch {
 };
 
 /*
- * Keep only b's records r with keep[r] nonzero, in order, remembering
- * where each was read, so that line numbers still count every record
- * (lines_batch_read_index). 0, or -1 with errno ENOMEM (b unchanged).
- * A batch refilled is whole again only when this is called on it again:
- * callers that take records out call it on every batch.
+ * Keep only b's records r for which keep(ctx, r) is nonzero, in order,
+ * remembering where each was read, so that line numbers still count every
+ * record (lines_batch_read_index). keep is called once for each record,
+ * r ascending, before any is moved (so it may walk something in step with
+ * the records, and the caller needs no array of its answers). 0, or -1
+ * with errno ENOMEM (b unchanged, keep not called). A batch refilled is
+ * whole again only when this is called on it again: callers that take
+ * records out call it on every batch.
  */
-int lines_batch_keep(struct lines_batch *b, const unsigned char *keep);
+int lines_batch_keep(struct lines_batch *b, int (*keep)(void *ctx, size_t r), void *ctx);
 
 /*
  * The index as read of record i of b, for i up to the count kept (that

@@ -394,7 +394,11 @@ job_split() {
 # tasks bfsplit byte ranges into 16 partitions, reduce tasks bfuniq -f
 # each, against one bfuniq over the same lines (target: within 3x, the
 # price of the shuffle through files). Needs python3-distributed (make
-# bench-scaleout installs it); each round starts from no states.
+# bench-scaleout installs it); each round starts from no states. Timed:
+# the driver from its start to its exit (Python, importing Dask and
+# connecting count: about half a second before the first task); not
+# timed: starting the scheduler and workers, done once before the rounds,
+# as a cluster that is already up (one bfuniq needs none).
 dedup_cluster=""
 start_dedup_cluster() {
 	dedup_cluster=$dir/cluster

@@ -5,7 +5,7 @@
 Usage:
     bfdedup.py (--scheduler ADDR | --scheduler-file FILE) -N PARTITIONS
                --shard-key HEX --state-dir DIR -o OUTDIR [--run NAME]
-               [--workers N] [--shards M] [-k LIST] [-t C] [-i] [-z] [-v]
+               [--workers N] [--shards M] [--task-threads J] [-k LIST] [-t C] [-i] [-z] [-v]
                FILE... [-- BFUNIQ-OPTION...]
 
 De-duplication does not merge by OR as filters do (which copy of a key is
@@ -21,6 +21,14 @@ writes one piece per partition. Reduce: one task per partition runs
 writes OUTDIR/part-NNNNN (partition NNNNN's lines whose key no run saw
 before, in input order). -k, -t, -i and -z cut keys alike in both;
 BFUNIQ-OPTIONs after `--` (-p 1e-9 --key HEX -n N ...) are bfuniq's.
+Each program runs with -j J (--task-threads, default 1): a Dask worker
+runs a task per thread, and by default has a thread per core, so the
+parallelism is the tasks'; more threads a task only contend for the cores.
+
+The pieces are intermediate: renamed into place whole (bfsplit writes all
+of its pieces or none), but not made durable (bfsplit --no-sync): a run
+cut short by a crash is run again, and its map tasks write them again. The
+states and CURRENT are synced to disk before the run counts as done.
 
 States are kept per run: DIR/RUN/part-NNNNN.bf, read from the run DIR/CURRENT
 names (none the first time) and never changed in place: a reduce hard-links
@@ -53,7 +61,7 @@ import cloudpickle
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bfdask  # noqa: E402 (beside this file: its ranges, tasks and connection)
-from bfdask import CHUNK, Failure  # noqa: E402
+from bfdask import Failure  # noqa: E402
 
 # bfdask's task functions run in the workers, which cannot import bfdask:
 # they go to them by value, as this file's own do.
@@ -77,6 +85,8 @@ def parse_args(argv):
                     help="wait for N workers before cutting the input (default 1)")
     ap.add_argument("--shards", type=int, default=0, metavar="M",
                     help="ranges to cut the input into (default: twice the workers' threads)")
+    ap.add_argument("--task-threads", type=int, default=1, metavar="J",
+                    help="threads of each task's bfsplit or bfuniq (-j; default 1)")
     ap.add_argument("-k", "--field", metavar="LIST")
     ap.add_argument("-t", "--separator", metavar="C")
     ap.add_argument("-i", "--ignore-case", action="store_true")
@@ -107,13 +117,22 @@ def key_options(args):
 # ---------------------------------------------------------------- tasks (workers)
 
 def run_checked(cmd, **kw):
-    """Run CMD; raise with its message when it fails (Dask carries it back)."""
+    """Run CMD; its standard error, or raise with it when CMD fails (Dask carries it back)."""
     with tempfile.TemporaryFile() as err:
         status = subprocess.run(cmd, stderr=err, **kw).returncode
         err.seek(0)
         message = err.read().decode(errors="replace").strip()
     if status != 0:
         raise RuntimeError(message or f"{cmd[0]} exited with status {status}")
+    return message
+
+
+def lines_written(report):
+    """The lines bfuniq -v --json says it wrote: its report is its last line on stderr."""
+    try:
+        return json.loads(report.splitlines()[-1])["written"]
+    except (IndexError, ValueError, KeyError, TypeError):
+        raise RuntimeError(f"bfuniq -v --json gave no report: {report[:300]!r}")
 
 
 def link_or_copy(source, target):
@@ -130,7 +149,9 @@ def dedup_partition(cmd, pieces, previous, state, output, *maps):
     PREVIOUS (the last run's state, or None) is never changed: the run
     starts from a new name for it, so a task run again starts from the
     same state and writes the same OUTPUT and STATE. Both are renamed
-    into place only once bfuniq has finished, the output first."""
+    into place only once bfuniq has finished, the output first. CMD ends
+    in -v --json: bfuniq counts the lines it writes (reading the output
+    again to count them cost a fifth of the reduce's time)."""
     import socket
     del maps  # the map tasks' results: only their order in the graph matters
     tag = f".{socket.gethostname()}.{os.getpid()}.tmp"
@@ -139,10 +160,7 @@ def dedup_partition(cmd, pieces, previous, state, output, *maps):
         if previous is not None:
             link_or_copy(previous, temp_state)
         with open(temp_output, "wb") as out:
-            run_checked(cmd + ["-f", temp_state] + pieces, stdout=out)
-        with open(temp_output, "rb") as f:
-            lines = sum(block.count(b"\0" if "-z" in cmd else b"\n")
-                        for block in iter(lambda: f.read(CHUNK), b""))
+            lines = lines_written(run_checked(cmd + ["-f", temp_state] + pieces, stdout=out))
         os.replace(temp_output, output)
         os.replace(temp_state, state)
     finally:
@@ -199,7 +217,8 @@ def submit_maps(client, args, work):
                                 b"\0" if args.null_data else b"\n")
     # bfsplit renames all its pieces into place at its end, or none: a map
     # task run again writes the same pieces again, whole
-    cmd = ["bfsplit", "-N", str(args.partitions), "--shard-key", args.shard_key] + key_options(args)
+    cmd = (["bfsplit", "--no-sync", "-j", str(args.task_threads), "-N", str(args.partitions),
+            "--shard-key", args.shard_key] + key_options(args))
     futures = [client.submit(bfdask.run_shard, cmd, path, a, b,
                              os.path.join(work, f"map{r:05d}-part%05d"), pure=False,
                              key=f"bfdedup-map-{args.run}-{r}")
@@ -209,7 +228,8 @@ def submit_maps(client, args, work):
 
 def submit_reduces(client, args, work, maps, previous):
     """One bfuniq task per partition, after every map task."""
-    cmd = ["bfuniq"] + key_options(args) + args.extra
+    cmd = (["bfuniq", "-j", str(args.task_threads)] + key_options(args) + args.extra
+           + ["-v", "--json"])
     run_dir = os.path.join(args.state_dir, args.run)
     os.makedirs(run_dir, exist_ok=True)
     futures = []
@@ -240,6 +260,8 @@ def main(argv):
     args = parse_args(argv)
     if not 1 <= args.partitions <= 65536:
         raise Failure(f"-N {args.partitions}: partitions are 1 to 65536")
+    if args.task_threads < 1:
+        raise Failure(f"--task-threads {args.task_threads}: 1 or more")
     for path in args.files:
         if not os.path.isfile(path):
             raise Failure(f"{path}: not a regular file")

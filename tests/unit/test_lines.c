@@ -902,11 +902,30 @@ static void batch_free_of_a_zeroed_batch_is_harmless(void)
 	CHECK(b.records == NULL && b.bytes == NULL && b.n == 0 && b.bytes_cap == 0);
 }
 
+/* The answers of keep_from, asked once each in order (next counts them: -1 once out of order). */
+struct keep_answers {
+	const unsigned char *keep;
+	long next;
+};
+
+static int keep_from(void *ctx, size_t r)
+{
+	struct keep_answers *a = ctx;
+
+	if (a->next < 0 || (size_t)a->next != r) {
+		a->next = -1;
+		return 0;
+	}
+	a->next++;
+	return a->keep[r];
+}
+
 /* Records taken out keep their lines: each kept one maps to its index as read. */
 static void batch_keep_remembers_where_records_were_read(void)
 {
 	struct line recs[6] = { { "a", 1 }, { "b", 1 }, { "c", 1 }, { "d", 1 }, { "e", 1 }, { "f", 1 } };
 	const unsigned char keep[6] = { 0, 1, 0, 0, 1, 1 }, none[6] = { 0 };
+	struct keep_answers some = { keep, 0 }, nothing = { none, 0 };
 	struct lines_batch b;
 
 	memset(&b, 0, sizeof b);
@@ -916,15 +935,16 @@ static void batch_keep_remembers_where_records_were_read(void)
 	memcpy(b.records, recs, sizeof recs);
 	b.n = 6;
 	CHECK(lines_batch_read_index(&b, 3) == 3);	/* nothing taken out */
-	CHECK(lines_batch_keep(&b, keep) == 0);
+	CHECK(lines_batch_keep(&b, keep_from, &some) == 0);
+	CHECK(some.next == 6);	/* each record asked about once, in order */
 	CHECK(b.n == 3 && b.records[0].data[0] == 'b' && b.records[2].data[0] == 'f');
 	CHECK(lines_batch_read_index(&b, 0) == 1 && lines_batch_read_index(&b, 1) == 4 &&
 	      lines_batch_read_index(&b, 2) == 5 && lines_batch_read_index(&b, 3) == 6);
 	b.n = 1;	/* cut before record 1: the lines up to it are 4 */
 	CHECK(lines_batch_read_index(&b, b.n) == 4);
 	b.n = 2;
-	CHECK(lines_batch_keep(&b, none) == 0);
-	CHECK(b.n == 0 && lines_batch_read_index(&b, 0) == 2);
+	CHECK(lines_batch_keep(&b, keep_from, &nothing) == 0);
+	CHECK(nothing.next == 2 && b.n == 0 && lines_batch_read_index(&b, 0) == 2);
 	lines_batch_free(&b);
 	CHECK(b.kept == NULL && !b.taken_out && lines_batch_read_index(&b, 2) == 2);
 }
