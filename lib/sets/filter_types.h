@@ -80,9 +80,9 @@ struct filter {
 	struct siphash_key sipkey;
 	/*
 	 * blocked and big: FILTER_BACKED_HEAD words of state (keys made ready
-	 * so far; whether the array is dense: huge pages asked for, spans
-	 * backed whole), then a bit per FILTER_BACK_SPAN of words known backed
-	 * by memory; else NULL
+	 * so far; whether the array is dense: 1 once huge pages are asked for
+	 * and spans backed whole, 2 while one thread makes it so), then a bit
+	 * per FILTER_BACK_SPAN of words known backed by memory; else NULL
 	 */
 	uint64_t *backed;
 };

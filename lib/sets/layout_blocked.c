@@ -308,13 +308,55 @@ static int populate_refused;
 #define MADV_COLLAPSE 25	/* Linux 6.1; libc headers may predate it */
 #endif
 
+/* backed[1]: 0 sparse, 1 dense, CHANGING while one thread makes it dense (become_dense) */
+#define CHANGING 2
+
+static int take_state(const struct filter *f, uint64_t state)
+{
+	uint64_t sparse = 0;
+
+	return __atomic_compare_exchange_n(&f->backed[1], &sparse, state, 0, __ATOMIC_ACQ_REL,
+					   __ATOMIC_RELAXED);
+}
+
 void layout_blocked_dense(const struct filter *f)
 {
-	if (__atomic_exchange_n(&f->backed[1], 1, __ATOMIC_RELAXED))
+	if (!take_state(f, 1))
 		return;
 #ifdef MADV_HUGEPAGE
 	(void)madvise(f->words, (size_t)(f->params.m / 8), MADV_HUGEPAGE);
 #endif
+}
+
+/*
+ * Keys made the filter dense: the spans they left in 4 KiB pages made
+ * huge pages, the pages there copied and the rest zeroed, by this thread
+ * alone in one call (Linux 6.1's MADV_COLLAPSE; before it, or where the
+ * kernel will not, they stay in 4 KiB pages). One call, as each call first
+ * drains every CPU's page lists and waits for it: a call a span, on each
+ * thread whose keys landed there, cost from 1 to 13 CPU-seconds a run on
+ * this shared machine. Meanwhile other threads go on as sparse
+ * (CHANGING). Untouched spans are left to back_spans, a fresh huge page each.
+ */
+static void become_dense(const struct filter *f)
+{
+	uint64_t bytes = f->params.m / 8;
+
+	if (!take_state(f, CHANGING))
+		return;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(f->words, (size_t)bytes, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_COLLAPSE
+	(void)madvise(f->words, (size_t)(bytes / FILTER_BACK_SPAN * FILTER_BACK_SPAN), MADV_COLLAPSE);
+#endif
+	__atomic_store_n(&f->backed[1], 1, __ATOMIC_RELEASE);
+}
+
+/* Whether the filter is dense (1); sparse or becoming dense, 0. */
+static int dense(const struct filter *f)
+{
+	return __atomic_load_n(&f->backed[1], __ATOMIC_ACQUIRE) == 1;
 }
 
 /*
@@ -327,28 +369,11 @@ static int dense_now(const struct filter *f, size_t n)
 	uint64_t spans = (f->params.m / 8 + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
 
 	if (__atomic_load_n(&f->backed[1], __ATOMIC_RELAXED))
-		return 1;
+		return dense(f);
 	if (__atomic_add_fetch(&f->backed[0], n, __ATOMIC_RELAXED) < spans * FILTER_DENSE_KEYS_PER_SPAN)
 		return 0;
-	layout_blocked_dense(f);
-	return 1;
-}
-
-/*
- * A span that sparse keys left in 4 KiB pages, made one huge page, the
- * pages there copied and the rest zeroed: backing it whole at once.
- * 0 when done; -1 when the kernel did not (an untouched span has nothing
- * to collapse; before Linux 6.1 there is no MADV_COLLAPSE): then it is
- * populated, a huge page where the span is untouched, else page by page.
- */
-static int collapse_span(void *start, size_t len)
-{
-#ifdef MADV_COLLAPSE
-	return len == FILTER_BACK_SPAN && madvise(start, len, MADV_COLLAPSE) == 0 ? 0 : -1;
-#else
-	(void)start, (void)len;
-	return -1;
-#endif
+	become_dense(f);
+	return dense(f);
 }
 
 /* Once the filter is dense: have the 2 MiB spans the blocks at these words lie in backed, each span once. */
@@ -368,8 +393,7 @@ static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
 		if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit)
 			continue;
 		/* both threads may ask for the same span at once: the kernel serves it once */
-		if (collapse_span((char *)f->words + start, (size_t)len) < 0 &&
-		    madvise((char *)f->words + start, (size_t)len, MADV_POPULATE_WRITE) != 0 &&
+		if (madvise((char *)f->words + start, (size_t)len, MADV_POPULATE_WRITE) != 0 &&
 		    errno == EINVAL) {
 			__atomic_store_n(&populate_refused, 1, __ATOMIC_RELAXED);
 			return;
@@ -432,7 +456,7 @@ static void blocked_ready(const struct filter *f, const uint64_t *h, size_t n)
 			base[i] = blocked_base(f, h + 2 * (done + i));
 		back_spans(f, base, len);
 		/* sparse, a load would map the zero page, and the add fault again to replace it */
-		if (f->backed == NULL || __atomic_load_n(&f->backed[1], __ATOMIC_RELAXED))
+		if (f->backed == NULL || dense(f))
 			load_blocks(f, base, len);
 		else
 			touch_blocks(f, base, len);
