@@ -1087,8 +1087,11 @@ int main(int argc, char **argv)
 	free(u.key_times);
 	for (unsigned i = 0; i < CLI_SLOTS; i++)
 		cli_keys_free(&u.keys[i]);
-	for (unsigned i = 0; i < CLI_SLOTS; i++)
+	for (unsigned i = 0; i < CLI_SLOTS; i++) {
 		free(u.present[i]);
+		free(u.built[i].bytes);
+		free(u.built[i].state);
+	}
 	free(u.state);
 	cli_fields_release(&opt.keys.spec);
 	if (cli_stop_signal())
