@@ -26,12 +26,13 @@
  * a worker that picked a slot and was then descheduled while the slot was
  * consumed and filled again finds the generation changed and claims
  * nothing, instead of a chunk of a batch it did not look at. Finished
- * units are counted in the slot's `worked`; the thread finishing the last
- * runs fns->worked, if any, and only then sets `done`, which is what the
- * calling thread looks at. For chunks others have claimed and not yet
- * finished (a whole range of a file, it may be) the caller takes other
- * work or sleeps on the condition `worked`, which that thread signals. Everything else is one mutex and two condition
- * variables, touched once per batch of thousands of lines.
+ * units are counted in the slot's `units_worked`; the thread finishing
+ * the last runs fns->worked, if any, and only then sets `done`, which is
+ * what the calling thread looks at. For chunks others have claimed and
+ * not yet finished (a whole range of a file, it may be) the caller takes
+ * other work or sleeps on the condition `worked`, which that thread
+ * signals. Everything else is one mutex and two condition variables,
+ * touched once per batch of thousands of lines.
  *
  * Ordered parts (pipeline_fns.parts): each part is a lane, worked batch
  * after batch by whichever thread holds it. A lane's `next` is the batch
@@ -85,7 +86,7 @@
 struct slot {
 	atomic_size_t units;		/* written by fill, read by claimants */
 	atomic_uint_least64_t next;	/* generation, first unit not yet claimed */
-	atomic_size_t worked;		/* units finished */
+	atomic_size_t units_worked;	/* units finished */
 	atomic_size_t done;		/* units, once finished and fns->worked has run */
 	uint64_t gen;			/* fills of this slot so far; under mu */
 	atomic_uint_least64_t tag;	/* batch number << 2 | SPLIT_* (parts only) */
@@ -197,7 +198,7 @@ static int work_chunk(struct pipeline *p, unsigned slot, uint64_t gen)
 	} while (!atomic_compare_exchange_weak(&s->next, &cur, gen_bits(gen) | to));
 	p->fns->work(p->ctx, slot, from, to);
 	/* the slot's last units: the calling thread may be asleep waiting to consume it */
-	if (atomic_fetch_add(&s->worked, to - from) + (to - from) == units) {
+	if (atomic_fetch_add(&s->units_worked, to - from) + (to - from) == units) {
 		if (p->fns->worked != NULL)
 			p->fns->worked(p->ctx, slot);
 		atomic_store(&s->done, units);
@@ -251,7 +252,7 @@ static int reader_fill(struct pipeline *p)
 	s->gen = (s->gen + 1) & (UINT64_MAX >> INDEX_BITS);
 	atomic_store(&s->next, gen_bits(s->gen) | INDEX_MASK);
 	atomic_store(&s->units, p->fill_units);
-	atomic_store(&s->worked, 0);
+	atomic_store(&s->units_worked, 0);
 	atomic_store(&s->done, 0);
 	atomic_store(&s->parts_worked, 0);
 	atomic_store(&s->parts_done, 0);
@@ -523,6 +524,7 @@ static void finish_parts(struct pipeline *p, unsigned slot)
 static int finish_and_consume(struct pipeline *p, unsigned slot, uint64_t gen)
 {
 	struct slot *s = &p->slots[slot];
+	int stop;
 
 	while (work_chunk(p, slot, gen))
 		;
@@ -537,8 +539,6 @@ static int finish_and_consume(struct pipeline *p, unsigned slot, uint64_t gen)
 			STOPWATCH(LAP_WAIT_WORK, pthread_cond_wait(&p->worked, &p->mu));
 		pthread_mutex_unlock(&p->mu);
 	}
-	int stop;
-
 	if (p->fns->parts > 0)
 		finish_parts(p, slot);
 	STOPWATCH(LAP_CONSUME, stop = p->fns->consume(p->ctx, slot));
@@ -650,7 +650,7 @@ static void pipeline_init(struct pipeline *p, const struct pipeline_fns *fns, vo
 	for (unsigned i = 0; i < PIPELINE_SLOTS; i++) {
 		atomic_init(&p->slots[i].units, 0);
 		atomic_init(&p->slots[i].next, 0);
-		atomic_init(&p->slots[i].worked, 0);
+		atomic_init(&p->slots[i].units_worked, 0);
 		atomic_init(&p->slots[i].done, 0);
 		atomic_init(&p->slots[i].tag, 0);
 		atomic_init(&p->slots[i].parts_worked, 0);

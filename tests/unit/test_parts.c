@@ -302,6 +302,6 @@ void suite_parts(void)
 		 with_overlap);
 	unit_run("pipeline parts: with finish and worked steps, no overlap: each batch worked once after its work and before its split, each split in parts finished once, after its parts, before its consume",
 		 finishing_without_overlap);
-	unit_run("pipeline parts: with a finish step and overlap: the same",
+	unit_run("pipeline parts: with finish and worked steps, and overlap: the same",
 		 finishing_with_overlap);
 }
