@@ -84,12 +84,34 @@ static int same_cascade(const struct cascade *a, const struct cascade *b)
 }
 
 /*
+ * What owners_presort is asked before each call, if anything: for the
+ * very batch (then used), for one key fewer, or for other keys of the
+ * same length (then sorted again at the split).
+ */
+enum presort_kind { PRESORT_NONE, PRESORT_SAME, PRESORT_SHORTER, PRESORT_OTHER_KEYS };
+
+static void presort_ahead(struct owners *o, const struct cascade *c, enum presort_kind ahead,
+			  const uint64_t *h, size_t done, size_t len)
+{
+	const struct filter *newest = c->stages[c->nstages - 1];
+
+	if (ahead == PRESORT_SAME)
+		owners_presort(o, 0, newest, h + 2 * done, len);
+	else if (ahead == PRESORT_SHORTER)
+		owners_presort(o, 0, newest, h + 2 * done, len - 1);
+	else if (ahead == PRESORT_OTHER_KEYS)	/* the keys at the start, as many */
+		owners_presort(o, 0, newest, done > 0 ? h : h + 2 * len, len);
+}
+
+/*
  * Feed n keys to a one-thread twin and to owners of `regions`, in calls of
  * irregular lengths (1 .. 9000, so some are too short to share and some
- * cross a stage's end); 1 when every answer, count and bit agrees.
+ * cross a stage's end), each presorted as `ahead` says; 1 when every
+ * answer, count and bit agrees.
  */
 static int agrees_with_one_thread(int growing, int count_new_only, unsigned regions,
-				  const struct line *keys, size_t n, size_t *stages)
+				  enum presort_kind ahead, const struct line *keys, size_t n,
+				  size_t *stages)
 {
 	struct cascade *one = make_cascade(growing, count_new_only);
 	struct cascade *many = make_cascade(growing, count_new_only);
@@ -105,6 +127,7 @@ static int agrees_with_one_thread(int growing, int count_new_only, unsigned regi
 
 		len = 1 + (size_t)(unit_splitmix64(&seed) % 9000);
 		len = len < n - done ? len : n - done;
+		presort_ahead(o, many, ahead, h, done, len);
 		ok = cascade_test_and_add_hashed(one, keys + done, h + 2 * done, len, want,
 						 &fresh_one, &why) == 0 &&
 		     owners_test_and_add(o, many, keys + done, h + 2 * done, len, got,
@@ -122,55 +145,8 @@ static int agrees_with_one_thread(int growing, int count_new_only, unsigned regi
 	return ok;
 }
 
-/*
- * owners_presort ahead of each call: for the very batch (then used), for
- * one key fewer, or for other keys of the same length (then sorted again
- * at the split); the answers, counts and bits stay one thread's.
- */
 #define KEYS_AHEAD 100000
 #define DISTINCT_AHEAD 40000
-
-enum presort_kind { PRESORT_SAME, PRESORT_SHORTER, PRESORT_OTHER_KEYS };
-
-static int presorted_agrees(int growing, unsigned regions, enum presort_kind kind,
-			    const struct line *keys, size_t n)
-{
-	struct cascade *one = make_cascade(growing, 1);
-	struct cascade *many = make_cascade(growing, 1);
-	const char *why;
-	struct owners *o = owners_new(regions, 1, &why);
-	uint64_t *h = malloc(2 * n * sizeof *h), seed = 5;
-	unsigned char *want = malloc(n), *got = malloc(n);
-	int ok = one && many && o && h && want && got &&
-		 filter_hash(cascade_hasher(one), keys, n, h) == 0;
-
-	for (size_t done = 0, len; ok && done < n; done += len) {
-		size_t fresh_one, fresh_many;
-		const struct filter *newest = many->stages[many->nstages - 1];
-
-		len = 1000 + (size_t)(unit_splitmix64(&seed) % 8000);
-		len = len < n - done ? len : n - done;
-		if (kind == PRESORT_SAME)
-			owners_presort(o, 0, newest, h + 2 * done, len);
-		else if (kind == PRESORT_SHORTER)
-			owners_presort(o, 0, newest, h + 2 * done, len - 1);
-		else	/* the keys at the start, as many */
-			owners_presort(o, 0, newest, done > 0 ? h : h + 2 * len, len);
-		ok = cascade_test_and_add_hashed(one, keys + done, h + 2 * done, len, want,
-						 &fresh_one, &why) == 0 &&
-		     owners_test_and_add(o, many, keys + done, h + 2 * done, len, got,
-					 &fresh_many, &why) == 0 &&
-		     fresh_one == fresh_many && memcmp(want, got, len) == 0;
-	}
-	ok = ok && same_cascade(one, many);
-	owners_free(o);
-	cascade_free(one);
-	cascade_free(many);
-	free(h);
-	free(want);
-	free(got);
-	return ok;
-}
 
 static void test_a_batch_sorted_ahead_is_used_only_for_itself(void)
 {
@@ -180,10 +156,13 @@ static void test_a_batch_sorted_ahead_is_used_only_for_itself(void)
 	CHECK(keys != NULL && text != NULL);
 	for (int growing = 0; keys != NULL && growing <= 1; growing++)
 		for (unsigned r = 1; r <= 16; r *= 4)
-			for (int kind = PRESORT_SAME; kind <= PRESORT_OTHER_KEYS; kind++)
-				CHECKF(presorted_agrees(growing, r, (enum presort_kind)kind, keys,
-							KEYS_AHEAD),
+			for (int kind = PRESORT_SAME; kind <= PRESORT_OTHER_KEYS; kind++) {
+				size_t stages;
+
+				CHECKF(agrees_with_one_thread(growing, 1, r, (enum presort_kind)kind,
+							      keys, KEYS_AHEAD, &stages),
 				       "growing %d, %u regions, presort kind %d", growing, r, kind);
+			}
 	free(keys);
 	free(text);
 }
@@ -202,8 +181,8 @@ static void run_all(int growing, int count_new_only, size_t min_stages)
 	int ok = keys != NULL && text != NULL;
 
 	for (; ok && i < sizeof region_counts / sizeof region_counts[0]; i++)
-		ok = agrees_with_one_thread(growing, count_new_only, region_counts[i], keys, KEYS,
-					    &stages) &&
+		ok = agrees_with_one_thread(growing, count_new_only, region_counts[i], PRESORT_NONE,
+					    keys, KEYS, &stages) &&
 		     stages >= min_stages;
 	free(keys);
 	free(text);

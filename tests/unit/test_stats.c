@@ -110,6 +110,23 @@ static unsigned char *whole(int fd, size_t *len)
 	return buf;
 }
 
+/*
+ * c saved and read back whole (*len bytes; NULL when it could not be),
+ * with its first stage's figures counted from its bits in *counted.
+ */
+static unsigned char *saved_whole(const struct cascade *c, size_t *len, struct filter_stats *counted)
+{
+	int fd = c != NULL ? saved(c) : -1;
+	unsigned char *f;
+
+	if (fd < 0)
+		return NULL;
+	f = whole(fd, len);
+	close(fd);
+	filter_stats_of(c->stages[0], counted);
+	return f;
+}
+
 /* The gzip header's CRC (FHCRC) made right again after an edit of its extra field. */
 static void fix_crc(unsigned char *f)
 {
@@ -305,16 +322,11 @@ static void verify_finds_what_the_header_gets_wrong(void)
 	struct cascade *c = fixed(FILTER_BLOCKED, 512 * 64, 500);
 	static struct format_stats st;
 	struct filter_stats counted;
-	unsigned char *f;
 	size_t len = 0;
 	const char *why = NULL;
-	int fd = c != NULL ? saved(c) : -1;
+	unsigned char *f = saved_whole(c, &len, &counted);
 
-	CHECK(fd >= 0);
-	f = whole(fd, &len);
-	close(fd);
 	CHECK(f != NULL && len > 0 && stats_of_file(f) != NULL);
-	filter_stats_of(c->stages[0], &counted);
 	/* read alone, the header is believed; verified, the lie is named */
 	CHECK(load_edited(f, len, one_more_bit, FORMAT_FIGURES, &st, &why) == 0 &&
 	      st.stage[0].bits_set == counted.bits_set + 1);
@@ -344,16 +356,11 @@ static void verify_names_saturated_counters_by_their_count(void)
 	struct cascade *c = fixed(FILTER_COUNTING, 512 * 8, 1500);
 	static struct format_stats st;
 	struct filter_stats counted;
-	unsigned char *f;
 	size_t len = 0;
 	const char *why = NULL;
-	int fd = c != NULL ? saved(c) : -1;
+	unsigned char *f = saved_whole(c, &len, &counted);
 
-	CHECK(fd >= 0);
-	f = whole(fd, &len);
-	close(fd);
 	CHECK(f != NULL && len > 0 && stats_of_file(f) != NULL);
-	filter_stats_of(c->stages[0], &counted);
 	CHECK(counted.saturated == 0 && counted.bits_set > 1);
 	CHECK(load_edited(f, len, saturated_bits, FORMAT_FIGURES_VERIFIED, &st, &why) == -1);
 	CHECKF(why != NULL && strstr(why, "saturated counters (stored 1, ") != NULL && strstr(why, "; counted 0, ") != NULL, "%s", why);
