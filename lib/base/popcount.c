@@ -3,9 +3,10 @@
  * popcount.c - bits set in an array of words. Without -mpopcnt the
  * builtin is a libgcc routine, so on x86-64 a copy of the loop compiled
  * for the popcnt instruction is chosen at run time when the CPU has it.
- * A long array is counted a span at a time, and spans of a mapping never
+ * A long array is counted a span at a time, and pages of a mapping never
  * written are skipped unread (untouched.h): they hold no bits, and
- * reading them would back gigabytes of an empty filter with zero pages.
+ * reading them would back gigabytes of an empty filter with zero pages
+ * (or, on kernels without a zero page, with memory).
  */
 #include "popcount.h"
 
@@ -41,6 +42,21 @@ static uint64_t count_span(const uint64_t *w, uint64_t n)
 }
 #endif
 
+/* A whole span: its pages that were ever written, each read; the others hold no bits. */
+static uint64_t count_written(const uint64_t *w)
+{
+	const uint64_t page = UNTOUCHED_PAGE / 8;
+	unsigned char read[UNTOUCHED_PAGES];
+	uint64_t total = 0;
+
+	if (untouched_pages(w, UNTOUCHED_SPAN, read) == UNTOUCHED_PAGES)
+		return count_span(w, UNTOUCHED_SPAN / 8);
+	for (size_t i = 0; i < UNTOUCHED_PAGES; i++)
+		if (read[i])
+			total += count_span(w + i * page, page);
+	return total;
+}
+
 uint64_t popcount_words(const uint64_t *w, uint64_t n)
 {
 	const uint64_t span = UNTOUCHED_SPAN / 8;
@@ -49,8 +65,7 @@ uint64_t popcount_words(const uint64_t *w, uint64_t n)
 	for (uint64_t i = 0; i < n; i += span) {
 		uint64_t len = n - i < span ? n - i : span;
 
-		if (len < span || !untouched(w + i, (size_t)len * 8))
-			total += count_span(w + i, len);
+		total += len < span ? count_span(w + i, len) : count_written(w + i);
 	}
 	return total;
 }

@@ -26,6 +26,9 @@ extern "C" {
 
 /* Bytes a caller should ask about at a time: big enough to be worth the call. */
 #define UNTOUCHED_SPAN ((size_t)1 << 20)
+/* The pages it is asked about in. */
+#define UNTOUCHED_PAGE ((size_t)4096)
+#define UNTOUCHED_PAGES (UNTOUCHED_SPAN / UNTOUCHED_PAGE)
 
 /*
  * 1 when no page of [p, p + len) is resident: p page-aligned, len a whole
@@ -33,6 +36,15 @@ extern "C" {
  * mapping (then every byte there is 0). Else 0.
  */
 int untouched(const void *p, size_t len);
+
+/*
+ * Page by page, for [p, p + len) as untouched takes it: read[i] = 1 when
+ * page i is to be read, 0 when it holds zeros unread. Returns the pages
+ * to read, or len's page count with every read[i] 1 when it cannot tell.
+ * Some kernels have no zero page to map for a read: there, each page of
+ * an empty stretch read to find its zeros is a page of memory kept.
+ */
+size_t untouched_pages(const void *p, size_t len, unsigned char read[UNTOUCHED_PAGES]);
 
 #ifdef __cplusplus
 }

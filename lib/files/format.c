@@ -655,7 +655,8 @@ static int encode_window_checked(const struct window *w, unsigned char h[HEADERS
  */
 struct gz_out {
 	struct pgzip *pz;
-	uint64_t **swap;	/* big-endian hosts: nswap byte-swapped chunks, in turn */
+	/* copies of chunks (chunk_bytes), nswap of them in turn, each made when first wanted */
+	uint64_t **swap;
 	unsigned nswap, next_swap;
 };
 
@@ -678,21 +679,55 @@ static int chunk_level(const uint64_t *words, size_t nwords)
 	return ones * 10 < bits * 3 || ones * 10 > bits * 7 ? 1 : 0;
 }
 
-/* The chunk's bytes in file order: the words themselves on little-endian hosts. */
-static const unsigned char *chunk_bytes(struct gz_out *w, const uint64_t *words, size_t nwords)
+/*
+ * The next of w's chunk copies, made when first wanted; NULL when it
+ * cannot be. pgzip holds at most nswap - 1 pieces in flight, so the copy
+ * handed out nswap chunks ago has been read.
+ */
+static uint64_t *next_copy(struct gz_out *w)
 {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	uint64_t *swapped = w->swap[w->next_swap];
+	uint64_t **copy = &w->swap[w->next_swap];
 
 	w->next_swap = (w->next_swap + 1) % w->nswap;
-	for (size_t i = 0; i < nwords; i++)
-		swapped[i] = __builtin_bswap64(words[i]);
-	return (const unsigned char *)swapped;
-#else
-	(void)w;
-	(void)nwords;
-	return (const unsigned char *)words;
-#endif
+	if (*copy == NULL)
+		*copy = malloc(IO_CHUNK);
+	return *copy;
+}
+
+/*
+ * The chunk's bytes in file order, for pgzip to read: the words
+ * themselves where every page of them was written, on little-endian
+ * hosts; else a copy, byte-swapped on big-endian ones, where pages never
+ * written are given as zeros without reading them (untouched.h: on a
+ * kernel with no zero page, reading them backs them, and a filter of 1e9
+ * keys' size holding 1,000 took 860 MB to save). NULL when no copy can be
+ * had.
+ */
+static const unsigned char *chunk_bytes(struct gz_out *w, const uint64_t *words, size_t nwords)
+{
+	const size_t page = UNTOUCHED_PAGE / 8, pages = (nwords + page - 1) / page;
+	unsigned char read[UNTOUCHED_PAGES];
+	uint64_t *copy;
+
+	if (nwords * 8 != UNTOUCHED_SPAN || untouched_pages(words, UNTOUCHED_SPAN, read) == pages) {
+		if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+			return (const unsigned char *)words;
+		memset(read, 1, sizeof read);
+	}
+	if ((copy = next_copy(w)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < pages; i++) {
+		size_t from = i * page, n = nwords - from < page ? nwords - from : page;
+
+		if (!read[i])
+			memset(copy + from, 0, n * 8);
+		else if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+			memcpy(copy + from, words + from, n * 8);
+		else
+			for (size_t k = from; k < from + n; k++)
+				copy[k] = __builtin_bswap64(words[k]);
+	}
+	return (const unsigned char *)copy;
 }
 
 static format_progress_fn *progress_fn;
@@ -726,11 +761,21 @@ static void progress_step(int saving, uint64_t bytes)
  */
 static int chunk_is_zero(const uint64_t *words, size_t nwords)
 {
-	if (untouched(words, nwords * 8))
+	const size_t page = UNTOUCHED_PAGE / 8;
+	unsigned char read[UNTOUCHED_PAGES];
+
+	if (nwords * 8 != UNTOUCHED_SPAN)
+		memset(read, 1, sizeof read);
+	else if (untouched_pages(words, UNTOUCHED_SPAN, read) == 0)
 		return 1;
-	for (size_t i = 0; i < nwords; i++)
+	for (size_t i = 0; i < nwords; i++) {
+		if (i % page == 0 && !read[i / page]) {
+			i += page - 1;
+			continue;
+		}
 		if (words[i] != 0)
 			return 0;
+	}
 	return 1;
 }
 
@@ -743,11 +788,15 @@ static int write_payload(struct gz_out *w, const struct filter *f, const char **
 		const uint64_t *words = f->words + i;
 		int ret;
 
+		const unsigned char *bytes;
+
 		/* level 1 is chunk_level's for no bits set: the same bytes either way */
 		if (chunk_is_zero(words, n))
 			ret = pgzip_write_zeros(w->pz, n * 8, 1, errstr);
-		else
-			ret = pgzip_write(w->pz, chunk_bytes(w, words, n), n * 8, chunk_level(words, n),
+		else if ((bytes = chunk_bytes(w, words, n)) == NULL)
+			return bad(errstr, strerror(ENOMEM));
+		else	/* the level from bytes: a copy's pages never written are not read again */
+			ret = pgzip_write(w->pz, bytes, n * 8, chunk_level((const uint64_t *)(const void *)bytes, n),
 					  errstr);
 		if (ret < 0)
 			return -1;
@@ -778,16 +827,11 @@ static int gz_out_open(struct gz_out *w, int fd, int direct, uint64_t pieces,
 		gz_out_close(w);
 		return -1;
 	}
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w->swap = calloc(pgzip_in_flight(w->pz) + 1, sizeof *w->swap);
-	for (w->nswap = 0; w->swap != NULL && w->nswap <= pgzip_in_flight(w->pz); w->nswap++)
-		if ((w->swap[w->nswap] = malloc(IO_CHUNK)) == NULL)
-			break;
-	if (w->swap == NULL || w->nswap <= pgzip_in_flight(w->pz)) {
+	if ((w->swap = calloc(pgzip_in_flight(w->pz) + 1, sizeof *w->swap)) == NULL) {
 		gz_out_close(w);
 		return bad(errstr, strerror(ENOMEM));
 	}
-#endif
+	w->nswap = (unsigned)pgzip_in_flight(w->pz) + 1;
 	return 0;
 }
 

@@ -477,20 +477,24 @@ void layout_blocked_bases(const struct filter *f, const uint64_t *h, size_t n, u
  */
 static void blocked_set_and_fpr(const struct filter *f, uint64_t *set, double *fpr)
 {
+	const uint64_t per_page = UNTOUCHED_PAGE / 8 / BLOCK_WORDS, per_span = UNTOUCHED_PAGES * per_page;
 	uint64_t blocks = f->params.m / FILTER_BLOCK_BITS, total = 0;
 	double hit[FILTER_BLOCK_BITS + 1], sum = 0.0;
-
-	const uint64_t per_span = UNTOUCHED_SPAN / 8 / BLOCK_WORDS;
+	unsigned char read[UNTOUCHED_PAGES];
 
 	for (unsigned c = 0; c <= FILTER_BLOCK_BITS; c++)
 		hit[c] = pow((double)c / FILTER_BLOCK_BITS, f->params.k);
+	memset(read, 1, sizeof read);
 	for (uint64_t b = 0; b < blocks; b++) {
 		uint64_t c;
 
-		/* a span never written: its blocks have no bits and hit[0] is 0; not read */
-		if (b % per_span == 0 && blocks - b >= per_span &&
-		    untouched(f->words + b * BLOCK_WORDS, UNTOUCHED_SPAN)) {
-			b += per_span - 1;
+		/* pages never written: their blocks have no bits and hit[0] is 0; not read */
+		if (b % per_span == 0 && blocks - b >= per_span)
+			untouched_pages(f->words + b * BLOCK_WORDS, UNTOUCHED_SPAN, read);
+		else if (b % per_span == 0)
+			memset(read, 1, sizeof read);
+		if (!read[b % per_span / per_page]) {
+			b += per_page - 1;
 			continue;
 		}
 		c = popcount_words(f->words + b * BLOCK_WORDS, BLOCK_WORDS);
