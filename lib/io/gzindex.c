@@ -13,15 +13,17 @@
  * computing the CRC-32 of what it wrote. zlib remains the format; the
  * work is libdeflate's where it is faster (issue 33: a dense 1 GiB filter
  * loaded at half the speed the machine allows): a deflated entry whole in
- * one region is inflated by it in one call, 2-3 times zlib's speed, and
- * every CRC-32 is its (~14 GB/s here against zlib's ~4), which was a
- * quarter of a dense load. Stored entries stay zlib's (a copy either
- * way), and mostly-zero ones go by way of scratch, page by page. The calling thread then combines
+ * one region is inflated by it in one call, 2-3 times zlib's speed.
+ * Entries of stored blocks alone (a full filter's) are read here, block by
+ * block, with pread(2) into their place, and their CRC-32 made while they
+ * are in cache (crc.h, as every CRC here: zlib's was a quarter of a dense
+ * load). Mostly-zero entries go by way of scratch, page by page. The calling thread then combines
  * the CRCs in order and checks them, and the length, against the trailer.
  * Entries marked zero (gzindex.h) are settled first, on the calling
  * thread: one of each shape inflated and checked, the rest compared byte
  * for byte with it, all given its CRC, and none claimed by the threads.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef ZLIB_CONST
 #define ZLIB_CONST
@@ -37,6 +40,7 @@
 #include <libdeflate.h>
 
 #include "bytes.h"
+#include "crc.h"
 #include "gzindex.h"
 #include "gzin.h"
 
@@ -44,6 +48,7 @@
 #define TABLE_HEAD 8		/* entries in use, reserved */
 #define ENTRY_LEN 8
 #define TRAILER_LEN 10		/* the empty final block (03 00), CRC-32, ISIZE */
+#define STORED_HEAD 5		/* a stored block's: 3 bits and padding, LEN, NLEN */
 #define FLAG_FHCRC 2
 #define FLAG_FEXTRA 4
 #define FLAG_FNAME 8
@@ -100,6 +105,7 @@ void gzindex_encode(unsigned char *out, size_t slots, const struct gzindex_entry
 
 struct job {
 	const unsigned char *map;	/* the whole file */
+	int fd;				/* and where it is read (read_stored) */
 	size_t n;			/* entries */
 	const unsigned char *table;	/* the first entry in the header */
 	uint64_t *coff;			/* entry i's deflated bytes start here in the file */
@@ -276,7 +282,7 @@ static int inflate_entry(struct job *j, z_stream *zs, unsigned char *scratch, si
 			return -1;
 		if (sparse && j->regions[r].dst != NULL)
 			copy_set_pages(j->regions[r].dst + at, scratch, cap - zs->avail_out);
-		crc = libdeflate_crc32((uint32_t)crc, dst, (size_t)(cap - zs->avail_out));
+		crc = crc_update((uint32_t)crc, dst, (size_t)(cap - zs->avail_out));
 		at += cap - zs->avail_out;
 		left -= cap - zs->avail_out;
 		if (ret != Z_OK)	/* the end of the member, damage, or out of input */
@@ -415,7 +421,75 @@ static int inflate_whole(struct job *j, struct inflater *t, size_t i)
 		    LIBDEFLATE_SUCCESS ||
 	    used != in_len + 2 || made != out_len)
 		return -1;
-	j->crc[i] = libdeflate_crc32(0, dst, out_len);
+	j->crc[i] = crc_update(0, dst, out_len);
+	return 0;
+}
+
+/* n bytes of the file at off into buf, EINTR retried: 0, or -1 (an error, or the file ended). */
+static int read_at(int fd, unsigned char *buf, size_t n, uint64_t off)
+{
+	while (n > 0) {
+		ssize_t got = pread(fd, buf, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		buf += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return 0;
+}
+
+/*
+ * Entry i when it is stored blocks alone, as a full filter's chunks are
+ * (random bits do not shrink): each block's bytes read with pread(2)
+ * straight into its region, and their CRC-32 made while they are still in
+ * cache. Copying them out of the mapping instead cost a page fault for
+ * every 64 KiB of the file and a fifth more time (issue 33). Each read
+ * takes the next block's head with it where those five bytes land on
+ * content that a later block of the entry overwrites. -1 when the entry
+ * is not exactly that (another kind of block, a final one, lengths that
+ * disagree or do not add up to the entry, a read that fails): then the
+ * inflaters take the entry, rewrite it whole and judge. A stored block is
+ * byte-aligned here (each piece starts on a byte boundary, and a stored
+ * block ends on one); the head byte's five high bits are padding, which
+ * zlib ignores too.
+ */
+static int read_stored(struct job *j, size_t i)
+{
+	uint64_t at = j->coff[i], end = at + entry_deflated(j, i), left = entry_content(j, i);
+	unsigned char *dst = whole_target(j, i), head[STORED_HEAD];
+	uint32_t crc = 0;
+	int more = 1;
+
+	if (dst == NULL || entry_sparse(j, i) || end - at < left + STORED_HEAD ||
+	    read_at(j->fd, head, STORED_HEAD, at) < 0)
+		return -1;
+	while (more) {
+		size_t len = (size_t)bytes_get_le(head + 1, 2), with_head;
+
+		/* not final, type 00 (stored), NLEN the complement of LEN */
+		if ((head[0] & 7) != 0 || bytes_get_le(head + 3, 2) != (~len & 0xffff) || len > left ||
+		    len > end - at - STORED_HEAD)
+			return -1;
+		at += STORED_HEAD;
+		more = end - at - len >= STORED_HEAD;
+		with_head = more && left - len >= STORED_HEAD ? STORED_HEAD : 0;
+		if (read_at(j->fd, dst, len + with_head, at) < 0 ||
+		    (more && !with_head && read_at(j->fd, head, STORED_HEAD, at + len) < 0))
+			return -1;
+		if (with_head)
+			memcpy(head, dst + len, STORED_HEAD);
+		crc = crc_update(crc, dst, len);
+		dst += len;
+		left -= len;
+		at += len;
+	}
+	if (at != end || left != 0)
+		return -1;
+	j->crc[i] = crc;
 	return 0;
 }
 
@@ -457,7 +531,8 @@ static void run(struct job *j, gzindex_progress_fn *progress, void *ctx)
 			break;
 		if (j->settled[i])
 			continue;
-		if (inflate_whole(j, &t, i) < 0 && inflate_entry(j, &t.zs, t.scratch, i, 0) < 0) {
+		if (read_stored(j, i) < 0 && inflate_whole(j, &t, i) < 0 &&
+		    inflate_entry(j, &t.zs, t.scratch, i, 0) < 0) {
 			atomic_store(&j->failed, 1);
 			break;
 		}
@@ -552,6 +627,7 @@ int gzindex_inflate(int fd, const struct gzindex_region *regions, size_t nregion
 		return -1;
 	memset(&j, 0, sizeof j);
 	j.map = map;
+	j.fd = fd;
 	j.regions = regions;
 	j.nregions = nregions;
 	j.zeroed = zeroed;

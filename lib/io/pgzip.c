@@ -50,6 +50,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crc.h"
 #include "gzindex.h"
 #include "gzout.h"	/* zlib, and gzout_sink for the writing */
 #include "pgzip.h"
@@ -138,10 +139,12 @@ static void put_le32(unsigned char *p, uLong v)
 
 /* ---- one piece, on either thread --------------------------------------- */
 
+/* pc's bytes as stored blocks, its CRC-32 made in the same pass. */
 static void store_piece(struct piece *pc)
 {
 	unsigned char *o = pc->out;
 
+	pc->crc = 0;
 	for (size_t off = 0, n; off < pc->len; off += n) {
 		n = pc->len - off < STORED_MAX ? pc->len - off : STORED_MAX;
 		o[0] = 0;
@@ -149,7 +152,7 @@ static void store_piece(struct piece *pc)
 		o[2] = (unsigned char)(n >> 8);
 		o[3] = (unsigned char)~n;
 		o[4] = (unsigned char)(~n >> 8);
-		memcpy(o + 5, pc->data + off, n);
+		pc->crc = crc_copy(o + 5, pc->data + off, n, pc->crc);
 		o += 5 + n;
 	}
 	pc->out_len = (size_t)(o - pc->out);
@@ -221,11 +224,12 @@ static void compress_piece(struct piece *pc, struct stream *st, int strategy)
 	pc->err = NULL;
 	if (out_room(pc) < 0)
 		return;
-	pc->crc = crc32(0L, pc->data, (uInt)pc->len);
-	if (pc->level == 0)
+	if (pc->level == 0) {
 		store_piece(pc);
-	else
+	} else {
+		pc->crc = crc_update(0, pc->data, pc->len);
 		deflate_piece(pc, st, strategy);
+	}
 }
 
 static void end_stream(struct stream *st)

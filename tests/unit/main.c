@@ -109,6 +109,7 @@ static const struct {
 	{ "filter", suite_filter },
 	{ "layout", suite_layout },
 	{ "blocked_simd", suite_blocked_simd },
+	{ "crc", suite_crc },
 	{ "sizing", suite_sizing },
 	{ "lines", suite_lines },
 	{ "instream", suite_instream },

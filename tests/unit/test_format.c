@@ -2633,6 +2633,99 @@ static int damage_index(unsigned char *f, size_t *len, unsigned e)
 	return 1;
 }
 
+/* Where a member's deflate stream starts: after the fixed header, FEXTRA and FHCRC (our writer's). */
+static size_t stream_start(const unsigned char *f)
+{
+	size_t at = 10;
+
+	if (f[3] & 4)
+		at += 2 + (size_t)(f[10] | f[11] << 8);
+	return at + (f[3] & 2 ? 2 : 0);
+}
+
+#define GUARD_LEN 16
+
+/*
+ * The member at path through its index, each piece into a region of its
+ * own in memory poisoned with 0xa5, each region followed by GUARD_LEN
+ * bytes that must stay so: 1 when every piece equals data and no byte
+ * was written past one.
+ */
+static int poisoned_index_inflates(const char *path, const unsigned char *data, const struct pgzip_piece *pieces,
+				   size_t n)
+{
+	size_t total = pieces[n - 1].off + pieces[n - 1].len, room = total + n * GUARD_LEN;
+	unsigned char *out = malloc(room);
+	struct gzindex_region *regions = malloc(n * sizeof *regions);
+	int fd = open(path, O_RDONLY), ok;
+
+	if (out != NULL)
+		memset(out, 0xa5, room);
+	for (size_t i = 0; regions != NULL && out != NULL && i < n; i++)
+		regions[i] = (struct gzindex_region){ out + pieces[i].off + i * GUARD_LEN, pieces[i].len };
+	ok = out != NULL && regions != NULL && fd >= 0 && gzindex_inflate(fd, regions, n, 2, 0, NULL, NULL) == 0;
+	for (size_t i = 0; ok && i < n; i++) {
+		ok = memcmp(regions[i].dst, data + pieces[i].off, pieces[i].len) == 0;
+		for (size_t g = 0; ok && g < GUARD_LEN; g++)
+			ok = regions[i].dst[pieces[i].len + g] == 0xa5;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(regions);
+	free(out);
+	return ok;
+}
+
+/*
+ * Stored pieces (a full filter's) are read block by block with pread
+ * (gzindex.c, read_stored), each read taking the next block's head along
+ * where it lands on content still to come: lengths around the 65535 of a
+ * block, and around the five bytes of a head, must come back exactly into
+ * memory that held other bytes, and nothing past a piece written. A damaged length, a final bit, or a
+ * flipped data byte in a stored block is refused.
+ */
+static void stored_pieces_load_exactly_and_damage_in_them_is_refused(void)
+{
+	static const size_t lens[] = { 65536, 65535, 65539, 65540, 65541, 131071, 1, 5, 4, 70000 };
+	struct pgzip_piece pieces[sizeof lens / sizeof lens[0]];
+	size_t n = sizeof lens / sizeof lens[0], total = 0, flen = 0, second;
+	unsigned char *data, *f;
+
+	for (size_t i = 0; i < n; i++) {
+		pieces[i] = (struct pgzip_piece){ total, lens[i], 0 };
+		total += lens[i];
+	}
+	rng_state = 54;
+	data = malloc(total);
+	CHECK(data != NULL);
+	for (size_t i = 0; i < total; i++)
+		data[i] = (unsigned char)rng();
+	CHECK(pgzip_file_declared(tmp_path("stored.gz"), 1, 0, data, pieces, n, n) == 0);
+	CHECK(has_index(tmp_path("stored.gz")) && inflates_to(tmp_path("stored.gz"), data, total));
+	CHECK(poisoned_index_inflates(tmp_path("stored.gz"), data, pieces, n));
+	f = slurp(tmp_path("stored.gz"), &flen);
+	CHECK(f != NULL);
+	/* the first piece: a block of 65535 bytes, then one of 1 */
+	second = stream_start(f) + 5 + 65535;
+	CHECK(f[second] == 0 && f[second + 1] == 1 && f[second + 3] == 0xfe);
+	f[second + 3] ^= 1;	/* NLEN no longer LEN's complement */
+	CHECK(spew(tmp_path("stored-nlen.gz"), f, flen) == 0);
+	CHECK(!poisoned_index_inflates(tmp_path("stored-nlen.gz"), data, pieces, n));
+	f[second + 3] ^= 1;
+	f[second] |= 1;		/* a final block inside the member */
+	CHECK(spew(tmp_path("stored-final.gz"), f, flen) == 0);
+	CHECK(!poisoned_index_inflates(tmp_path("stored-final.gz"), data, pieces, n));
+	f[second] &= 0xfe;
+	f[second + 5] ^= 0x10;	/* the block's one data byte */
+	CHECK(spew(tmp_path("stored-data.gz"), f, flen) == 0);
+	CHECK(!poisoned_index_inflates(tmp_path("stored-data.gz"), data, pieces, n));
+	f[second + 5] ^= 0x10;
+	CHECK(spew(tmp_path("stored-again.gz"), f, flen) == 0);
+	CHECK(poisoned_index_inflates(tmp_path("stored-again.gz"), data, pieces, n));
+	free(f);
+	free(data);
+}
+
 static void index_never_trusts_a_lie_or_damage(void)
 {
 	struct pgzip_piece pieces[12];
@@ -2925,6 +3018,8 @@ static void suite_format_index(void)
 		 index_plan_groups_pieces_and_declines_small_members);
 	unit_run("index: a member inflates through its index on 1, 2, 3 and 8 threads",
 		 index_inflates_every_piece_on_any_number_of_threads);
+	unit_run("index: stored pieces of every awkward length load exactly; a bad length, final bit or byte is refused",
+		 stored_pieces_load_exactly_and_damage_in_them_is_refused);
 	unit_run("index: more pieces than slots share entries",
 		 index_shares_entries_when_pieces_outnumber_slots);
 	unit_run("index: none for few pieces, a pipe, a file opened to append",
