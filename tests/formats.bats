@@ -30,7 +30,7 @@ gen_json() {
 	awk -v n="$1" -v seed="$2" 'BEGIN {
 		srand(seed)
 		for (i = 0; i < n; i++) {
-			k = int(rand() * 400)
+			k = 1 + int(rand() * 400)	# never 0: "00e-1" is no JSON number
 			r = int(rand() * 6)
 			f = int(rand() * 6)
 			if (r == 0 && f == 0) v = k
