@@ -734,6 +734,7 @@ static void add_lines(struct build *b, const struct options *opt)
 	 */
 	if (b->checkpoint_path != NULL)
 		cli_checkpoint_when_idle(&b->checkpoint, checkpoint);
+	cli_expect_inputs(b->filter, opt->inputs, opt->ninputs, opt->keys.delim);
 	if (b->hasher != NULL && cascade_can_add_shared(b->filter) && b->checkpoint_path == NULL) {
 		status = cli_each_input_ranged(opt->inputs, opt->ninputs, opt->keys.delim, &stage, &ranged,
 					       NULL, b);

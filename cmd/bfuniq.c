@@ -1048,6 +1048,8 @@ int main(int argc, char **argv)
 	running = &u;
 	cli_progress_detail = uniq_progress;
 	u.hasher = u.window ? window_hasher(u.window) : cascade_hasher(u.seen);
+	if (u.seen != NULL)
+		cli_expect_inputs(u.seen, opt.inputs, opt.ninputs, opt.keys.delim);
 	u.owners = share_out(&u);
 	if (u.owners != NULL) {
 		stage.split = split_keys;

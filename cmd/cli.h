@@ -452,6 +452,15 @@ int cli_each_batch(char *const *paths, int npaths, char delim,
 			    const struct cli_stage *stage, void *ctx);
 
 /*
+ * Tell c how many keys the inputs will bring, as far as their files say
+ * (lines_estimate; standard input only when redirected from a file): a
+ * big filter they would make dense anyway is made so before the first
+ * (cascade_expect_adds). Pipes, FIFOs, directories, compressed files:
+ * not counted; nothing is opened that is not a regular file.
+ */
+void cli_expect_inputs(struct cascade *c, char *const *paths, int npaths, char delim);
+
+/*
  * During consume: the line number of the batch's record r in its input
  * (records count from 1 per input), counting the lines --shard took out
  * before the program saw the batch.

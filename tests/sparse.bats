@@ -78,3 +78,24 @@ make_template() {
 	expect_eq "answers" "$marked" "$output"
 	expect_eq "bits" "$(bfinfo some.bf | grep 'bits set')" "$(bfinfo plain.bf | grep 'bits set')"
 }
+
+# minor_faults CMD...: run CMD (its output to out), print the page faults it took.
+minor_faults() {
+	/usr/bin/time -f '%R' -o faults.txt "$@" >out 2>err || true
+	tail -n 1 faults.txt
+}
+
+@test "sparse: input files that will fill a big filter make it dense from the start; a pipe, as it comes" {
+	is_plain_build || skip "sanitizers fault in their own shadow memory"
+	local file pipe
+	# -n 3e7: 83 MB of bits in 40 spans, dense on its own after 40 x 512 = 20,480 adds
+	seq 30000 >keys.txt
+	file=$(minor_faults bfuniq -n 3e7 -p 1e-4 --key "$KEY" keys.txt)
+	cp out from-file.txt
+	pipe=$(minor_faults sh -c "cat keys.txt | bfuniq -n 3e7 -p 1e-4 --key $KEY")
+	cmp from-file.txt out
+	expect_eq "lines" "30000" "$(wc -l <out | tr -d ' ')"
+	# the pipe faults a 4 KiB page for each of its first 20,480 keys; the file, a span at a time
+	[ "$pipe" -gt 15000 ] || { echo "the pipe took $pipe faults" >&2; false; }
+	[ "$file" -lt $((pipe / 2)) ] || { echo "the file took $file faults, the pipe $pipe" >&2; false; }
+}

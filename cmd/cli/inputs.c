@@ -593,6 +593,32 @@ int cli_each_input(char *const *paths, int npaths, char delim, const struct cli_
 	return status;
 }
 
+/* lines_estimate of path (NULL or "-": standard input); 0 for anything but a regular file. */
+static uint64_t lines_of(const char *path, char delim)
+{
+	struct stat st;
+	uint64_t lines;
+	int fd;
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return lines_estimate(STDIN_FILENO, delim);
+	/* stat first: opening a FIFO, even to close it, would let its writer in */
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	lines = lines_estimate(fd, delim);
+	close(fd);
+	return lines;
+}
+
+void cli_expect_inputs(struct cascade *c, char *const *paths, int npaths, char delim)
+{
+	uint64_t lines = npaths == 0 ? lines_of(NULL, delim) : 0;
+
+	for (int i = 0; i < npaths && !cli_inputs_recursive; i++)
+		lines += lines_of(paths[i], delim);
+	cascade_expect_adds(c, lines);
+}
+
 int cli_each_batch(char *const *paths, int npaths, char delim,
 			    const struct cli_stage *stage, void *ctx)
 {

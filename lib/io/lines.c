@@ -851,3 +851,27 @@ unsigned long long lines_bytes_read(const struct lines_reader *r)
 {
 	return r->consumed;
 }
+
+#define ESTIMATE_HEAD ((size_t)64 << 10)
+
+uint64_t lines_estimate(int fd, char delim)
+{
+	char *head;
+	struct stat st;
+	ssize_t got;
+	uint64_t records = 0;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || instream_compressed_at(fd, 0) != 0 ||
+	    (head = malloc(ESTIMATE_HEAD)) == NULL)
+		return 0;
+	do
+		got = pread(fd, head, ESTIMATE_HEAD, 0);
+	while (got < 0 && errno == EINTR);
+	for (ssize_t i = 0; i < got; i++)
+		records += head[i] == delim;
+	free(head);
+	if (got <= 0)
+		return 0;
+	/* a last record without its delimiter counts too */
+	return records == 0 ? 1 : (uint64_t)((double)st.st_size * (double)records / (double)got);
+}

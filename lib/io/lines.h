@@ -161,6 +161,14 @@ long lines_next_owned_within(struct lines_reader *r, struct lines_batch *b, unsi
 unsigned long long lines_bytes_read(const struct lines_reader *r);
 
 /*
+ * About how many records (ended by delim) the file open on fd holds,
+ * without moving its offset: its size times the records in its first
+ * 64 KiB over their bytes. 0 when it cannot be told: not a regular file,
+ * compressed (instream would inflate it), empty, or unreadable.
+ */
+uint64_t lines_estimate(int fd, char delim);
+
+/*
  * Make every reader stop at its next read once fd is readable (a pipe a
  * signal handler writes to), as if its input had ended there: records
  * already read are handed out, a last line read only in part is dropped.

@@ -205,6 +205,12 @@ struct cascade *cascade_new_like(const struct cascade *model, const char **errst
 	return cascade_new_growing(&first, model->target_p, model->growth, model->tighten, errstr);
 }
 
+void cascade_expect_adds(struct cascade *c, uint64_t n)
+{
+	for (size_t i = 0; i < c->nstages; i++)
+		filter_expect_adds(c->stages[i], n);
+}
+
 void cascade_free(struct cascade *c)
 {
 	if (c == NULL)

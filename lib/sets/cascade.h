@@ -62,6 +62,9 @@ struct cascade {
 	int count_new_only;
 };
 
+/* About n adds coming, to every stage there is now (filter_expect_adds). */
+void cascade_expect_adds(struct cascade *c, uint64_t n);
+
 /* A one-stage cascade holding a new empty filter with params p. */
 struct cascade *cascade_new_fixed(const struct filter_params *p, const char **errstr);
 

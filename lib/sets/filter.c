@@ -271,6 +271,14 @@ void filter_expect_dense(struct filter *f)
 		layout_blocked_dense(f);
 }
 
+void filter_expect_adds(struct filter *f, uint64_t n)
+{
+	uint64_t spans = (filter_bytes(f) + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
+
+	if (f->backed != NULL && n / FILTER_DENSE_KEYS_PER_SPAN >= spans)
+		filter_expect_dense(f);
+}
+
 void filter_free(struct filter *f)
 {
 	if (f == NULL)

@@ -680,6 +680,38 @@ static void backing_ahead_backs_only_the_keys_spans(void)
 	filter_free(g);
 }
 
+/*
+ * filter_expect_adds: a 128 MiB blocked filter turns dense on its own at
+ * 64 spans x FILTER_DENSE_KEYS_PER_SPAN adds. Told of one add fewer, it
+ * stays sparse (three keys: their three 4 KiB pages); told of that many,
+ * it is dense before the first (their 2 MiB spans whole).
+ */
+static void expected_adds_make_dense_only_past_the_threshold(void)
+{
+	const uint64_t bytes = UINT64_C(128) << 20, enough = bytes / FILTER_BACK_SPAN * FILTER_DENSE_KEYS_PER_SPAN;
+	struct filter *few = shaped_filter(FILTER_BLOCKED, bytes), *many = shaped_filter(FILTER_BLOCKED, bytes);
+	struct keybuf kb;
+	uint64_t h[6];
+	long sparse, dense;
+
+	CHECK(few != NULL && many != NULL && few->backed != NULL);
+	CHECK(make_keys(&kb, 0, 3) == 0);
+	CHECK(filter_hash(few, kb.keys, 3, h) == 0);
+	filter_expect_adds(few, enough - 1);
+	filter_expect_adds(many, enough);
+	filter_ready_hashed(few, h, 3);
+	filter_ready_hashed(many, h, 3);
+	sparse = resident_pages(few->words, bytes);
+	dense = resident_pages(many->words, bytes);
+	CHECKF(sparse >= 1 && sparse <= 3, "%ld pages resident after %llu adds expected", sparse,
+	       (unsigned long long)(enough - 1));
+	CHECKF(dense >= 512 && dense <= 3 * 512 && dense % 512 == 0, "%ld pages resident after %llu expected",
+	       dense, (unsigned long long)enough);
+	free_keys(&kb);
+	filter_free(few);
+	filter_free(many);
+}
+
 struct ready_job {
 	const struct filter *f;
 	const uint64_t *h;
@@ -791,6 +823,8 @@ void suite_filter(void)
 	unit_run("filter: classic bit indexes beyond 2^32 in a filter over 4 GiB", classic_beyond_2_32);
 	unit_run("filter: getting ready makes only the keys' 2 MiB spans resident and sets no bit",
 		 backing_ahead_backs_only_the_keys_spans);
+	unit_run("filter: adds expected past its dense threshold make it dense before the first, not fewer",
+		 expected_adds_make_dense_only_past_the_threshold);
 	unit_run("filter: getting ready beside the adds: same answers, same bits",
 		 getting_ready_beside_the_adds_changes_nothing);
 	unit_run("filter: getting ready leaves small filters and other layouts alone",

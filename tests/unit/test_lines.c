@@ -949,9 +949,44 @@ static void batch_keep_remembers_where_records_were_read(void)
 	CHECK(b.kept == NULL && !b.taken_out && lines_batch_read_index(&b, 2) == 2);
 }
 
+/*
+ * lines_estimate: exact for records of one length; 1 for a file without
+ * a delimiter; 0 for what it cannot tell (empty, a pipe, gzip data) and
+ * the descriptor's offset left where it was.
+ */
+static void estimates_records_from_a_files_head(void)
+{
+	static const unsigned char gzip_head[] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 'x', '\n' };
+	size_t n = 200000, len = n * 8;
+	char *text = malloc(len);
+	int fd, p[2];
+
+	CHECK(text != NULL);
+	for (size_t i = 0; i < n; i++)
+		snprintf(text + i * 8, 9, "%07zu\n", i % 10000000);
+	fd = unit_temp_file(text, len);
+	CHECK(fd >= 0);
+	CHECK(lseek(fd, 5, SEEK_SET) == 5);
+	CHECKF(lines_estimate(fd, '\n') == n, "%llu", (unsigned long long)lines_estimate(fd, '\n'));
+	CHECK(lseek(fd, 0, SEEK_CUR) == 5);
+	CHECK(lines_estimate(fd, '\0') == 1);
+	close(fd);
+	CHECK((fd = unit_temp_file("", 0)) >= 0 && lines_estimate(fd, '\n') == 0);
+	close(fd);
+	CHECK((fd = unit_temp_file((const char *)gzip_head, sizeof gzip_head)) >= 0 && lines_estimate(fd, '\n') == 0);
+	close(fd);
+	CHECK(pipe(p) == 0 && write(p[1], "a\nb\n", 4) == 4);
+	CHECK(lines_estimate(p[0], '\n') == 0);
+	close(p[0]);
+	close(p[1]);
+	free(text);
+}
+
 void suite_lines(void)
 {
 	unit_run("lines: empty input gives no records", empty_input_gives_no_records);
+	unit_run("lines: a file's records estimated from its head; 0 for empty, pipe, gzip",
+		 estimates_records_from_a_files_head);
 	unit_run("lines: a lone newline is one empty record", lone_newline_is_one_empty_record);
 	unit_run("lines: \"a\\n\\nb\" gives a, empty, b; the last delimiter is optional",
 		 blank_line_between_records_is_kept);
