@@ -17,8 +17,9 @@
  * Entries of stored blocks alone (a full filter's) are read here, block by
  * block, with pread(2) into their place, and their CRC-32 made while they
  * are in cache (crc.h, as every CRC here: zlib's was a quarter of a dense
- * load). Mostly-zero entries go by way of scratch, page by page. The calling thread then combines
- * the CRCs in order and checks them, and the length, against the trailer.
+ * load). Mostly-zero entries go by way of scratch, page by page. The
+ * calling thread then combines the CRCs in order and checks them, and the
+ * length, against the trailer.
  * Entries marked zero (gzindex.h) are settled first, on the calling
  * thread: one of each shape inflated and checked, the rest compared byte
  * for byte with it, all given its CRC, and none claimed by the threads.
