@@ -95,7 +95,8 @@ minor_faults() {
 	pipe=$(minor_faults sh -c "cat keys.txt | bfuniq -n 3e7 -p 1e-4 --key $KEY")
 	cmp from-file.txt out
 	expect_eq "lines" "30000" "$(wc -l <out | tr -d ' ')"
-	# the pipe faults a 4 KiB page for each of its first 20,480 keys; the file, a span at a time
-	[ "$pipe" -gt 15000 ] || { echo "the pipe took $pipe faults" >&2; false; }
+	# the pipe faults a 4 KiB page where each of its first 20,480 keys lands
+	# (about 13,000 of the 20,300 pages); the file, a span at a time
+	[ "$pipe" -gt 8000 ] || { echo "the pipe took $pipe faults" >&2; false; }
 	[ "$file" -lt $((pipe / 2)) ] || { echo "the file took $file faults, the pipe $pipe" >&2; false; }
 }

@@ -317,6 +317,13 @@ ssize_t instream_read(struct instream *s, void *dst, size_t len)
 	return read_decoded(s, dst, len);
 }
 
+int instream_compressed_head(const unsigned char *head, size_t len)
+{
+	int undecided;
+
+	return len > 0 && codec_of(head, len, &undecided) != NULL;
+}
+
 int instream_compressed_at(int fd, uint64_t offset)
 {
 	unsigned char head[16];	/* room for the longest magic or confirm_len */

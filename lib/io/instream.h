@@ -77,4 +77,7 @@ uint64_t instream_bytes_in(const struct instream *s);
  */
 int instream_compressed_at(int fd, uint64_t offset);
 
+/* Whether head[0..len) begins a compressed stream that instream_open would decompress. */
+int instream_compressed_head(const unsigned char *head, size_t len);
+
 #endif
