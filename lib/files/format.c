@@ -710,22 +710,27 @@ static const unsigned char *chunk_bytes(struct gz_out *w, const uint64_t *words,
 	uint64_t *copy;
 
 	if (nwords * 8 != UNTOUCHED_SPAN || untouched_pages(words, UNTOUCHED_SPAN, read) == pages) {
-		if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-			return (const unsigned char *)words;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		return (const unsigned char *)words;
+#else
 		memset(read, 1, sizeof read);
+#endif
 	}
 	if ((copy = next_copy(w)) == NULL)
 		return NULL;
 	for (size_t i = 0; i < pages; i++) {
 		size_t from = i * page, n = nwords - from < page ? nwords - from : page;
 
-		if (!read[i])
+		if (!read[i]) {
 			memset(copy + from, 0, n * 8);
-		else if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-			memcpy(copy + from, words + from, n * 8);
-		else
-			for (size_t k = from; k < from + n; k++)
-				copy[k] = __builtin_bswap64(words[k]);
+			continue;
+		}
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		memcpy(copy + from, words + from, n * 8);
+#else
+		for (size_t k = from; k < from + n; k++)
+			copy[k] = __builtin_bswap64(words[k]);
+#endif
 	}
 	return (const unsigned char *)copy;
 }
