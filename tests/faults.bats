@@ -31,7 +31,7 @@ load faults/faults
 # to 0.6 s, most of it the save: long enough to be caught by a 5 ms poll,
 # short enough for 48 runs in under a minute. (2e8 bits stopped being
 # long enough for bfmerge -o once loads and saves got faster: its save
-# ended unseen once in a loaded CI run.) Bigger (2e9 bits, 250 MB)
+# ended unseen once in a CI run.) Bigger (2e9 bits, 250 MB)
 # changes nothing but the runtime.
 SIG_BITS=4e8
 # bfuniq's STATE of about the same size: 2e7 keys at 1% (9.9 bits per key).
