@@ -27,12 +27,13 @@ load helpers
 load faults/faults
 
 # Size of the filters in the signal tests: 4e8 bits is 50 MB in memory,
-# 50 kB (old, 2 keys) to 1.3 MB (new, 1e5 keys) on disk, and a run of 0.2
-# to 0.6 s, most of it the save: long enough to be caught by a 5 ms poll,
-# short enough for 48 runs in under a minute. (2e8 bits stopped being
-# long enough for bfmerge -o once loads and saves got faster: its save
-# ended unseen once in a CI run.) Bigger (2e9 bits, 250 MB)
-# changes nothing but the runtime.
+# 50 kB (old, 2 keys) to 1.3 MB (new, 1e5 keys) on disk. How long a save
+# lasts no longer rests on the size: the savers run under the shim's
+# SLOW_WRITE_MS (tests/faults/enospc.c), 128 KiB a write and a pause after
+# each, so the temporary file is there to be seen, half written, on any
+# machine. (Sized by time alone, 2e8 and then 4e8 bits each stopped being
+# enough as saves got faster: the save of bfmerge -o, then of bfbuild -o,
+# ended unseen in CI runs.)
 SIG_BITS=4e8
 # bfuniq's STATE of about the same size: 2e7 keys at 1% (9.9 bits per key).
 SIG_UNIQ_CAPACITY=2e7
@@ -256,6 +257,8 @@ signal_refs() {
 signal_saver() {
 	local kind=$1 sig=$2 phase name old new feed size oldsize bytes caught=0 signalled
 	signal_refs
+	enospc_shim
+	slow_env
 	case $kind in
 	build-o) name=out.bf old=$F/sig-old.bf new=$F/sig-new-o.bf feed=$F/sig-in.txt ;;
 	build-f) name=out.bf old=$F/sig-old.bf new=$F/sig-new-f.bf feed=$F/sig-in.txt ;;
@@ -271,10 +274,10 @@ signal_saver() {
 		# because a program that died early would leave it blocked
 		exec 7<>feed.fifo
 		case $kind in
-		build-o) start_bg feed.fifo bfbuild --key "$KEY" -m "$SIG_BITS" -o "$name" ;;
-		build-f) start_bg feed.fifo bfbuild -f "$name" ;;
-		merge-o) start_bg /dev/null bfmerge -o "$name" feed.fifo "$F/sig-old.bf" ;;
-		uniq-f) start_bg feed.fifo bfuniq -f "$name" ;;
+		build-o) start_bg feed.fifo "${SLOW_ENV[@]}" bfbuild --key "$KEY" -m "$SIG_BITS" -o "$name" ;;
+		build-f) start_bg feed.fifo "${SLOW_ENV[@]}" bfbuild -f "$name" ;;
+		merge-o) start_bg /dev/null "${SLOW_ENV[@]}" bfmerge -o "$name" feed.fifo "$F/sig-old.bf" ;;
+		uniq-f) start_bg feed.fifo "${SLOW_ENV[@]}" bfuniq -f "$name" ;;
 		esac
 		if ! timeout -k 5 30 cat "$feed" >&7; then
 			note_failure "$kind $sig $phase: the program did not read its input ($(head -c 300 bg-err.txt))"
@@ -298,7 +301,7 @@ signal_saver() {
 		fi
 		judge_signal "$kind" "$sig" "$phase" "$name" "$old" "$new" "$signalled"
 	done
-	[ "$caught" -eq 1 ] || note_failure "$kind $sig: the save ended before it was seen (no temporary file, no change to $name); make SIG_BITS bigger"
+	[ "$caught" -eq 1 ] || note_failure "$kind $sig: the save ended before it was seen (no temporary file, no change to $name) though its writes were slowed"
 	check_failures
 }
 

@@ -179,6 +179,14 @@ enospc_env() {
 		"ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
 }
 
+# slow_env: SLOW_ENV is the environment (VAR=VALUE words, for env(1)) in
+# which a program's saves are slowed by the shim (SHIM, from enospc_shim):
+# 128 KiB a write(2) and 10 ms after each, with no limit on the bytes.
+slow_env() {
+	SLOW_ENV=("SLOW_WRITE_MS=10" "LD_PRELOAD=$SHIM"
+		"ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
+}
+
 # temp_files DIR NAME: the temporary files of target NAME in DIR, if any:
 # mkstemp's ".NAME.PID.XXXXXX" (lib/base/atomic.c), which the lock file
 # ".NAME.lock" (lib/base/lock.c, kept for good) does not match.
@@ -197,7 +205,8 @@ old_untouched_no_temp() {
 
 # ---------------------------------------------------------------- signals
 
-# start_bg INPUT PROG ARG...: start the program in the background with
+# start_bg INPUT [VAR=VALUE...] PROG ARG...: start the program (in that
+# environment, env(1)'s words) in the background with
 # SIGINT, SIGTERM and SIGPIPE at their defaults (a shell without job
 # control starts background jobs with SIGINT ignored, and an ignored
 # signal stays ignored), stdin from INPUT, stdout to /dev/null, stderr to
