@@ -919,6 +919,9 @@ static int save(const struct saving *sv, int fd, int direct, const char **errstr
 	struct gz_out w;
 	int ok;
 
+	/* the array is read as it is, below: staged blocks into it first */
+	for (size_t i = 0; i < sv->nstages; i++)
+		filter_settle(sv->stage[i]);
 	if (gz_out_open(&w, fd, direct, saving_pieces(sv), stats, encode_stats(sv, stats), errstr) < 0)
 		return -1;
 	ok = pgzip_write(w.pz, sv->head, sv->head_len, 1, errstr) == 0;

@@ -56,6 +56,7 @@ struct cascade *cascade_new_fixed(const struct filter_params *p, const char **er
 		cascade_free(c);
 		return NULL;
 	}
+	filter_stage(c->stages[0]);	/* new, to be added to */
 	c->nstages = 1;
 	c->capacity = p->capacity;
 	c->target_p = p->target_p;
@@ -93,6 +94,7 @@ static int add_stage(struct cascade *c, const struct filter_params *like, const 
 	f = filter_new(&p, errstr);
 	if (f == NULL)
 		return -1;
+	filter_stage(f);	/* new, to be added to */
 	c->stages[c->nstages++] = f;
 	c->newest_keys = 0;
 	return 0;

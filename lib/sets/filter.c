@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "layout.h"
+#include "staged.h"
 
 #define HUGE_PAGE_MIN (UINT64_C(2) << 20)
 
@@ -265,6 +266,18 @@ struct filter *filter_new(const struct filter_params *p, const char **errstr)
 	return f;
 }
 
+void filter_stage(struct filter *f)
+{
+	if (f->backed != NULL && f->staged == NULL)
+		f->staged = staged_new();	/* no memory: the array from the start, as before */
+}
+
+void filter_settle(const struct filter *f)
+{
+	if (f->staged != NULL)
+		layout_blocked_settle(f);
+}
+
 void filter_expect_dense(struct filter *f)
 {
 	if (f->backed != NULL)
@@ -288,6 +301,7 @@ void filter_free(struct filter *f)
 		memory_in_use -= filter_bytes(f);
 	}
 	free(f->backed);
+	staged_free(f->staged);
 	free(f);
 }
 
@@ -506,6 +520,9 @@ double filter_sampled_fill(const struct filter *f, uint64_t samples)
 
 	if (samples == 0)
 		return 0.0;
+	/* staged: the exact fill, from the table */
+	if (f->staged != NULL && layout_blocked_staged_set(f, &set))
+		return (double)set / (double)f->params.m;
 	step = words / samples ? words / samples : 1;
 	/* relaxed loads: the progress line samples a filter other threads may be adding to */
 	for (uint64_t i = 0; i < words; i += step, seen++)
@@ -515,6 +532,10 @@ double filter_sampled_fill(const struct filter *f, uint64_t samples)
 
 uint64_t filter_bits_set(const struct filter *f)
 {
+	uint64_t set;
+
+	if (f->staged != NULL && layout_blocked_staged_set(f, &set))
+		return set;
 	return layout(f)->set(f->words, array_words(f));
 }
 

@@ -171,6 +171,21 @@ int filter_add_shared(struct filter *f, const struct line *keys, const uint64_t 
  * for other filters.
  */
 void filter_expect_dense(struct filter *f);
+/*
+ * A filter just made, to be added to (not loaded): while a big blocked
+ * one holds few keys, the blocks they set are kept in a table rather than
+ * in its array's pages (staged.h), every operation on keys and every
+ * figure (bits set, rate) answering from there; it goes dense as
+ * filter_expect_dense says, or is settled into its array by
+ * filter_settle. Nothing for other filters.
+ */
+void filter_stage(struct filter *f);
+/*
+ * Before reading or writing f->words other than through the operations
+ * above (a save, a merge): a staged filter's blocks written into its
+ * array, page by page. The bits do not change, only where they are kept.
+ */
+void filter_settle(const struct filter *f);
 
 /*
  * About n adds are coming (the lines of the input files, say): where

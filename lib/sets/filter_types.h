@@ -72,6 +72,7 @@ struct filter_params {
 	uint64_t probe_bits;
 };
 
+struct staged;		/* staged.h */
 struct filter {
 	struct filter_params params;
 	uint64_t insertions;	/* keys added, repeats included */
@@ -85,6 +86,12 @@ struct filter {
 	 * per FILTER_BACK_SPAN of words known backed by memory; else NULL
 	 */
 	uint64_t *backed;
+	/*
+	 * A fresh big blocked filter's first blocks, kept in a table rather
+	 * than in pages of words until it goes dense or the array is needed
+	 * (staged.h, filter_stage); NULL when never staged.
+	 */
+	struct staged *staged;
 };
 
 /*

@@ -120,6 +120,14 @@ extern const struct layout_ops layout_blocked, layout_classic, layout_counting, 
 void layout_blocked_bases(const struct filter *f, const uint64_t *h, size_t n, uint64_t *base);
 /* A big blocked filter (f->backed set) from now on dense: huge pages asked for, once (filter_expect_dense). */
 void layout_blocked_dense(const struct filter *f);
+/*
+ * A staged filter (filter_stage) has its blocks written into its array
+ * from now on: before anything reads or writes the array other than the
+ * layout's own operations (a save, a merge). Nothing when not staged.
+ */
+void layout_blocked_settle(const struct filter *f);
+/* A staged filter's bits set, into set: 1; 0 when it is not staged. */
+int layout_blocked_staged_set(const struct filter *f, uint64_t *set);
 void layout_blocked_test_bases(const struct filter *f, const uint64_t *base, const uint64_t *h,
 			       size_t n, unsigned char *present);
 size_t layout_blocked_test_and_add_bases(struct filter *f, const uint64_t *base,

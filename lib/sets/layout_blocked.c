@@ -36,12 +36,14 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "blocked_simd.h"
 #include "model.h"
 #include "popcount.h"
+#include "staged.h"
 #include "untouched.h"
 
 #define BLOCK_WORDS (FILTER_BLOCK_BITS / 64)
@@ -158,6 +160,134 @@ static int blocked_test_and_set(const struct filter *f, uint64_t *w, const uint6
 	return missing == 0;
 }
 
+/*
+ * Staging (staged.h): a fresh big filter's blocks live in a table until
+ * the filter goes dense (its keys reach FILTER_DENSE_KEYS_PER_SPAN a span,
+ * the same rule as for pages) or its array is needed (layout_blocked_settle).
+ * Every probe of a staged filter reads and writes the table's copy of the
+ * block, under the table's lock, with the same bit operations as on the
+ * array, so that the bits are the same wherever they live.
+ */
+
+/* Whether the filter's bits are in its table (a hint: stage_enter decides under the lock). */
+static int staged_now(const struct filter *f)
+{
+	return f->staged != NULL && __atomic_load_n(&f->staged->active, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A staged block into the array: an atomic OR, which is a write, so the
+ * page is backed by one write fault (a load first would fault it in for
+ * reading, and the store fault again: twice the faults of a settle).
+ */
+static void write_block(void *ctx, uint64_t base, const uint64_t *block)
+{
+	const struct filter *f = ctx;
+
+	for (unsigned j = 0; j < BLOCK_WORDS; j++)
+		if (block[j] != 0)
+			(void)__atomic_fetch_or(&f->words[base + j], block[j], __ATOMIC_RELAXED);
+}
+
+static void make_dense(const struct filter *f);
+
+/*
+ * The table's blocks into the array, and the table given up (its lock
+ * held): as huge pages when dense, else page by page as the keys would
+ * have written them, their count going on to the dense rule (dense_now).
+ * The release store makes the blocks visible to every thread that then
+ * finds the table inactive.
+ */
+static void unstage(const struct filter *f, struct staged *s, int to_dense)
+{
+	if (to_dense)
+		make_dense(f);
+	else
+		__atomic_add_fetch(&f->backed[0], s->adds, __ATOMIC_RELAXED);
+	staged_each(s, write_block, (void *)f);
+	staged_clear(s);
+	__atomic_store_n(&s->active, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * The table of a staged filter, locked, for a batch of n keys (adds: that
+ * may add, and count as keys added); NULL when the filter's bits are in
+ * its array, which the caller then uses. A batch that makes the filter
+ * dense, or finds no memory to grow the table, unstages it first.
+ */
+static struct staged *stage_enter(const struct filter *f, size_t n, int adds)
+{
+	struct staged *s = f->staged;
+	uint64_t spans = (f->params.m / 8 + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
+
+	if (s == NULL || !__atomic_load_n(&s->active, __ATOMIC_ACQUIRE))
+		return NULL;
+	pthread_mutex_lock(&s->lock);
+	if (!s->active) {
+		pthread_mutex_unlock(&s->lock);
+		return NULL;
+	}
+	if (adds && (s->adds + n >= spans * FILTER_DENSE_KEYS_PER_SPAN || staged_reserve(s, n) < 0)) {
+		unstage(f, s, s->adds + n >= spans * FILTER_DENSE_KEYS_PER_SPAN);
+		pthread_mutex_unlock(&s->lock);
+		return NULL;
+	}
+	if (adds)
+		s->adds += n;
+	return s;
+}
+
+static void stage_leave(struct staged *s)
+{
+	pthread_mutex_unlock(&s->lock);
+}
+
+void layout_blocked_settle(const struct filter *f)
+{
+	struct staged *s = stage_enter(f, 0, 0);
+
+	if (s == NULL)
+		return;
+	unstage(f, s, 0);
+	stage_leave(s);
+}
+
+/* Staged: set the key's bits (each batch's room is reserved by stage_enter). */
+static void staged_add(const struct filter *f, struct staged *s, const uint64_t *h, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t mask[BLOCK_WORDS], *w = staged_block(s, blocked_base(f, h + 2 * i), 1);
+
+		blocked_probes(f, h + 2 * i, mask);
+		for (unsigned j = 0; j < BLOCK_WORDS; j++)
+			w[j] |= mask[j];
+	}
+}
+
+/* Staged: are the keys at these bases present? A block not in the table has no bits. */
+static void staged_test(const struct filter *f, struct staged *s, const uint64_t *base,
+			const uint64_t *h, size_t n, unsigned char *present)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *w = staged_block(s, base[i], 0);
+
+		present[i] = (unsigned char)(w != NULL && blocked_all_set(f, w, h + 2 * i));
+	}
+}
+
+/* Staged: test and set, in order; the keys that were fresh. */
+static size_t staged_test_and_set(const struct filter *f, struct staged *s, const uint64_t *base,
+				  const uint64_t *h, size_t n, unsigned char *present)
+{
+	size_t fresh = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		present[i] = (unsigned char)blocked_test_and_set(f, staged_block(s, base[i], 1), h + 2 * i);
+		fresh += !present[i];
+	}
+	return fresh;
+}
+
 /* The bases of n keys, prefetched for writing; their masks too when masks. */
 static void blocked_prepare(const struct filter *f, const uint64_t *h, size_t n, int masks,
 			    struct blocked_batch *b)
@@ -191,9 +321,15 @@ static void mask_set(struct filter *f, const struct blocked_batch *b, size_t i)
 
 static void blocked_add(struct filter *f, const struct line *keys, const uint64_t *h, size_t n)
 {
+	struct staged *s = stage_enter(f, n, 1);
 	struct blocked_batch b;
 
 	(void)keys;
+	if (s != NULL) {
+		staged_add(f, s, h, n);
+		stage_leave(s);
+		return;
+	}
 	blocked_prepare(f, h, n, 1, &b);
 	for (size_t i = 0; i < n; i++)
 		mask_set(f, &b, i);
@@ -202,6 +338,13 @@ static void blocked_add(struct filter *f, const struct line *keys, const uint64_
 void layout_blocked_test_bases(const struct filter *f, const uint64_t *base, const uint64_t *h,
 			       size_t n, unsigned char *present)
 {
+	struct staged *s = stage_enter(f, n, 0);
+
+	if (s != NULL) {
+		staged_test(f, s, base, h, n, present);
+		stage_leave(s);
+		return;
+	}
 	if (blocked_test_many(f->words, base, h, n, f->params.k, probe_multiplier, present) == 0)
 		return;
 	for (size_t i = 0; i < n; i++)
@@ -247,7 +390,14 @@ static size_t test_then_set(struct filter *f, const uint64_t *base, const uint64
 size_t layout_blocked_test_and_add_bases(struct filter *f, const uint64_t *base,
 					 const uint64_t *h, size_t n, unsigned char *present)
 {
-	return test_then_set(f, base, h, n, present);
+	struct staged *s = stage_enter(f, n, 1);
+	size_t fresh;
+
+	if (s == NULL)
+		return test_then_set(f, base, h, n, present);
+	fresh = staged_test_and_set(f, s, base, h, n, present);
+	stage_leave(s);
+	return fresh;
 }
 
 /*
@@ -263,6 +413,10 @@ static size_t blocked_test_and_add(struct filter *f, const struct line *keys, co
 	size_t fresh = 0;
 
 	(void)keys;
+	if (staged_now(f)) {
+		layout_blocked_bases(f, h, n, b.base);
+		return layout_blocked_test_and_add_bases(f, b.base, h, n, present);
+	}
 	blocked_prepare(f, h, n, !simd, &b);
 	if (simd)
 		return test_then_set(f, b.base, h, n, present);
@@ -281,9 +435,15 @@ static size_t blocked_test_and_add(struct filter *f, const struct line *keys, co
 static void blocked_add_shared(struct filter *f, const struct line *keys, const uint64_t *h,
 			       size_t n)
 {
+	struct staged *s = stage_enter(f, n, 1);
 	struct blocked_batch b;
 
 	(void)keys;
+	if (s != NULL) {
+		staged_add(f, s, h, n);
+		stage_leave(s);
+		return;
+	}
 	blocked_prepare(f, h, n, 1, &b);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t *w = f->words + b.base[i];
@@ -319,13 +479,26 @@ static int take_state(const struct filter *f, uint64_t state)
 					   __ATOMIC_RELAXED);
 }
 
-void layout_blocked_dense(const struct filter *f)
+/* Dense from now on: huge pages asked for, once. */
+static void make_dense(const struct filter *f)
 {
 	if (!take_state(f, 1))
 		return;
 #ifdef MADV_HUGEPAGE
 	(void)madvise(f->words, (size_t)(f->params.m / 8), MADV_HUGEPAGE);
 #endif
+}
+
+void layout_blocked_dense(const struct filter *f)
+{
+	struct staged *s = stage_enter(f, 0, 0);
+
+	if (s != NULL) {
+		unstage(f, s, 1);
+		stage_leave(s);
+		return;
+	}
+	make_dense(f);
 }
 
 /*
@@ -448,6 +621,9 @@ static void blocked_ready(const struct filter *f, const uint64_t *h, size_t n)
 {
 	if (f->words == NULL || f->params.m / 8 < FILTER_READY_MIN)
 		return;
+	/* staged, the array is not written yet: nothing of it to make ready */
+	if (staged_now(f))
+		return;
 	for (size_t done = 0; done < n; done += LAYOUT_BATCH) {
 		size_t len = n - done < LAYOUT_BATCH ? n - done : LAYOUT_BATCH;
 		uint64_t base[LAYOUT_BATCH];
@@ -469,6 +645,73 @@ void layout_blocked_bases(const struct filter *f, const uint64_t *h, size_t n, u
 		base[i] = blocked_base(f, h + 2 * i);
 }
 
+/* A staged block's place and bits set, for figures counted in the array's order. */
+struct block_count {
+	uint64_t base;
+	uint64_t set;
+};
+
+struct block_counts {
+	struct block_count *at;
+	size_t n;
+	uint64_t total;
+};
+
+static void count_block(void *ctx, uint64_t base, const uint64_t *block)
+{
+	struct block_counts *c = ctx;
+	uint64_t set = popcount_words(block, BLOCK_WORDS);
+
+	c->total += set;
+	if (c->at != NULL)
+		c->at[c->n++] = (struct block_count){ base, set };
+}
+
+static int by_base(const void *a, const void *b)
+{
+	const struct block_count *x = a, *y = b;
+
+	return (x->base > y->base) - (x->base < y->base);
+}
+
+/*
+ * A staged filter's bits set and, when fpr is not NULL, its rate, the
+ * same numbers to the last bit as blocked_set_and_fpr's pass over the
+ * array: the blocks' terms summed in the array's order (a block not in
+ * the table adds nothing to either). Returns 0 when the filter is not
+ * staged (or, for the rate, no memory to sort: it is unstaged instead).
+ */
+static int staged_figures(const struct filter *f, uint64_t *set, double *fpr)
+{
+	struct staged *s = stage_enter(f, 0, 0);
+	struct block_counts c = { NULL, 0, 0 };
+	double sum = 0.0;
+
+	if (s == NULL)
+		return 0;
+	if (fpr != NULL && (c.at = malloc((s->used ? s->used : 1) * sizeof *c.at)) == NULL) {
+		unstage(f, s, 0);
+		stage_leave(s);
+		return 0;
+	}
+	staged_each(s, count_block, &c);
+	stage_leave(s);
+	*set = c.total;
+	if (fpr == NULL)
+		return 1;
+	qsort(c.at, c.n, sizeof *c.at, by_base);
+	for (size_t i = 0; i < c.n; i++)
+		sum += pow((double)c.at[i].set / FILTER_BLOCK_BITS, f->params.k);
+	free(c.at);
+	*fpr = sum / (double)(f->params.m / FILTER_BLOCK_BITS);
+	return 1;
+}
+
+int layout_blocked_staged_set(const struct filter *f, uint64_t *set)
+{
+	return staged_figures(f, set, NULL);
+}
+
 /*
  * A key never added is a false positive when all k of its probes hit set
  * bits of its block: (c/512)^k for a block with c bits set, averaged over
@@ -482,6 +725,8 @@ static void blocked_set_and_fpr(const struct filter *f, uint64_t *set, double *f
 	double hit[FILTER_BLOCK_BITS + 1], sum = 0.0;
 	unsigned char read[UNTOUCHED_PAGES];
 
+	if (staged_figures(f, set, fpr))
+		return;
 	for (unsigned c = 0; c <= FILTER_BLOCK_BITS; c++)
 		hit[c] = pow((double)c / FILTER_BLOCK_BITS, f->params.k);
 	memset(read, 1, sizeof read);

@@ -137,6 +137,7 @@ void merge_words(const struct filter *f, uint64_t *dst, const uint64_t *src, siz
 {
 	const struct layout_ops *l = layout_of(f->params.layout);
 
+	filter_settle(f);	/* dst is f's array: its staged blocks go there first */
 	if (op == MERGE_OR)
 		l->unite(dst, src, n);
 	else
@@ -191,6 +192,11 @@ int merge_into(struct cascade *into, const struct cascade *other, enum merge_op 
 
 	if (merge_check(into, other, op, errstr) < 0)
 		return -1;
+	/* both arrays are read and written as they are, below */
+	for (size_t i = 0; i < into->nstages; i++)
+		filter_settle(into->stages[i]);
+	for (size_t j = 0; j < other->nstages; j++)
+		filter_settle(other->stages[j]);
 	/* copies first: allocation is the only step left that can fail */
 	for (size_t j = n; j < other->nstages; j++, ncarried++) {
 		carried[ncarried] = merge_carried_stage(into, other->stages[j], j, errstr);

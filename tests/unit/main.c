@@ -110,6 +110,7 @@ static const struct {
 	{ "layout", suite_layout },
 	{ "blocked_simd", suite_blocked_simd },
 	{ "crc", suite_crc },
+	{ "staged", suite_staged },
 	{ "sizing", suite_sizing },
 	{ "lines", suite_lines },
 	{ "instream", suite_instream },

@@ -72,6 +72,7 @@ void suite_writer_pipe(void);
 void suite_siphash_many(void);
 void suite_blocked_simd(void);
 void suite_crc(void);
+void suite_staged(void);
 void suite_pipeline(void);
 void suite_numparse(void);
 void suite_format(void);
