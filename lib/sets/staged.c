@@ -10,9 +10,45 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define SLOT_WORDS (1 + STAGED_BLOCK_WORDS)
 #define FIRST_CAPACITY 1024
+#define SLOTS_HUGE (UINT64_C(2) << 20)
+
+/*
+ * Slots for capacity entries, zeroed. A big table (tens of MB before a
+ * -n 1e9 filter goes dense) is written all over at random: mapped with
+ * huge pages asked for, it costs a fault per 2 MiB rather than per 4 KiB
+ * (35,000 faults of a pipe-limit run, half a second where faults are dear).
+ */
+static uint64_t *slots_alloc(uint64_t capacity)
+{
+	size_t bytes = (size_t)capacity * SLOT_WORDS * sizeof(uint64_t);
+	void *p;
+
+	if (bytes < SLOTS_HUGE)
+		return calloc((size_t)capacity, SLOT_WORDS * sizeof(uint64_t));
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+static void slots_free(uint64_t *slots, uint64_t capacity)
+{
+	size_t bytes = (size_t)capacity * SLOT_WORDS * sizeof(uint64_t);
+
+	if (slots == NULL)
+		return;
+	if (bytes < SLOTS_HUGE)
+		free(slots);
+	else
+		munmap(slots, bytes);
+}
 
 struct staged *staged_new(void)
 {
@@ -32,7 +68,7 @@ void staged_free(struct staged *s)
 {
 	if (s == NULL)
 		return;
-	free(s->slots);
+	slots_free(s->slots, s->capacity);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -60,7 +96,7 @@ static int grow(struct staged *s, uint64_t capacity)
 
 	if (capacity > SIZE_MAX / (SLOT_WORDS * sizeof(uint64_t)))
 		return -1;
-	s->slots = calloc((size_t)capacity, SLOT_WORDS * sizeof(uint64_t));
+	s->slots = slots_alloc(capacity);
 	if (s->slots == NULL) {
 		s->slots = old;
 		return -1;
@@ -72,7 +108,7 @@ static int grow(struct staged *s, uint64_t capacity)
 		if (from[0] != 0)
 			memcpy(find(s, from[0] - 1), from, SLOT_WORDS * sizeof(uint64_t));
 	}
-	free(old);
+	slots_free(old, old_capacity);
 	return 0;
 }
 
@@ -118,7 +154,7 @@ void staged_each(const struct staged *s, void (*each)(void *ctx, uint64_t base, 
 
 void staged_clear(struct staged *s)
 {
-	free(s->slots);
+	slots_free(s->slots, s->capacity);
 	s->slots = NULL;
 	s->capacity = 0;
 	s->used = 0;
