@@ -703,19 +703,18 @@ static uint64_t *next_copy(struct gz_out *w)
  * keys' size holding 1,000 took 860 MB to save). NULL when no copy can be
  * had.
  */
-static const unsigned char *chunk_bytes(struct gz_out *w, const uint64_t *words, size_t nwords)
+static const unsigned char *chunk_bytes(struct gz_out *w, const uint64_t *words, size_t nwords,
+				       const unsigned char *read, size_t touched)
 {
 	const size_t page = UNTOUCHED_PAGE / 8, pages = (nwords + page - 1) / page;
-	unsigned char read[UNTOUCHED_PAGES];
 	uint64_t *copy;
 
-	if (nwords * 8 != UNTOUCHED_SPAN || untouched_pages(words, UNTOUCHED_SPAN, read) == pages) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (touched == pages)
 		return (const unsigned char *)words;
 #else
-		memset(read, 1, sizeof read);
+	(void)touched;
 #endif
-	}
 	if ((copy = next_copy(w)) == NULL)
 		return NULL;
 	for (size_t i = 0; i < pages; i++) {
@@ -760,18 +759,31 @@ static void progress_step(int saving, uint64_t bytes)
 }
 
 /*
- * Whether a chunk is all zero bits, without backing its memory: pages
- * never written hold zeros (untouched.h); the rest are read, stopping at
- * the first word set (at once, in a used chunk).
+ * Which pages of a chunk may be read: read[i] is 0 for a page never
+ * written (untouched.h), which holds zeros; every page of a chunk that is
+ * not a whole span. Returns how many may be read. One mincore call a
+ * chunk, for chunk_is_zero and chunk_bytes both.
  */
-static int chunk_is_zero(const uint64_t *words, size_t nwords)
+static size_t chunk_pages(const uint64_t *words, size_t nwords, unsigned char read[UNTOUCHED_PAGES])
 {
 	const size_t page = UNTOUCHED_PAGE / 8;
-	unsigned char read[UNTOUCHED_PAGES];
 
-	if (nwords * 8 != UNTOUCHED_SPAN)
-		memset(read, 1, sizeof read);
-	else if (untouched_pages(words, UNTOUCHED_SPAN, read) == 0)
+	if (nwords * 8 == UNTOUCHED_SPAN)
+		return untouched_pages(words, UNTOUCHED_SPAN, read);
+	memset(read, 1, UNTOUCHED_PAGES);
+	return (nwords + page - 1) / page;
+}
+
+/*
+ * Whether a chunk is all zero bits, without backing its memory: pages
+ * never written hold zeros; the rest are read, stopping at the first word
+ * set (at once, in a used chunk).
+ */
+static int chunk_is_zero(const uint64_t *words, size_t nwords, const unsigned char *read, size_t touched)
+{
+	const size_t page = UNTOUCHED_PAGE / 8;
+
+	if (touched == 0)
 		return 1;
 	for (size_t i = 0; i < nwords; i++) {
 		if (i % page == 0 && !read[i / page]) {
@@ -791,14 +803,15 @@ static int write_payload(struct gz_out *w, const struct filter *f, const char **
 	for (uint64_t i = 0; i < nwords; i += chunk) {
 		size_t n = (size_t)(nwords - i < chunk ? nwords - i : chunk);
 		const uint64_t *words = f->words + i;
+		unsigned char read[UNTOUCHED_PAGES];
+		size_t touched = chunk_pages(words, n, read);
+		const unsigned char *bytes;
 		int ret;
 
-		const unsigned char *bytes;
-
 		/* level 1 is chunk_level's for no bits set: the same bytes either way */
-		if (chunk_is_zero(words, n))
+		if (chunk_is_zero(words, n, read, touched))
 			ret = pgzip_write_zeros(w->pz, n * 8, 1, errstr);
-		else if ((bytes = chunk_bytes(w, words, n)) == NULL)
+		else if ((bytes = chunk_bytes(w, words, n, read, touched)) == NULL)
 			return bad(errstr, strerror(ENOMEM));
 		else	/* the level from bytes: a copy's pages never written are not read again */
 			ret = pgzip_write(w->pz, bytes, n * 8, chunk_level((const uint64_t *)(const void *)bytes, n),
