@@ -7,11 +7,13 @@
  * save, a bit count, the current rate) that reads them anyway makes the
  * kernel map zero pages for gigabytes of nothing, and spends seconds
  * doing it for a filter sized for 1e9 keys that holds a thousand (issue
- * 33). mincore(2) says which pages are resident without touching them;
- * a page not resident in such a mapping holds zeros.
+ * 33). The kernel's page map (/proc/self/pagemap) says which pages are
+ * in memory or in swap without touching them; a page in neither, in such
+ * a mapping, holds zeros. (mincore(2) alone cannot tell a page never
+ * written from one written and swapped out.)
  *
  * Only an answer of 1 means something: 0 is "look at the bytes" (some
- * page is resident, the span is not page-aligned, or mincore is not to be
+ * page is in memory or swap, the span is not page-aligned, or the page map is not to be
  * had), never "something is set".
  */
 #ifndef BFTOOLS_UNTOUCHED_H
@@ -31,7 +33,7 @@ extern "C" {
 #define UNTOUCHED_PAGES (UNTOUCHED_SPAN / UNTOUCHED_PAGE)
 
 /*
- * 1 when no page of [p, p + len) is resident: p page-aligned, len a whole
+ * 1 when no page of [p, p + len) is in memory or swap: p page-aligned, len a whole
  * number of pages and at most UNTOUCHED_SPAN, in an anonymous private
  * mapping (then every byte there is 0). Else 0.
  */
@@ -45,6 +47,9 @@ int untouched(const void *p, size_t len);
  * an empty stretch read to find its zeros is a page of memory kept.
  */
 size_t untouched_pages(const void *p, size_t len, unsigned char read[UNTOUCHED_PAGES]);
+
+/* Whether a page whose /proc/self/pagemap entry is this may hold data: in memory or in swap. */
+int untouched_entry_holds_data(uint64_t entry);
 
 #ifdef __cplusplus
 }

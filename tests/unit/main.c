@@ -111,6 +111,7 @@ static const struct {
 	{ "blocked_simd", suite_blocked_simd },
 	{ "crc", suite_crc },
 	{ "staged", suite_staged },
+	{ "untouched", suite_untouched },
 	{ "sizing", suite_sizing },
 	{ "lines", suite_lines },
 	{ "instream", suite_instream },

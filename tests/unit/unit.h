@@ -73,6 +73,7 @@ void suite_siphash_many(void);
 void suite_blocked_simd(void);
 void suite_crc(void);
 void suite_staged(void);
+void suite_untouched(void);
 void suite_pipeline(void);
 void suite_numparse(void);
 void suite_format(void);
