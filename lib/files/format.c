@@ -761,7 +761,7 @@ static void progress_step(int saving, uint64_t bytes)
 /*
  * Which pages of a chunk may be read: read[i] is 0 for a page never
  * written (untouched.h), which holds zeros; every page of a chunk that is
- * not a whole span. Returns how many may be read. One mincore call a
+ * not a whole span. Returns how many may be read. One page-map read a
  * chunk, for chunk_is_zero and chunk_bytes both.
  */
 static size_t chunk_pages(const uint64_t *words, size_t nwords, unsigned char read[UNTOUCHED_PAGES])
