@@ -118,3 +118,17 @@ minor_faults() {
 	expect_eq "found" "133333" "$(bfgrep -c -f all.bf mixed.txt)"
 	cmp keys.txt once.txt
 }
+
+@test "sparse: bfmerge of two shards of -n 2e8 with 1,000 keys each costs what they hold" {
+	local kib
+	seq 1000 | bfbuild -n 2e8 -p 1e-4 --key "$KEY" -o s1.bf
+	seq 1001 2000 | bfbuild -n 2e8 -p 1e-4 --key "$KEY" -o s2.bf
+	seq 2000 | bfbuild -n 2e8 -p 1e-4 --key "$KEY" -o both.bf
+	# an OR of whole arrays touched all 550 MB of the result (as of 2.75 GB at -n 1e9)
+	kib=$(peak_kib bfmerge -o merged.bf s1.bf s2.bf)
+	under_kib 65536 "$kib" "bfmerge (OR)"
+	cmp both.bf merged.bf
+	kib=$(peak_kib bfmerge --intersect -o common.bf s1.bf both.bf)
+	under_kib 65536 "$kib" "bfmerge --intersect"
+	expect_eq "found in the intersection" "1000" "$(seq 2000 | bfgrep -c -f common.bf)"
+}

@@ -10,8 +10,10 @@
  * every run sees the same bits.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -559,6 +561,103 @@ static void remove_tmpdir(void)
 	rmdir(tmpdir);
 }
 
+static int all_zero_words(const uint64_t *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (w[i] != 0)
+			return 0;
+	return 1;
+}
+/* 4 KiB pages of [p, p + len) in memory now (mincore: nothing here is in swap). */
+static long pages_in_memory(const void *p, size_t len)
+{
+	size_t n = (len + 4095) / 4096;
+	unsigned char *vec = malloc(n);
+	long count = 0;
+
+	if (vec == NULL || mincore((void *)p, len, vec) != 0) {
+		free(vec);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		count += vec[i] & 1;
+	free(vec);
+	return count;
+}
+
+/* A 64 MiB blocked filter, not staged, with the keys "m-from" .. "m-(from + n - 1)". */
+static struct filter *sparse_filter(uint64_t from, size_t n)
+{
+	struct filter_params p = { 0 };
+	const char *why;
+	struct filter *f;
+	char text[32];
+
+	p.layout = FILTER_BLOCKED;
+	p.hash = FILTER_SIPHASH_1_3;
+	p.k = 7;
+	p.m = (UINT64_C(64) << 20) * 8;
+	p.capacity = 1000;
+	p.target_p = 0.01;
+	memset(p.key, 7, sizeof p.key);
+	if ((f = filter_new(&p, &why)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		struct line key = { text, (size_t)snprintf(text, sizeof text, "m-%llu", (unsigned long long)(from + i)) };
+
+		filter_add(f, &key, 1);
+	}
+	return f;
+}
+
+/*
+ * OR and AND of two filters of 64 MiB holding 100 keys each: the bits of
+ * a plain word-by-word OR and AND, while the pages in memory are only the
+ * keys' (OR: into's and the other's; AND: into's, those the other lacks
+ * cleared): never the 16,384 pages of either array.
+ */
+static void merging_sparse_filters_touches_only_their_pages(void)
+{
+	const size_t bytes = UINT64_C(64) << 20, words = bytes / 8;
+	struct filter *a = sparse_filter(0, 100), *b = sparse_filter(1000, 100), *c = sparse_filter(0, 50);
+	uint64_t *want = malloc(bytes);
+	long pa, pb, pc, after;
+
+	CHECK(a != NULL && b != NULL && c != NULL && want != NULL);
+	pa = pages_in_memory(a->words, bytes);
+	pb = pages_in_memory(b->words, bytes);
+	pc = pages_in_memory(c->words, bytes);
+	CHECKF(pa > 0 && pa <= 100 && pb > 0 && pb <= 100, "%ld and %ld pages", pa, pb);
+	/* page by page, reading only pages in memory: reading the others would back them */
+	for (size_t i = 0; i < words; i += 512) {
+		int in_a = pages_in_memory(a->words + i, 4096) > 0, in_b = pages_in_memory(b->words + i, 4096) > 0;
+
+		for (size_t j = i; j < i + 512; j++)
+			want[j] = (in_a ? a->words[j] : 0) | (in_b ? b->words[j] : 0);
+	}
+	merge_words(a, a->words, b->words, words, MERGE_OR);
+	after = pages_in_memory(a->words, bytes);
+	CHECKF(after <= pa + pb && pages_in_memory(b->words, bytes) == pb, "%ld pages after the OR", after);
+	for (size_t i = 0; i < words; i += 512)
+		if (pages_in_memory(a->words + i, 4096))
+			CHECK(memcmp(a->words + i, want + i, 4096) == 0);
+		else
+			CHECK(all_zero_words(want + i, 512));
+	/* AND with c (50 of a's first 100 keys): c's bits, as c's keys are a's */
+	merge_words(a, a->words, c->words, words, MERGE_AND);
+	CHECKF(pages_in_memory(a->words, bytes) == after && pages_in_memory(c->words, bytes) == pc,
+	       "%ld pages after the AND", pages_in_memory(a->words, bytes));
+	for (size_t i = 0; i < words; i += 512)
+		if (pages_in_memory(c->words + i, 4096))
+			CHECK(memcmp(a->words + i, c->words + i, 4096) == 0);
+		else if (pages_in_memory(a->words + i, 4096))
+			CHECK(all_zero_words(a->words + i, 512));
+	free(want);
+	filter_free(a);
+	filter_free(b);
+	filter_free(c);
+}
+
 void suite_merge(void)
 {
 	const char *base = getenv("TMPDIR");
@@ -568,6 +667,8 @@ void suite_merge(void)
 		unit_run("merge: a scratch directory can be made", no_scratch_directory);
 		return;
 	}
+	unit_run("merge: OR and AND of sparse filters touch only the pages their keys are in",
+		 merging_sparse_filters_touches_only_their_pages);
 	unit_run("merge: OR of filters of disjoint key sets is the filter of their union, bit for bit",
 		 or_of_disjoint_sets_is_the_filter_of_the_union);
 	unit_run("merge: AND is the AND of the bits and keeps every key both held",
