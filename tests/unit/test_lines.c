@@ -958,7 +958,7 @@ static void estimates_records_from_a_files_head(void)
 {
 	static const unsigned char gzip_head[] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 'x', '\n' };
 	size_t n = 200000, len = n * 8;
-	char *text = malloc(len);
+	char *text = malloc(len + 1);	/* snprintf's NUL after the last record */
 	int fd, p[2];
 
 	CHECK(text != NULL);
