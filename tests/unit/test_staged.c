@@ -289,14 +289,14 @@ static void *add_shared_all(void *arg)
 	return NULL;
 }
 
-/* The way region owners add: each thread the keys of its blocks, in order. */
+/* The way region owners add: each thread the keys of its blocks, in order (their count kept apart). */
 static void *test_and_add_region(void *arg)
 {
 	const struct shared_job *job = arg;
 
 	for (size_t i = 0; i < job->n; i++)
 		if (job->base[i] >= job->lo && job->base[i] < job->hi)
-			filter_blocks_test_and_add(job->f, job->base + i, job->h + 2 * i, 1, job->present + i);
+			filter_blocks_test_and_set(job->f, job->base + i, job->h + 2 * i, 1, job->present + i);
 	return NULL;
 }
 
