@@ -796,10 +796,78 @@ static int chunk_is_zero(const uint64_t *words, size_t nwords, const unsigned ch
 	return 1;
 }
 
+/*
+ * A staged filter's chunk of n words from word first, from its blocks (sorted;
+ * *next the first not yet placed): a copy with the blocks in place, in file
+ * order, or NULL when none lies there (the chunk is zero). The same bytes
+ * as the array would give once settled, without backing a page of it.
+ */
+static const unsigned char *staged_chunk(struct gz_out *w, const struct filter_block *blocks,
+					 size_t nblocks, size_t *next, uint64_t first, size_t n, int *nomem)
+{
+	uint64_t *copy;
+
+	*nomem = 0;
+	if (*next == nblocks || blocks[*next].base >= first + n)
+		return NULL;
+	if ((copy = next_copy(w)) == NULL) {
+		*nomem = 1;
+		return NULL;
+	}
+	memset(copy, 0, n * 8);
+	for (; *next < nblocks && blocks[*next].base < first + n; ++*next) {
+		uint64_t *to = copy + (blocks[*next].base - first);
+
+		for (unsigned j = 0; j < FILTER_BLOCK_BITS / 64; j++)
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			to[j] = blocks[*next].words[j];
+#else
+			to[j] = __builtin_bswap64(blocks[*next].words[j]);
+#endif
+	}
+	return (const unsigned char *)copy;
+}
+
+/* The payload of a staged filter, chunk by chunk from its blocks: 0, or -1 with *errstr. */
+static int write_staged_payload(struct gz_out *w, const struct filter *f, const struct filter_block *blocks,
+				size_t nblocks, const char **errstr)
+{
+	uint64_t nwords = filter_bytes(f) / 8, chunk = IO_CHUNK / 8;
+	size_t next = 0;
+
+	for (uint64_t i = 0; i < nwords; i += chunk) {
+		size_t n = (size_t)(nwords - i < chunk ? nwords - i : chunk);
+		int nomem, ret;
+		const unsigned char *bytes = staged_chunk(w, blocks, nblocks, &next, i, n, &nomem);
+
+		if (nomem)
+			return bad(errstr, strerror(ENOMEM));
+		if (bytes == NULL)
+			ret = pgzip_write_zeros(w->pz, n * 8, 1, errstr);
+		else
+			ret = pgzip_write(w->pz, bytes, n * 8,
+					  chunk_level((const uint64_t *)(const void *)bytes, n), errstr);
+		if (ret < 0)
+			return -1;
+		progress_step(1, (uint64_t)n * 8);
+	}
+	return 0;
+}
+
 static int write_payload(struct gz_out *w, const struct filter *f, const char **errstr)
 {
 	uint64_t nwords = filter_bytes(f) / 8, chunk = IO_CHUNK / 8;
 
+	struct filter_block *blocks;
+	size_t nblocks;
+
+	/* staged: from its blocks, its array never backed */
+	if (filter_staged_blocks(f, &blocks, &nblocks)) {
+		int ret = write_staged_payload(w, f, blocks, nblocks, errstr);
+
+		free(blocks);
+		return ret;
+	}
 	for (uint64_t i = 0; i < nwords; i += chunk) {
 		size_t n = (size_t)(nwords - i < chunk ? nwords - i : chunk);
 		const uint64_t *words = f->words + i;
@@ -932,9 +1000,6 @@ static int save(const struct saving *sv, int fd, int direct, const char **errstr
 	struct gz_out w;
 	int ok;
 
-	/* the array is read as it is, below: staged blocks into it first */
-	for (size_t i = 0; i < sv->nstages; i++)
-		filter_settle(sv->stage[i]);
 	if (gz_out_open(&w, fd, direct, saving_pieces(sv), stats, encode_stats(sv, stats), errstr) < 0)
 		return -1;
 	ok = pgzip_write(w.pz, sv->head, sv->head_len, 1, errstr) == 0;

@@ -278,6 +278,13 @@ void filter_settle(const struct filter *f)
 		layout_blocked_settle(f);
 }
 
+int filter_staged_blocks(const struct filter *f, struct filter_block **blocks, size_t *n)
+{
+	*blocks = NULL;
+	*n = 0;
+	return f->staged != NULL && layout_blocked_staged_blocks(f, blocks, n);
+}
+
 void filter_expect_dense(struct filter *f)
 {
 	if (f->backed != NULL)

@@ -188,6 +188,14 @@ void filter_stage(struct filter *f);
 void filter_settle(const struct filter *f);
 
 /*
+ * A staged filter's blocks, copied and sorted by base, into *blocks (n
+ * of them; free it), every other block of the array being zero: 1. Not
+ * staged (or no memory for the copies, when it is settled instead): 0,
+ * and the array is the filter. For a save that need not settle.
+ */
+int filter_staged_blocks(const struct filter *f, struct filter_block **blocks, size_t *n);
+
+/*
  * About n adds are coming (the lines of the input files, say): where
  * they would make f dense on their own (FILTER_DENSE_KEYS_PER_SPAN a
  * span, repeats counted as they are there), it is made dense now, before

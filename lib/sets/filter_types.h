@@ -72,6 +72,12 @@ struct filter_params {
 	uint64_t probe_bits;
 };
 
+/* A block of a staged filter: its first word's index in the array, and its words (filter_staged_blocks). */
+struct filter_block {
+	uint64_t base;
+	uint64_t words[FILTER_BLOCK_BITS / 64];
+};
+
 struct staged;		/* staged.h */
 struct filter {
 	struct filter_params params;

@@ -126,6 +126,8 @@ void layout_blocked_dense(const struct filter *f);
  * layout's own operations (a save, a merge). Nothing when not staged.
  */
 void layout_blocked_settle(const struct filter *f);
+/* A staged filter's blocks (filter_staged_blocks). */
+int layout_blocked_staged_blocks(const struct filter *f, struct filter_block **blocks, size_t *n);
 /* A staged filter's bits set, into set: 1; 0 when it is not staged. */
 int layout_blocked_staged_set(const struct filter *f, uint64_t *set);
 void layout_blocked_test_bases(const struct filter *f, const uint64_t *base, const uint64_t *h,

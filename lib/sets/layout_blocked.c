@@ -707,6 +707,45 @@ static int staged_figures(const struct filter *f, uint64_t *set, double *fpr)
 	return 1;
 }
 
+static void copy_block(void *ctx, uint64_t base, const uint64_t *block)
+{
+	struct filter_block **next = ctx;
+
+	(*next)->base = base;
+	memcpy((*next)->words, block, sizeof (*next)->words);
+	++*next;
+}
+
+static int by_block_base(const void *a, const void *b)
+{
+	const struct filter_block *x = a, *y = b;
+
+	return (x->base > y->base) - (x->base < y->base);
+}
+
+int layout_blocked_staged_blocks(const struct filter *f, struct filter_block **blocks, size_t *n)
+{
+	struct staged *s = stage_enter(f, 0, 0);
+	struct filter_block *next;
+
+	*blocks = NULL;
+	*n = 0;
+	if (s == NULL)
+		return 0;
+	if (s->used > 0 && (*blocks = malloc((size_t)s->used * sizeof **blocks)) == NULL) {
+		unstage(f, s, 0);	/* no memory for copies: the array, as it would have been */
+		stage_leave(s);
+		return 0;
+	}
+	next = *blocks;
+	staged_each(s, copy_block, &next);
+	*n = (size_t)s->used;
+	stage_leave(s);
+	if (*n > 0)
+		qsort(*blocks, *n, sizeof **blocks, by_block_base);
+	return 1;
+}
+
 int layout_blocked_staged_set(const struct filter *f, uint64_t *set)
 {
 	return staged_figures(f, set, NULL);

@@ -383,8 +383,9 @@ static int same_file(const char *a, const char *b)
 
 /*
  * A cascade made new is staged (cascade_new_fixed); saved, it is the file
- * of the same keys in a filter never staged, byte for byte. A merge into a
- * new one (bfcount's union) of a staged cascade finds every bit.
+ * of the same keys in a filter never staged, byte for byte, written from
+ * its blocks without backing a page of its array. A merge into a new one
+ * (bfcount's union) of a staged cascade finds every bit.
  */
 static void saves_and_merges_find_the_staged_bits(void)
 {
@@ -396,6 +397,7 @@ static void saves_and_merges_find_the_staged_bits(void)
 	char pa[] = "/tmp/bftools-staged-a-XXXXXX", pb[] = "/tmp/bftools-staged-b-XXXXXX";
 	int fa = mkstemp(pa), fb = mkstemp(pb);
 	struct keys k;
+	long pages;
 
 	CHECK(a != NULL && b != NULL && fa >= 0 && fb >= 0 && make_keys(&k, 0, 5000) == 0);
 	close(fa);
@@ -403,12 +405,15 @@ static void saves_and_merges_find_the_staged_bits(void)
 	CHECK(is_staged(a->stages[0]));
 	CHECK(cascade_add(a, k.line, 5000, &why) == 0 && cascade_add(b, k.line, 5000, &why) == 0);
 	CHECK(is_staged(a->stages[0]));
+	CHECK(format_save_path(a, pa, &why) == 0 && format_save_path(b, pb, &why) == 0);
+	CHECK(same_file(pa, pb));
+	pages = resident_pages(a->stages[0]->words, BYTES);
+	CHECKF(is_staged(a->stages[0]) && pages == 0, "saved from its blocks: %ld pages backed", pages);
 	u = cascade_new_like(a, &why);
 	CHECK(u != NULL && is_staged(u->stages[0]));
 	CHECKF(merge_into(u, a, MERGE_OR, &why) == 0, "%s", why);
-	CHECK(!is_staged(u->stages[0]) && memcmp(u->stages[0]->words, plain->words, BYTES) == 0);
-	CHECK(format_save_path(a, pa, &why) == 0 && format_save_path(b, pb, &why) == 0);
-	CHECK(!is_staged(a->stages[0]) && same_file(pa, pb));
+	CHECK(!is_staged(u->stages[0]) && !is_staged(a->stages[0]));
+	CHECK(memcmp(u->stages[0]->words, plain->words, BYTES) == 0);
 	unlink(pa);
 	unlink(pb);
 	free_keys(&k);
