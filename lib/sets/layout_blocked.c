@@ -36,12 +36,14 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "blocked_simd.h"
 #include "model.h"
+#include "pipeline.h"
 #include "popcount.h"
 #include "staged.h"
 #include "untouched.h"
@@ -191,6 +193,64 @@ static void write_block(void *ctx, uint64_t base, const uint64_t *block)
 
 static void make_dense(const struct filter *f);
 
+#define POPULATE_THREADS_MAX 8
+
+struct populate_part {
+	char *start;
+	size_t len;
+};
+
+static void *populate_part(void *arg)
+{
+#ifdef MADV_POPULATE_WRITE
+	const struct populate_part *part = arg;
+
+	(void)madvise(part->start, part->len, MADV_POPULATE_WRITE);	/* failing, the writes fault instead */
+#else
+	(void)arg;
+#endif
+	return NULL;
+}
+
+/*
+ * Going dense from the table: the whole array backed now, in huge pages,
+ * on as many threads as the run has (at most 8), before the blocks are
+ * written in. A dense filter's spans are all written soon anyway, and the
+ * other threads wait on the table's lock meanwhile: one thread faulting
+ * 1,300 spans of 2 MiB one after another was most of what a pipe of 1e8
+ * lines into -n 1e9 lost against a filter dense from the start. The spans
+ * are marked backed, for back_spans to skip.
+ */
+static void populate_all(const struct filter *f)
+{
+	uint64_t bytes = f->params.m / 8, spans = (bytes + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN, per;
+	struct populate_part part[POPULATE_THREADS_MAX];
+	pthread_t thread[POPULATE_THREADS_MAX];
+	int started[POPULATE_THREADS_MAX];
+	unsigned parts = (unsigned)pipeline_threads();
+
+	if (parts > POPULATE_THREADS_MAX)
+		parts = POPULATE_THREADS_MAX;
+	if (parts < 1 || spans < parts)
+		parts = 1;
+	per = (spans + parts - 1) / parts * FILTER_BACK_SPAN;
+	for (unsigned i = 0; i < parts; i++) {
+		uint64_t start = i * per < bytes ? i * per : bytes;
+
+		part[i] = (struct populate_part){ (char *)f->words + start,
+						  (size_t)(bytes - start < per ? bytes - start : per) };
+		started[i] = i > 0 && pthread_create(&thread[i], NULL, populate_part, &part[i]) == 0;
+	}
+	populate_part(&part[0]);
+	for (unsigned i = 1; i < parts; i++)
+		if (started[i])
+			pthread_join(thread[i], NULL);
+		else
+			populate_part(&part[i]);
+	for (uint64_t i = 0; i < spans; i++)
+		__atomic_fetch_or(&f->backed[FILTER_BACKED_HEAD + i / 64], UINT64_C(1) << (i % 64), __ATOMIC_RELAXED);
+}
+
 /*
  * The table's blocks into the array, and the table given up (its lock
  * held): as huge pages when dense, else page by page as the keys would
@@ -200,9 +260,10 @@ static void make_dense(const struct filter *f);
  */
 static void unstage(const struct filter *f, struct staged *s, int to_dense)
 {
-	if (to_dense)
+	if (to_dense) {
 		make_dense(f);
-	else
+		populate_all(f);
+	} else
 		__atomic_add_fetch(&f->backed[0], s->adds, __ATOMIC_RELAXED);
 	staged_each(s, write_block, (void *)f);
 	staged_clear(s);
@@ -550,13 +611,11 @@ static int dense_now(const struct filter *f, size_t n)
 }
 
 /* Once the filter is dense: have the 2 MiB spans the blocks at these words lie in backed, each span once. */
-static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
+static void populate_spans(const struct filter *f, const uint64_t *base, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
 	uint64_t bytes = f->params.m / 8;
 
-	if (f->backed == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED) || !dense_now(f, n))
-		return;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t span = base[i] * 8 / FILTER_BACK_SPAN;
 		uint64_t *word = &f->backed[FILTER_BACKED_HEAD + span / 64], bit = UINT64_C(1) << (span % 64);
@@ -577,6 +636,46 @@ static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
 #else
 	(void)f, (void)base, (void)n;
 #endif
+}
+
+static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
+{
+	if (f->backed == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED) || !dense_now(f, n))
+		return;
+	populate_spans(f, base, n);
+}
+
+/*
+ * Staged, the array is not written yet: nothing of it to load. But once
+ * the keys made ready reach the dense threshold (this thread runs a little
+ * ahead of the adds), the adds are about to turn it dense: from then on
+ * the spans these keys land in are backed here, huge pages asked for, as a
+ * dense filter's are (back_spans), so that the add that turns it dense
+ * writes the table's blocks into spans backed already, instead of
+ * faulting 2 MiB pages one after another while every thread waits on it.
+ * Nobody else touches the array while it is staged, so backing zeros
+ * changes no bit. Before the threshold, no page.
+ */
+static void ready_staged(const struct filter *f, const uint64_t *h, size_t n)
+{
+	struct staged *s = f->staged;
+	uint64_t spans = (f->params.m / 8 + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
+
+	if (__atomic_add_fetch(&s->readied, n, __ATOMIC_RELAXED) < spans * FILTER_DENSE_KEYS_PER_SPAN ||
+	    __atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
+		return;
+#ifdef MADV_HUGEPAGE
+	if (!__atomic_exchange_n(&s->huge, 1, __ATOMIC_RELAXED))
+		(void)madvise(f->words, (size_t)(f->params.m / 8), MADV_HUGEPAGE);
+#endif
+	for (size_t done = 0; done < n; done += LAYOUT_BATCH) {
+		size_t len = n - done < LAYOUT_BATCH ? n - done : LAYOUT_BATCH;
+		uint64_t base[LAYOUT_BATCH];
+
+		for (size_t i = 0; i < len; i++)
+			base[i] = blocked_base(f, h + 2 * (done + i));
+		populate_spans(f, base, len);
+	}
 }
 
 /*
@@ -621,9 +720,10 @@ static void blocked_ready(const struct filter *f, const uint64_t *h, size_t n)
 {
 	if (f->words == NULL || f->params.m / 8 < FILTER_READY_MIN)
 		return;
-	/* staged, the array is not written yet: nothing of it to make ready */
-	if (staged_now(f))
+	if (staged_now(f)) {
+		ready_staged(f, h, n);
 		return;
+	}
 	for (size_t done = 0; done < n; done += LAYOUT_BATCH) {
 		size_t len = n - done < LAYOUT_BATCH ? n - done : LAYOUT_BATCH;
 		uint64_t base[LAYOUT_BATCH];

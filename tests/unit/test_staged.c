@@ -267,6 +267,39 @@ static void expecting_dense_ends_the_staging(void)
 	filter_free(g);
 }
 
+/*
+ * Keys made ready (filter_ready_hashed, the hashing thread's call) back no
+ * page of a staged filter until they reach the dense threshold; past it,
+ * the 2 MiB spans of the keys readied are backed ahead of the adds, the
+ * filter still staged and its bits still in the table; the adds then turn
+ * it dense with every bit where a filter never staged has it.
+ */
+static void keys_readied_past_the_threshold_back_their_spans_ahead(void)
+{
+	const size_t n = THRESHOLD + 3;
+	struct filter *f = fresh(1), *g = fresh(0);
+	uint64_t *h = malloc(2 * n * sizeof *h);
+	struct keys k;
+	long before, ahead;
+
+	CHECK(f != NULL && g != NULL && h != NULL && make_keys(&k, 0, n) == 0);
+	CHECK(filter_hash(f, k.line, n, h) == 0);
+	filter_ready_hashed(f, h, THRESHOLD - 1);
+	before = resident_pages(f->words, BYTES);
+	filter_ready_hashed(f, h + 2 * (THRESHOLD - 1), 4);
+	ahead = resident_pages(f->words, BYTES);
+	CHECKF(before == 0, "%ld pages backed below the threshold", before);
+	CHECKF(ahead >= 512 && ahead <= 4 * 512 && ahead % 512 == 0, "%ld pages backed past it", ahead);
+	CHECK(is_staged(f) && filter_bits_set(f) == 0);
+	filter_add_hashed(f, k.line, h, n);
+	filter_add(g, k.line, n);
+	CHECK(!is_staged(f) && memcmp(f->words, g->words, BYTES) == 0);
+	free_keys(&k);
+	free(h);
+	filter_free(f);
+	filter_free(g);
+}
+
 struct shared_job {
 	struct filter *f;
 	const struct line *keys;
@@ -431,6 +464,8 @@ void suite_staged(void)
 	unit_run("staged: the add that reaches the dense threshold makes it dense, the bits in its array",
 		 the_add_that_reaches_the_threshold_makes_it_dense);
 	unit_run("staged: expecting dense ends the staging, no bit lost", expecting_dense_ends_the_staging);
+	unit_run("staged: keys readied past the threshold back their spans ahead of the adds, no bit changed",
+		 keys_readied_past_the_threshold_back_their_spans_ahead);
 	unit_run("staged: four threads adding at once past the threshold lose nothing",
 		 threads_adding_at_once_lose_nothing_going_dense);
 	unit_run("staged: region owners on a staged filter answer as one thread",
