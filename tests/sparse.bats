@@ -119,6 +119,16 @@ minor_faults() {
 	cmp keys.txt once.txt
 }
 
+@test "sparse: a thousand keys repeated a thousand times through a pipe stay a thousand blocks" {
+	local kib
+	awk 'BEGIN { for (r = 0; r < 1000; r++) for (k = 1; k <= 1000; k++) print k }' >repeats.txt
+	# counted by adds, a million lines turned -n 1e9 dense (672,000): 1.4 GB
+	# of huge pages for the thousand keys' spans; counted by blocks, never
+	kib=$(peak_kib sh -c "cat repeats.txt | bfuniq -n 1e9 -p 1e-4 --key $KEY")
+	under_kib 65536 "$kib" bfuniq
+	seq 1000 | cmp - out
+}
+
 @test "sparse: bfmerge of two shards of -n 2e8 with 1,000 keys each costs what they hold" {
 	local kib
 	seq 1000 | bfbuild -n 2e8 -p 1e-4 --key "$KEY" -o s1.bf

@@ -253,16 +253,22 @@ static void populate_all(const struct filter *f)
 
 /*
  * The table's blocks into the array, and the table given up (its lock
- * held): as huge pages when dense, else page by page as the keys would
- * have written them, their count going on to the dense rule (dense_now).
+ * held): as huge pages when dense (the whole array backed first, when the
+ * table's blocks made it dense; lazily, span by span as keys land, when
+ * the caller expects it dense: filter_expect_adds counts repeats, which a
+ * table of blocks does not), else page by page as the keys would have
+ * written them, their count going on to the dense rule (dense_now).
  * The release store makes the blocks visible to every thread that then
  * finds the table inactive.
  */
-static void unstage(const struct filter *f, struct staged *s, int to_dense)
+enum unstage_to { TO_SPARSE, TO_DENSE, TO_DENSE_LAZILY };
+
+static void unstage(const struct filter *f, struct staged *s, enum unstage_to to)
 {
-	if (to_dense) {
+	if (to != TO_SPARSE) {
 		make_dense(f);
-		populate_all(f);
+		if (to == TO_DENSE)
+			populate_all(f);
 	} else
 		__atomic_add_fetch(&f->backed[0], s->adds, __ATOMIC_RELAXED);
 	staged_each(s, write_block, (void *)f);
@@ -271,15 +277,29 @@ static void unstage(const struct filter *f, struct staged *s, int to_dense)
 }
 
 /*
+ * Blocks in the table from which the filter is dense: a block per 4 KiB
+ * page of the array on average (FILTER_DENSE_KEYS_PER_SPAN a span), where
+ * the page-a-key rule of a filter without a table turned it dense too,
+ * but counting blocks, not adds: a stream of a thousand keys repeated
+ * forever stays a thousand blocks in the table (a filter without a table
+ * backed a 2 MiB span for each).
+ */
+static uint64_t dense_blocks(const struct filter *f)
+{
+	return (f->params.m / 8 + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN * FILTER_DENSE_KEYS_PER_SPAN;
+}
+
+/*
  * The table of a staged filter, locked, for a batch of n keys (adds: that
  * may add, and count as keys added); NULL when the filter's bits are in
- * its array, which the caller then uses. A batch that makes the filter
- * dense, or finds no memory to grow the table, unstages it first.
+ * its array, which the caller then uses. A batch that could make the
+ * table reach dense_blocks, or finds no memory to grow it, unstages it
+ * first.
  */
 static struct staged *stage_enter(const struct filter *f, size_t n, int adds)
 {
 	struct staged *s = f->staged;
-	uint64_t spans = (f->params.m / 8 + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
+	uint64_t dense_at = dense_blocks(f);
 
 	if (s == NULL || !__atomic_load_n(&s->active, __ATOMIC_ACQUIRE))
 		return NULL;
@@ -288,8 +308,8 @@ static struct staged *stage_enter(const struct filter *f, size_t n, int adds)
 		pthread_mutex_unlock(&s->lock);
 		return NULL;
 	}
-	if (adds && (s->adds + n >= spans * FILTER_DENSE_KEYS_PER_SPAN || staged_reserve(s, n) < 0)) {
-		unstage(f, s, s->adds + n >= spans * FILTER_DENSE_KEYS_PER_SPAN);
+	if (adds && (s->used + n >= dense_at || staged_reserve(s, n) < 0)) {
+		unstage(f, s, s->used + n >= dense_at ? TO_DENSE : TO_SPARSE);
 		pthread_mutex_unlock(&s->lock);
 		return NULL;
 	}
@@ -309,7 +329,7 @@ void layout_blocked_settle(const struct filter *f)
 
 	if (s == NULL)
 		return;
-	unstage(f, s, 0);
+	unstage(f, s, TO_SPARSE);
 	stage_leave(s);
 }
 
@@ -555,7 +575,7 @@ void layout_blocked_dense(const struct filter *f)
 	struct staged *s = stage_enter(f, 0, 0);
 
 	if (s != NULL) {
-		unstage(f, s, 1);
+		unstage(f, s, TO_DENSE_LAZILY);
 		stage_leave(s);
 		return;
 	}
@@ -647,8 +667,8 @@ static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
 
 /*
  * Staged, the array is not written yet: nothing of it to load. But once
- * the keys made ready reach the dense threshold (this thread runs a little
- * ahead of the adds), the adds are about to turn it dense: from then on
+ * these keys could bring the table to dense_blocks, the adds are about to
+ * turn it dense: from then on
  * the spans these keys land in are backed here, huge pages asked for, as a
  * dense filter's are (back_spans), so that the add that turns it dense
  * writes the table's blocks into spans backed already, instead of
@@ -659,9 +679,8 @@ static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
 static void ready_staged(const struct filter *f, const uint64_t *h, size_t n)
 {
 	struct staged *s = f->staged;
-	uint64_t spans = (f->params.m / 8 + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
 
-	if (__atomic_add_fetch(&s->readied, n, __ATOMIC_RELAXED) < spans * FILTER_DENSE_KEYS_PER_SPAN ||
+	if (__atomic_load_n(&s->used, __ATOMIC_RELAXED) + n < dense_blocks(f) ||
 	    __atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
 		return;
 #ifdef MADV_HUGEPAGE
@@ -790,7 +809,7 @@ static int staged_figures(const struct filter *f, uint64_t *set, double *fpr)
 	if (s == NULL)
 		return 0;
 	if (fpr != NULL && (c.at = malloc((s->used ? s->used : 1) * sizeof *c.at)) == NULL) {
-		unstage(f, s, 0);
+		unstage(f, s, TO_SPARSE);
 		stage_leave(s);
 		return 0;
 	}
@@ -833,7 +852,7 @@ int layout_blocked_staged_blocks(const struct filter *f, struct filter_block **b
 	if (s == NULL)
 		return 0;
 	if (s->used > 0 && (*blocks = malloc((size_t)s->used * sizeof **blocks)) == NULL) {
-		unstage(f, s, 0);	/* no memory for copies: the array, as it would have been */
+		unstage(f, s, TO_SPARSE);	/* no memory for copies: the array, as it would have been */
 		stage_leave(s);
 		return 0;
 	}

@@ -20,7 +20,7 @@
 #include "staged.h"
 #include "unit.h"
 
-/* 128 MiB: 64 spans, so dense at 64 x FILTER_DENSE_KEYS_PER_SPAN = 32,768 adds */
+/* 128 MiB: 64 spans, so dense at 64 x FILTER_DENSE_KEYS_PER_SPAN = 32,768 blocks */
 #define BYTES (UINT64_C(128) << 20)
 #define THRESHOLD (BYTES / FILTER_BACK_SPAN * FILTER_DENSE_KEYS_PER_SPAN)
 
@@ -225,30 +225,37 @@ static void a_staged_filter_answers_as_its_array_would(void)
 }
 
 /*
- * One add short of the dense threshold, a filter is still staged; the add
- * that reaches it makes it dense (huge pages asked for), its blocks in the
- * array, word for word those of a filter never staged.
+ * Keys added one at a time: the filter stays staged until its table holds
+ * THRESHOLD blocks less one, and the add that would bring it to THRESHOLD
+ * makes it dense (huge pages asked for, the array backed), its blocks in
+ * the array, word for word those of a filter never staged. Then repeats
+ * of the same keys, however many, leave a staged filter staged.
  */
 static void the_add_that_reaches_the_threshold_makes_it_dense(void)
 {
-	struct filter *f = fresh(1), *g = fresh(0);
+	struct filter *f = fresh(1), *g = fresh(0), *r = fresh(1);
 	struct keys k;
+	uint64_t before = 0, added = 0;
 
-	CHECK(f != NULL && g != NULL && make_keys(&k, 0, THRESHOLD) == 0);
-	for (uint64_t done = 0; done < THRESHOLD - 1; done += 1000) {
-		size_t len = THRESHOLD - 1 - done < 1000 ? (size_t)(THRESHOLD - 1 - done) : 1000;
-
-		filter_add(f, k.line + done, len);
-		filter_add(g, k.line + done, len);
+	CHECK(f != NULL && g != NULL && r != NULL && make_keys(&k, 0, 2 * THRESHOLD) == 0);
+	while (is_staged(f) && added < 2 * THRESHOLD) {
+		before = f->staged->used;
+		filter_add(f, k.line + added, 1);
+		filter_add(g, k.line + added, 1);
+		added++;
 	}
-	CHECK(is_staged(f) && f->backed[1] == 0 && resident_pages(f->words, BYTES) == 0);
-	filter_add(f, k.line + THRESHOLD - 1, 1);
-	filter_add(g, k.line + THRESHOLD - 1, 1);
-	CHECK(!is_staged(f) && f->backed[1] == 1 && f->staged->used == 0);
+	CHECKF(!is_staged(f) && before == THRESHOLD - 1, "dense after %llu blocks, %llu keys",
+	       (unsigned long long)before, (unsigned long long)added);
+	CHECK(f->backed[1] == 1 && f->staged->used == 0 && resident_pages(f->words, BYTES) == BYTES / 4096);
 	CHECK(memcmp(f->words, g->words, BYTES) == 0);
+	for (int round = 0; round < 40; round++)
+		filter_add(r, k.line, 1000);
+	CHECK(is_staged(r) && r->staged->used <= 1000 && r->staged->adds == 40000);
+	CHECK(resident_pages(r->words, BYTES) == 0);
 	free_keys(&k);
 	filter_free(f);
 	filter_free(g);
+	filter_free(r);
 }
 
 /* filter_expect_dense on a staged filter: its blocks into the array, dense. */
@@ -269,29 +276,36 @@ static void expecting_dense_ends_the_staging(void)
 
 /*
  * Keys made ready (filter_ready_hashed, the hashing thread's call) back no
- * page of a staged filter until they reach the dense threshold; past it,
- * the 2 MiB spans of the keys readied are backed ahead of the adds, the
- * filter still staged and its bits still in the table; the adds then turn
- * it dense with every bit where a filter never staged has it.
+ * page of a staged filter while they could not bring its table to the
+ * dense threshold; once they could, the 2 MiB spans they land in are
+ * backed ahead of the adds, the filter still staged and not a bit
+ * changed; the adds then turn it dense with every bit where a filter never
+ * staged has it.
  */
-static void keys_readied_past_the_threshold_back_their_spans_ahead(void)
+static void keys_readied_near_the_threshold_back_their_spans_ahead(void)
 {
-	const size_t n = THRESHOLD + 3;
+	const size_t n = 2 * THRESHOLD;
 	struct filter *f = fresh(1), *g = fresh(0);
-	uint64_t *h = malloc(2 * n * sizeof *h);
+	uint64_t *h = malloc(2 * n * sizeof *h), set;
 	struct keys k;
-	long before, ahead;
+	size_t added = 0;
+	long below, ahead;
 
 	CHECK(f != NULL && g != NULL && h != NULL && make_keys(&k, 0, n) == 0);
 	CHECK(filter_hash(f, k.line, n, h) == 0);
-	filter_ready_hashed(f, h, THRESHOLD - 1);
-	before = resident_pages(f->words, BYTES);
-	filter_ready_hashed(f, h + 2 * (THRESHOLD - 1), 4);
+	while (f->staged->used < THRESHOLD - 8) {
+		filter_add_hashed(f, k.line + added, h + 2 * added, 1);
+		added++;
+	}
+	filter_ready_hashed(f, h + 2 * added, 4);
+	below = resident_pages(f->words, BYTES);
+	set = filter_bits_set(f);
+	filter_ready_hashed(f, h + 2 * added, 8);
 	ahead = resident_pages(f->words, BYTES);
-	CHECKF(before == 0, "%ld pages backed below the threshold", before);
-	CHECKF(ahead >= 512 && ahead <= 4 * 512 && ahead % 512 == 0, "%ld pages backed past it", ahead);
-	CHECK(is_staged(f) && filter_bits_set(f) == 0);
-	filter_add_hashed(f, k.line, h, n);
+	CHECKF(below == 0, "%ld pages backed below the threshold", below);
+	CHECKF(ahead >= 512 && ahead <= 8 * 512 && ahead % 512 == 0, "%ld pages backed near it", ahead);
+	CHECK(is_staged(f) && filter_bits_set(f) == set);
+	filter_add_hashed(f, k.line + added, h + 2 * added, n - added);
 	filter_add(g, k.line, n);
 	CHECK(!is_staged(f) && memcmp(f->words, g->words, BYTES) == 0);
 	free_keys(&k);
@@ -335,7 +349,7 @@ static void *test_and_add_region(void *arg)
 
 /*
  * Four threads add 20,000 keys each at once, past the dense threshold
- * (32,768): the bits are those of one thread adding them all.
+ * (32,768 blocks): the bits are those of one thread adding them all.
  */
 static void threads_adding_at_once_lose_nothing_going_dense(void)
 {
@@ -461,11 +475,11 @@ void suite_staged(void)
 		 the_table_finds_what_it_holds);
 	unit_run("staged: a staged filter answers, counts and rates as its array would, with no page of it resident",
 		 a_staged_filter_answers_as_its_array_would);
-	unit_run("staged: the add that reaches the dense threshold makes it dense, the bits in its array",
+	unit_run("staged: the add that brings the table to the dense threshold makes it dense; repeats never do",
 		 the_add_that_reaches_the_threshold_makes_it_dense);
 	unit_run("staged: expecting dense ends the staging, no bit lost", expecting_dense_ends_the_staging);
-	unit_run("staged: keys readied past the threshold back their spans ahead of the adds, no bit changed",
-		 keys_readied_past_the_threshold_back_their_spans_ahead);
+	unit_run("staged: keys readied near the threshold back their spans ahead of the adds, no bit changed",
+		 keys_readied_near_the_threshold_back_their_spans_ahead);
 	unit_run("staged: four threads adding at once past the threshold lose nothing",
 		 threads_adding_at_once_lose_nothing_going_dense);
 	unit_run("staged: region owners on a staged filter answer as one thread",
