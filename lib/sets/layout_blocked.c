@@ -666,38 +666,6 @@ static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
 }
 
 /*
- * Staged, the array is not written yet: nothing of it to load. But once
- * these keys could bring the table to dense_blocks, the adds are about to
- * turn it dense: from then on
- * the spans these keys land in are backed here, huge pages asked for, as a
- * dense filter's are (back_spans), so that the add that turns it dense
- * writes the table's blocks into spans backed already, instead of
- * faulting 2 MiB pages one after another while every thread waits on it.
- * Nobody else touches the array while it is staged, so backing zeros
- * changes no bit. Before the threshold, no page.
- */
-static void ready_staged(const struct filter *f, const uint64_t *h, size_t n)
-{
-	struct staged *s = f->staged;
-
-	if (__atomic_load_n(&s->used, __ATOMIC_RELAXED) + n < dense_blocks(f) ||
-	    __atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
-		return;
-#ifdef MADV_HUGEPAGE
-	if (!__atomic_exchange_n(&s->huge, 1, __ATOMIC_RELAXED))
-		(void)madvise(f->words, (size_t)(f->params.m / 8), MADV_HUGEPAGE);
-#endif
-	for (size_t done = 0; done < n; done += LAYOUT_BATCH) {
-		size_t len = n - done < LAYOUT_BATCH ? n - done : LAYOUT_BATCH;
-		uint64_t base[LAYOUT_BATCH];
-
-		for (size_t i = 0; i < len; i++)
-			base[i] = blocked_base(f, h + 2 * (done + i));
-		populate_spans(f, base, len);
-	}
-}
-
-/*
  * Load the cache line of each block at these words: prefetch them all,
  * then read one word of each, so the misses overlap. Only loads: what this
  * thread takes in is the line (into its caches and the shared L3) and the
@@ -739,10 +707,9 @@ static void blocked_ready(const struct filter *f, const uint64_t *h, size_t n)
 {
 	if (f->words == NULL || f->params.m / 8 < FILTER_READY_MIN)
 		return;
-	if (staged_now(f)) {
-		ready_staged(f, h, n);
+	/* staged, the array is not written yet: nothing of it to make ready */
+	if (staged_now(f))
 		return;
-	}
 	for (size_t done = 0; done < n; done += LAYOUT_BATCH) {
 		size_t len = n - done < LAYOUT_BATCH ? n - done : LAYOUT_BATCH;
 		uint64_t base[LAYOUT_BATCH];

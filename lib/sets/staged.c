@@ -136,8 +136,7 @@ uint64_t *staged_block(struct staged *s, uint64_t base, int insert)
 		if (!insert)
 			return NULL;
 		slot[0] = base + 1;
-		/* atomic: ready_staged reads it without the lock */
-		__atomic_store_n(&s->used, s->used + 1, __ATOMIC_RELAXED);
+		s->used++;
 	}
 	return slot + 1;
 }
@@ -158,5 +157,5 @@ void staged_clear(struct staged *s)
 	slots_free(s->slots, s->capacity);
 	s->slots = NULL;
 	s->capacity = 0;
-	__atomic_store_n(&s->used, 0, __ATOMIC_RELAXED);
+	s->used = 0;
 }

@@ -33,8 +33,7 @@ struct staged {
 	pthread_mutex_t lock;	/* held for every use below */
 	int active;		/* 1 while the filter's bits live here (atomic: read unlocked) */
 	uint64_t adds;		/* keys added while staged, repeats included */
-	int huge;		/* huge pages asked for ahead of going dense (atomic) */
-	uint64_t used;		/* blocks in the table (written atomically, under the lock) */
+	uint64_t used;		/* blocks in the table */
 	uint64_t capacity;	/* slots, a power of two (0: none yet) */
 	uint64_t *slots;	/* capacity slots of 1 + 8 words: base + 1 (0: empty), the block */
 };
