@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "unit.h"
@@ -41,6 +42,24 @@ uint64_t unit_splitmix64(uint64_t *state)
 	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
 	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
 	return z ^ (z >> 31);
+}
+
+/* (used by the filter, staged and merge suites) */
+long unit_resident_pages(const void *p, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t n = (len + (size_t)page - 1) / (size_t)page;
+	unsigned char *vec = malloc(n);
+	long count = 0;
+
+	if (vec == NULL || mincore((void *)p, len, vec) != 0) {
+		free(vec);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		count += vec[i] & 1;
+	free(vec);
+	return count * page / 4096;
 }
 
 /* (used by the line and range suites) */

@@ -605,24 +605,6 @@ static struct filter *shaped_filter(enum filter_layout layout, uint64_t bytes)
 	return filter_new(&params, &why);
 }
 
-/* 4 KiB pages of [p, p + len) in memory now (mincore), or -1. */
-static long resident_pages(const void *p, size_t len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	size_t n = (len + (size_t)page - 1) / (size_t)page;
-	unsigned char *vec = malloc(n);
-	long count = 0;
-
-	if (vec == NULL || mincore((void *)p, len, vec) != 0) {
-		free(vec);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		count += vec[i] & 1;
-	free(vec);
-	return count * page / 4096;
-}
-
 static uint64_t set_bits(const struct filter *f)
 {
 	uint64_t total = 0;
@@ -656,15 +638,15 @@ static void backing_ahead_backs_only_the_keys_spans(void)
 	CHECKF((uintptr_t)f->words % FILTER_BACK_SPAN == 0, "array at %p", (void *)f->words);
 	CHECK(make_keys(&kb, 0, 3) == 0);
 	CHECK(filter_hash(f, kb.keys, 3, h) == 0);
-	before = resident_pages(f->words, bytes);
+	before = unit_resident_pages(f->words, bytes);
 	filter_ready_hashed(f, h, 3);
-	CHECKF(resident_pages(f->words, bytes) >= 1 && resident_pages(f->words, bytes) <= 3,
-	       "%ld pages resident while sparse", resident_pages(f->words, bytes));
+	CHECKF(unit_resident_pages(f->words, bytes) >= 1 && unit_resident_pages(f->words, bytes) <= 3,
+	       "%ld pages resident while sparse", unit_resident_pages(f->words, bytes));
 	filter_expect_dense(f);
 	filter_ready_hashed(f, h, 3);
-	after = resident_pages(f->words, bytes);
+	after = unit_resident_pages(f->words, bytes);
 	filter_ready_hashed(f, h, 3);
-	again = resident_pages(f->words, bytes);
+	again = unit_resident_pages(f->words, bytes);
 	for (uint64_t i = 0; i < (spans + 63) / 64; i++)
 		marked += (uint64_t)__builtin_popcountll(f->backed[FILTER_BACKED_HEAD + i]);
 	CHECKF(before == 0, "%ld pages resident before", before);
@@ -701,8 +683,8 @@ static void expected_adds_make_dense_only_past_the_threshold(void)
 	filter_expect_adds(many, enough);
 	filter_ready_hashed(few, h, 3);
 	filter_ready_hashed(many, h, 3);
-	sparse = resident_pages(few->words, bytes);
-	dense = resident_pages(many->words, bytes);
+	sparse = unit_resident_pages(few->words, bytes);
+	dense = unit_resident_pages(many->words, bytes);
 	CHECKF(sparse >= 1 && sparse <= 3, "%ld pages resident after %llu adds expected", sparse,
 	       (unsigned long long)(enough - 1));
 	CHECKF(dense >= 512 && dense <= 3 * 512 && dense % 512 == 0, "%ld pages resident after %llu expected",
@@ -783,7 +765,7 @@ static void backing_ahead_serves_only_big_blocked_filters(void)
 	CHECK(make_keys(&kb, 0, 100) == 0);
 	CHECK(filter_hash(small, kb.keys, 100, h) == 0);
 	filter_ready_hashed(small, h, 100);
-	CHECK(resident_pages(small->words, filter_bytes(small)) == 0);
+	CHECK(unit_resident_pages(small->words, filter_bytes(small)) == 0);
 	free_keys(&kb);
 	filter_free(small);
 	filter_free(classic);

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -568,23 +567,6 @@ static int all_zero_words(const uint64_t *w, size_t n)
 			return 0;
 	return 1;
 }
-/* 4 KiB pages of [p, p + len) in memory now (mincore: nothing here is in swap). */
-static long pages_in_memory(const void *p, size_t len)
-{
-	size_t n = (len + 4095) / 4096;
-	unsigned char *vec = malloc(n);
-	long count = 0;
-
-	if (vec == NULL || mincore((void *)p, len, vec) != 0) {
-		free(vec);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		count += vec[i] & 1;
-	free(vec);
-	return count;
-}
-
 /* A 64 MiB blocked filter, not staged, with the keys "m-from" .. "m-(from + n - 1)". */
 static struct filter *sparse_filter(uint64_t from, size_t n)
 {
@@ -624,33 +606,33 @@ static void merging_sparse_filters_touches_only_their_pages(void)
 	long pa, pb, pc, after;
 
 	CHECK(a != NULL && b != NULL && c != NULL && want != NULL);
-	pa = pages_in_memory(a->words, bytes);
-	pb = pages_in_memory(b->words, bytes);
-	pc = pages_in_memory(c->words, bytes);
+	pa = unit_resident_pages(a->words, bytes);
+	pb = unit_resident_pages(b->words, bytes);
+	pc = unit_resident_pages(c->words, bytes);
 	CHECKF(pa > 0 && pa <= 100 && pb > 0 && pb <= 100, "%ld and %ld pages", pa, pb);
 	/* page by page, reading only pages in memory: reading the others would back them */
 	for (size_t i = 0; i < words; i += 512) {
-		int in_a = pages_in_memory(a->words + i, 4096) > 0, in_b = pages_in_memory(b->words + i, 4096) > 0;
+		int in_a = unit_resident_pages(a->words + i, 4096) > 0, in_b = unit_resident_pages(b->words + i, 4096) > 0;
 
 		for (size_t j = i; j < i + 512; j++)
 			want[j] = (in_a ? a->words[j] : 0) | (in_b ? b->words[j] : 0);
 	}
 	merge_words(a, a->words, b->words, words, MERGE_OR);
-	after = pages_in_memory(a->words, bytes);
-	CHECKF(after <= pa + pb && pages_in_memory(b->words, bytes) == pb, "%ld pages after the OR", after);
+	after = unit_resident_pages(a->words, bytes);
+	CHECKF(after <= pa + pb && unit_resident_pages(b->words, bytes) == pb, "%ld pages after the OR", after);
 	for (size_t i = 0; i < words; i += 512)
-		if (pages_in_memory(a->words + i, 4096))
+		if (unit_resident_pages(a->words + i, 4096))
 			CHECK(memcmp(a->words + i, want + i, 4096) == 0);
 		else
 			CHECK(all_zero_words(want + i, 512));
 	/* AND with c (50 of a's first 100 keys): c's bits, as c's keys are a's */
 	merge_words(a, a->words, c->words, words, MERGE_AND);
-	CHECKF(pages_in_memory(a->words, bytes) == after && pages_in_memory(c->words, bytes) == pc,
-	       "%ld pages after the AND", pages_in_memory(a->words, bytes));
+	CHECKF(unit_resident_pages(a->words, bytes) == after && unit_resident_pages(c->words, bytes) == pc,
+	       "%ld pages after the AND", unit_resident_pages(a->words, bytes));
 	for (size_t i = 0; i < words; i += 512)
-		if (pages_in_memory(c->words + i, 4096))
+		if (unit_resident_pages(c->words + i, 4096))
 			CHECK(memcmp(a->words + i, c->words + i, 4096) == 0);
-		else if (pages_in_memory(a->words + i, 4096))
+		else if (unit_resident_pages(a->words + i, 4096))
 			CHECK(all_zero_words(a->words + i, 512));
 	free(want);
 	filter_free(a);

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cascade.h"
@@ -56,24 +55,6 @@ static struct filter *fresh(int staged)
 static int is_staged(const struct filter *f)
 {
 	return f->staged != NULL && __atomic_load_n(&f->staged->active, __ATOMIC_ACQUIRE);
-}
-
-/* 4 KiB pages of [p, p + len) in memory now (mincore), or -1. */
-static long resident_pages(const void *p, size_t len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	size_t n = (len + (size_t)page - 1) / (size_t)page;
-	unsigned char *vec = malloc(n);
-	long count = 0;
-
-	if (vec == NULL || mincore((void *)p, len, vec) != 0) {
-		free(vec);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		count += vec[i] & 1;
-	free(vec);
-	return count * page / 4096;
 }
 
 /* Keys "s-N" for N in [from, from + n), the lines pointing into one buffer. */
@@ -207,10 +188,10 @@ static void a_staged_filter_answers_as_its_array_would(void)
 	CHECK(sf.bits_set == sg.bits_set && sf.saturated == sg.saturated &&
 	      memcmp(&sf.rate, &sg.rate, sizeof sf.rate) == 0);
 	CHECK(filter_sampled_fill(f, 4096) == (double)filter_bits_set(g) / (double)(BYTES * 8));
-	pages = resident_pages(f->words, BYTES);
+	pages = unit_resident_pages(f->words, BYTES);
 	CHECKF(is_staged(f) && pages == 0, "%ld pages of a staged array resident", pages);
 	filter_settle(f);
-	pages = resident_pages(f->words, BYTES);
+	pages = unit_resident_pages(f->words, BYTES);
 	CHECK(!is_staged(f) && memcmp(f->words, g->words, BYTES) == 0);
 	CHECKF(pages > 0 && pages <= (long)(fresh_f + 1000), "%ld pages for %zu keys", pages, fresh_f + 1000);
 	filter_test_and_add(f, k.line + n, n, pf);
@@ -246,12 +227,12 @@ static void the_add_that_reaches_the_threshold_makes_it_dense(void)
 	}
 	CHECKF(!is_staged(f) && before == THRESHOLD - 1, "dense after %llu blocks, %llu keys",
 	       (unsigned long long)before, (unsigned long long)added);
-	CHECK(f->backed[1] == 1 && f->staged->used == 0 && resident_pages(f->words, BYTES) == BYTES / 4096);
+	CHECK(f->backed[1] == 1 && f->staged->used == 0 && unit_resident_pages(f->words, BYTES) == BYTES / 4096);
 	CHECK(memcmp(f->words, g->words, BYTES) == 0);
 	for (int round = 0; round < 40; round++)
 		filter_add(r, k.line, 1000);
 	CHECK(is_staged(r) && r->staged->used <= 1000 && r->staged->adds == 40000);
-	CHECK(resident_pages(r->words, BYTES) == 0);
+	CHECK(unit_resident_pages(r->words, BYTES) == 0);
 	free_keys(&k);
 	filter_free(f);
 	filter_free(g);
@@ -289,7 +270,7 @@ static void keys_made_ready_back_no_page_of_a_staged_filter(void)
 	CHECK(filter_hash(f, k.line, n, h) == 0);
 	filter_add_hashed(f, k.line, h, 1000);
 	filter_ready_hashed(f, h, n);
-	CHECK(is_staged(f) && resident_pages(f->words, BYTES) == 0 && f->staged->used <= 1000);
+	CHECK(is_staged(f) && unit_resident_pages(f->words, BYTES) == 0 && f->staged->used <= 1000);
 	free_keys(&k);
 	free(h);
 	filter_free(f);
@@ -435,7 +416,7 @@ static void saves_and_merges_find_the_staged_bits(void)
 	CHECK(is_staged(a->stages[0]));
 	CHECK(format_save_path(a, pa, &why) == 0 && format_save_path(b, pb, &why) == 0);
 	CHECK(same_file(pa, pb));
-	pages = resident_pages(a->stages[0]->words, BYTES);
+	pages = unit_resident_pages(a->stages[0]->words, BYTES);
 	CHECKF(is_staged(a->stages[0]) && pages == 0, "saved from its blocks: %ld pages backed", pages);
 	u = cascade_new_like(a, &why);
 	CHECK(u != NULL && is_staged(u->stages[0]));

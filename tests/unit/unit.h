@@ -54,6 +54,12 @@ int unit_merge_file(struct cascade *c, const char *path, enum merge_op op, const
 int unit_temp_file(const char *data, size_t len);
 
 /*
+ * 4 KiB pages of [p, p + len) in memory now (mincore; nothing in these
+ * tests is in swap), or -1: what a sparse filter really costs.
+ */
+long unit_resident_pages(const void *p, size_t len);
+
+/*
  * Give sig its default action and unblock it. A test that sends a signal
  * calls this first (in the child it forks, before the code under test
  * runs): how the suite was started must not decide the result, and a
