@@ -379,10 +379,12 @@ static void region_owners_on_a_staged_filter_answer_as_one_thread(void)
 static int same_file(const char *a, const char *b)
 {
 	FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
-	int same = x != NULL && y != NULL, cx, cy;
+	int same = x != NULL && y != NULL, cx = 0;
 
-	while (same && ((cx = getc(x)) != EOF) | ((cy = getc(y)) != EOF))
-		same = cx == cy;
+	while (same && cx != EOF) {
+		cx = getc(x);
+		same = cx == getc(y);
+	}
 	if (x != NULL)
 		fclose(x);
 	if (y != NULL)
