@@ -61,6 +61,17 @@ static void init(void)
 	budget_read = 1;
 }
 
+/*
+ * At load time, not at the first write: that may come from a signal
+ * handler (a program saving what it read when SIGINT came), where dlsym's
+ * allocations are not safe (ThreadSanitizer says so, and fails the run).
+ */
+__attribute__((constructor)) static void init_at_load(void)
+{
+	if (!budget_read)
+		init();
+}
+
 /* The pause after a slowed write; a signal may cut it short, which only
  * makes the save a little faster. */
 static void pause_after_write(void)
