@@ -813,22 +813,25 @@ int layout_blocked_staged_blocks(const struct filter *f, struct filter_block **b
 {
 	struct staged *s = stage_enter(f, 0, 0);
 	struct filter_block *next;
+	size_t used;
 
 	*blocks = NULL;
 	*n = 0;
 	if (s == NULL)
 		return 0;
-	if (s->used > 0 && (*blocks = malloc((size_t)s->used * sizeof **blocks)) == NULL) {
+	used = (size_t)s->used;
+	if (used > 0 && (*blocks = malloc(used * sizeof **blocks)) == NULL) {
 		unstage(f, s, TO_SPARSE);	/* no memory for copies: the array, as it would have been */
 		stage_leave(s);
 		return 0;
 	}
 	next = *blocks;
 	staged_each(s, copy_block, &next);
-	*n = (size_t)s->used;
 	stage_leave(s);
-	if (*n > 0)
-		qsort(*blocks, *n, sizeof **blocks, by_block_base);
+	if (*blocks != NULL) {
+		*n = used;
+		qsort(*blocks, used, sizeof **blocks, by_block_base);
+	}
 	return 1;
 }
 
