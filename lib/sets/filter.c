@@ -21,7 +21,8 @@
  * every span), and by a big blocked one only once it is dense
  * (FILTER_DENSE_KEYS_PER_SPAN, layout_blocked.c; or filter_expect_dense,
  * for a filter about to be loaded with many keys): a huge page for each
- * of a thousand keys was 2 GB for nothing (issue 33).
+ * of a thousand keys was 2 GB for nothing (issue 33). Until then a new
+ * one keeps its blocks in a table, not in pages (filter_stage, staged.h).
  */
 #include "filter.h"
 

@@ -110,7 +110,8 @@ struct filter {
 #define FILTER_BACKED_HEAD 2
 /*
  * Keys per span, on average, from which such a filter is dense (512: a
- * key per 4 KiB page, so never more than a page a key): before,
+ * key per 4 KiB page, so never more than a page a key; for a staged one,
+ * blocks in its table, staged.h): before,
  * each key costs the 4 KiB page it lands in (1,000 keys into a filter
  * sized for 1e9: 4 MB, not the 2.1 GB that backing a 2 MiB span per key
  * cost); from then on, huge pages and whole spans backed ahead of the
