@@ -661,6 +661,7 @@ struct gz_out {
 };
 
 _Static_assert(IO_CHUNK <= PGZIP_PIECE_MAX, "a chunk is one pgzip piece");
+_Static_assert(IO_CHUNK <= UNTOUCHED_SPAN, "a chunk's pages are asked about in one call");
 
 /* Stored where the chunk looks random, compressed where it is sparse or dense. */
 /*
@@ -759,22 +760,6 @@ static void progress_step(int saving, uint64_t bytes)
 }
 
 /*
- * Which pages of a chunk may be read: read[i] is 0 for a page never
- * written (untouched.h), which holds zeros; every page of a chunk that is
- * not a whole span. Returns how many may be read. One page-map read a
- * chunk, for chunk_is_zero and chunk_bytes both.
- */
-static size_t chunk_pages(const uint64_t *words, size_t nwords, unsigned char read[UNTOUCHED_PAGES])
-{
-	const size_t page = UNTOUCHED_PAGE / 8;
-
-	if (nwords * 8 == UNTOUCHED_SPAN)
-		return untouched_pages(words, UNTOUCHED_SPAN, read);
-	memset(read, 1, UNTOUCHED_PAGES);
-	return (nwords + page - 1) / page;
-}
-
-/*
  * Whether a chunk is all zero bits, without backing its memory: pages
  * never written hold zeros; the rest are read, stopping at the first word
  * set (at once, in a used chunk).
@@ -857,7 +842,6 @@ static int write_staged_payload(struct gz_out *w, const struct filter *f, const 
 static int write_payload(struct gz_out *w, const struct filter *f, const char **errstr)
 {
 	uint64_t nwords = filter_bytes(f) / 8, chunk = IO_CHUNK / 8;
-
 	struct filter_block *blocks;
 	size_t nblocks;
 
@@ -872,7 +856,8 @@ static int write_payload(struct gz_out *w, const struct filter *f, const char **
 		size_t n = (size_t)(nwords - i < chunk ? nwords - i : chunk);
 		const uint64_t *words = f->words + i;
 		unsigned char read[UNTOUCHED_PAGES];
-		size_t touched = chunk_pages(words, n, read);
+		/* one page-map read a chunk, for chunk_is_zero and chunk_bytes both */
+		size_t touched = untouched_pages(words, n * 8, read);
 		const unsigned char *bytes;
 		int ret;
 

@@ -140,17 +140,6 @@ struct filter *merge_carried_stage(const struct cascade *into, const struct filt
 #define PAGE_WORDS (UNTOUCHED_PAGE / 8)
 #define SPAN_WORDS (UNTOUCHED_SPAN / 8)
 
-/* Which pages of words[0..n) (n <= SPAN_WORDS) may hold data (untouched.h); every one where it cannot tell. */
-static void pages_to_read(const uint64_t *words, size_t n, unsigned char read[UNTOUCHED_PAGES])
-{
-	size_t bytes = n * 8;
-
-	if (bytes % UNTOUCHED_PAGE == 0)
-		(void)untouched_pages(words, bytes, read);
-	else
-		memset(read, 1, UNTOUCHED_PAGES);
-}
-
 static int all_zero(const uint64_t *w, size_t n)
 {
 	uint64_t any = 0;
@@ -166,9 +155,10 @@ static void merge_span(const struct layout_ops *l, uint64_t *dst, const uint64_t
 {
 	unsigned char read_src[UNTOUCHED_PAGES], read_dst[UNTOUCHED_PAGES];
 
-	pages_to_read(src, n, read_src);
+	/* which pages may hold data (untouched.h); all of them where it cannot tell */
+	(void)untouched_pages(src, n * 8, read_src);
 	if (op != MERGE_OR)
-		pages_to_read(dst, n, read_dst);
+		(void)untouched_pages(dst, n * 8, read_dst);
 	for (size_t at = 0, i = 0; at < n; at += PAGE_WORDS, i++) {
 		size_t len = n - at < PAGE_WORDS ? n - at : PAGE_WORDS;
 
