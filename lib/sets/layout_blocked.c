@@ -164,8 +164,8 @@ static int blocked_test_and_set(const struct filter *f, uint64_t *w, const uint6
 
 /*
  * Staging (staged.h): a fresh big filter's blocks live in a table until
- * the filter goes dense (its keys reach FILTER_DENSE_KEYS_PER_SPAN a span,
- * the same rule as for pages) or its array is needed (layout_blocked_settle).
+ * the filter goes dense (the table holds a block per 4 KiB page of the
+ * array: dense_blocks) or its array is needed (layout_blocked_settle).
  * Every probe of a staged filter reads and writes the table's copy of the
  * block, under the table's lock, with the same bit operations as on the
  * array, so that the bits are the same wherever they live.
@@ -299,7 +299,7 @@ static uint64_t dense_blocks(const struct filter *f)
 static struct staged *stage_enter(const struct filter *f, size_t n, int adds)
 {
 	struct staged *s = f->staged;
-	uint64_t dense_at = dense_blocks(f);
+	int dense;
 
 	if (s == NULL || !__atomic_load_n(&s->active, __ATOMIC_ACQUIRE))
 		return NULL;
@@ -308,13 +308,15 @@ static struct staged *stage_enter(const struct filter *f, size_t n, int adds)
 		pthread_mutex_unlock(&s->lock);
 		return NULL;
 	}
-	if (adds && (s->used + n >= dense_at || staged_reserve(s, n) < 0)) {
-		unstage(f, s, s->used + n >= dense_at ? TO_DENSE : TO_SPARSE);
+	if (!adds)
+		return s;
+	dense = s->used + n >= dense_blocks(f);
+	if (dense || staged_reserve(s, n) < 0) {
+		unstage(f, s, dense ? TO_DENSE : TO_SPARSE);
 		pthread_mutex_unlock(&s->lock);
 		return NULL;
 	}
-	if (adds)
-		s->adds += n;
+	s->adds += n;
 	return s;
 }
 
@@ -631,11 +633,13 @@ static int dense_now(const struct filter *f, size_t n)
 }
 
 /* Once the filter is dense: have the 2 MiB spans the blocks at these words lie in backed, each span once. */
-static void populate_spans(const struct filter *f, const uint64_t *base, size_t n)
+static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
 	uint64_t bytes = f->params.m / 8;
 
+	if (f->backed == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED) || !dense_now(f, n))
+		return;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t span = base[i] * 8 / FILTER_BACK_SPAN;
 		uint64_t *word = &f->backed[FILTER_BACKED_HEAD + span / 64], bit = UINT64_C(1) << (span % 64);
@@ -656,13 +660,6 @@ static void populate_spans(const struct filter *f, const uint64_t *base, size_t 
 #else
 	(void)f, (void)base, (void)n;
 #endif
-}
-
-static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
-{
-	if (f->backed == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED) || !dense_now(f, n))
-		return;
-	populate_spans(f, base, n);
 }
 
 /*
@@ -731,68 +728,6 @@ void layout_blocked_bases(const struct filter *f, const uint64_t *h, size_t n, u
 		base[i] = blocked_base(f, h + 2 * i);
 }
 
-/* A staged block's place and bits set, for figures counted in the array's order. */
-struct block_count {
-	uint64_t base;
-	uint64_t set;
-};
-
-struct block_counts {
-	struct block_count *at;
-	size_t n;
-	uint64_t total;
-};
-
-static void count_block(void *ctx, uint64_t base, const uint64_t *block)
-{
-	struct block_counts *c = ctx;
-	uint64_t set = popcount_words(block, BLOCK_WORDS);
-
-	c->total += set;
-	if (c->at != NULL)
-		c->at[c->n++] = (struct block_count){ base, set };
-}
-
-static int by_base(const void *a, const void *b)
-{
-	const struct block_count *x = a, *y = b;
-
-	return (x->base > y->base) - (x->base < y->base);
-}
-
-/*
- * A staged filter's bits set and, when fpr is not NULL, its rate, the
- * same numbers to the last bit as blocked_set_and_fpr's pass over the
- * array: the blocks' terms summed in the array's order (a block not in
- * the table adds nothing to either). Returns 0 when the filter is not
- * staged (or, for the rate, no memory to sort: it is unstaged instead).
- */
-static int staged_figures(const struct filter *f, uint64_t *set, double *fpr)
-{
-	struct staged *s = stage_enter(f, 0, 0);
-	struct block_counts c = { NULL, 0, 0 };
-	double sum = 0.0;
-
-	if (s == NULL)
-		return 0;
-	if (fpr != NULL && (c.at = malloc((s->used ? s->used : 1) * sizeof *c.at)) == NULL) {
-		unstage(f, s, TO_SPARSE);
-		stage_leave(s);
-		return 0;
-	}
-	staged_each(s, count_block, &c);
-	stage_leave(s);
-	*set = c.total;
-	if (fpr == NULL)
-		return 1;
-	qsort(c.at, c.n, sizeof *c.at, by_base);
-	for (size_t i = 0; i < c.n; i++)
-		sum += pow((double)c.at[i].set / FILTER_BLOCK_BITS, f->params.k);
-	free(c.at);
-	*fpr = sum / (double)(f->params.m / FILTER_BLOCK_BITS);
-	return 1;
-}
-
 static void copy_block(void *ctx, uint64_t base, const uint64_t *block)
 {
 	struct filter_block **next = ctx;
@@ -835,9 +770,49 @@ int layout_blocked_staged_blocks(const struct filter *f, struct filter_block **b
 	return 1;
 }
 
+static void add_block_bits(void *ctx, uint64_t base, const uint64_t *block)
+{
+	(void)base;
+	*(uint64_t *)ctx += popcount_words(block, BLOCK_WORDS);
+}
+
 int layout_blocked_staged_set(const struct filter *f, uint64_t *set)
 {
-	return staged_figures(f, set, NULL);
+	struct staged *s = stage_enter(f, 0, 0);
+
+	if (s == NULL)
+		return 0;
+	*set = 0;
+	staged_each(s, add_block_bits, set);
+	stage_leave(s);
+	return 1;
+}
+
+/*
+ * A staged filter's bits set and rate, the same numbers to the last bit as
+ * blocked_set_and_fpr's pass over the array: the blocks' terms summed in
+ * the array's order (a block not in the table adds nothing to either).
+ * Returns 0 when the filter is not staged (or there was no memory for the
+ * sorted copies: it is settled instead, and the array is the filter).
+ */
+static int staged_set_and_fpr(const struct filter *f, uint64_t *set, double *fpr)
+{
+	struct filter_block *blocks;
+	size_t n;
+	double sum = 0.0;
+
+	if (!layout_blocked_staged_blocks(f, &blocks, &n))
+		return 0;
+	*set = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t c = popcount_words(blocks[i].words, BLOCK_WORDS);
+
+		*set += c;
+		sum += pow((double)c / FILTER_BLOCK_BITS, f->params.k);
+	}
+	free(blocks);
+	*fpr = sum / (double)(f->params.m / FILTER_BLOCK_BITS);
+	return 1;
 }
 
 /*
@@ -853,7 +828,7 @@ static void blocked_set_and_fpr(const struct filter *f, uint64_t *set, double *f
 	double hit[FILTER_BLOCK_BITS + 1], sum = 0.0;
 	unsigned char read[UNTOUCHED_PAGES];
 
-	if (staged_figures(f, set, fpr))
+	if (staged_set_and_fpr(f, set, fpr))
 		return;
 	for (unsigned c = 0; c <= FILTER_BLOCK_BITS; c++)
 		hit[c] = pow((double)c / FILTER_BLOCK_BITS, f->params.k);
