@@ -36,14 +36,24 @@ double cli_seconds_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Whether stderr is a terminal, asked once: a big load reports hundreds of steps. */
+static int stderr_is_tty(void)
+{
+	static int tty = -1;
+
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	return tty;
+}
+
 static int progress_wanted(void)
 {
-	return cli_progress_mode == 1 || (cli_progress_mode < 0 && isatty(STDERR_FILENO));
+	return cli_progress_mode == 1 || (cli_progress_mode < 0 && stderr_is_tty());
 }
 
 static void progress_start(uint64_t total, const char *label)
 {
-	progress.tty = isatty(STDERR_FILENO);
+	progress.tty = stderr_is_tty();
 	progress.start = progress.last = cli_seconds_now();
 	progress.lines = progress.bytes = 0;
 	progress.total = total;

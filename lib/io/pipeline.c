@@ -834,6 +834,23 @@ int pipeline_parse_threads(const char *text, int *threads, const char **errstr)
 	return 0;
 }
 
+/*
+ * sysconf's count of online CPUs, asked once: glibc reads it from /sys
+ * on each call, and a load asks several times (a millisecond each on a
+ * virtual machine's file system).
+ */
+static long online_cpus(void)
+{
+	static _Atomic long cpus;
+	long n = atomic_load_explicit(&cpus, memory_order_relaxed);
+
+	if (n == 0) {
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+		atomic_store_explicit(&cpus, n < 1 ? -1 : n, memory_order_relaxed);
+	}
+	return n;
+}
+
 int pipeline_threads(void)
 {
 	const char *env = getenv("BFTOOLS_THREADS"), *why;
@@ -844,7 +861,7 @@ int pipeline_threads(void)
 		return threads_set;
 	if (env != NULL && pipeline_parse_threads(env, &threads, &why) == 0)
 		return threads;
-	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	cpus = online_cpus();
 	if (cpus < 1)
 		return 1;
 	return cpus < default_max ? (int)cpus : default_max;
