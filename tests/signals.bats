@@ -304,14 +304,11 @@ burst_then_quiet() {
 # ---------------------------------------------------------------- delivered, not just written
 
 # take N: the next N lines of standard input to standard output, then exit.
-# bash's read takes a pipe one byte at a time, so what it printed is
-# exactly what it read: nothing is left in its own buffer when it goes.
+# GNU sed -u reads a pipe one byte at a time, so what it printed is exactly
+# what it read: nothing is left in its own buffer when it goes. (A loop of
+# bash's read did the same at 500 lines a second: a minute of the suite.)
 take() {
-	local i line
-	for ((i = 0; i < $1; i++)); do
-		IFS= read -r line || break
-		printf '%s\n' "$line"
-	done
+	sed -u "${1}q"
 }
 
 # Issue 38: the output pipe (widened to 1 MiB) held some 64,000 lines the

@@ -36,7 +36,11 @@ make_template() {
 	under_kib 51200 "$kib" bfbuild
 	# mostly zero chunks, marked: flags word 1 in the index
 	expect_eq "index flags" "1" "$(od -A n -t u4 -j 20 -N 4 tpl.bf | tr -d ' ')"
-	gzip -t tpl.bf
+	# and gzip reads the marked chunks as the zeros they are; on a template
+	# a tenth the size, as gzip -t takes 10 s to inflate 2.75 GB
+	bfbuild -n 1e8 -p 1e-4 --key "$KEY" -o small.bf </dev/null
+	expect_eq "small template's index flags" "1" "$(od -A n -t u4 -j 20 -N 4 small.bf | tr -d ' ')"
+	gzip -t small.bf
 }
 
 @test "sparse: one lookup and bfinfo on the empty template read no zeros" {
