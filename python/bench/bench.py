@@ -4,7 +4,8 @@
 against a loop of `in` over a pure-Python Bloom filter written the way
 such packages write one (pybloom-live's scheme: hashlib.sha256 cut into
 k 32-bit indexes, a bytearray of bits), and against bfgrep -c on the same
-keys from a file. One run, one machine, the ratios printed.
+keys from a file: medians of BENCH_RUNS alternating runs (default 5; the
+pure-Python loop, some 20 s, once), one machine, the ratios printed.
 
 Half the keys asked were added (1% rate filters of N/2 keys), so the
 answers are half yes, half mostly no, for every contender; each reports
@@ -58,6 +59,22 @@ def timed(fn):
     return time.perf_counter() - t, r
 
 
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+
+
+def medians(*fns):
+    """Each fn run RUNS times, the fns alternating: (median seconds, result) of each.
+    One run of each is at the mercy of this machine's noise (first touches of
+    fresh memory vary 3x); medians of alternating runs are what we quote."""
+    times = [[] for _ in fns]
+    results = [None] * len(fns)
+    for _ in range(RUNS):
+        for i, fn in enumerate(fns):
+            t, results[i] = timed(fn)
+            times[i].append(t)
+    return [(sorted(ts)[len(ts) // 2], r) for ts, r in zip(times, results)]
+
+
 def main():
     work = tempfile.mkdtemp(prefix="bftools-pybench.")
     asked = ["https://example.com/page/%d/%d" % (i, i * 2654435761 % 1000003) for i in range(N)]
@@ -73,20 +90,23 @@ def main():
                     "-p", "0.01", "-o", filter_file, added_file], check=True)
 
     f = bftools.Filter(filter_file)
-    t_many, found = timed(lambda: f.contains_many(asked).count(True))
-    t_file, found_file = timed(lambda: f.contains_many(open(keys_file, "rb").read().splitlines())
-                               .count(True))
-    t_lines, found_lines = timed(lambda: int(f.contains_lines(open(keys_file, "rb").read()).sum()))
-    t_grep, grep = timed(lambda: subprocess.run([os.path.join(BIN, "bfgrep"), "--no-progress", "-c",
-                                                "-f", filter_file, keys_file],
-                                               stdout=subprocess.PIPE, check=False))
+    def read_keys():
+        with open(keys_file, "rb") as kf:
+            return kf.read()
+    (t_many, found), (t_file, found_file), (t_lines, found_lines), (t_grep, grep) = medians(
+        lambda: f.contains_many(asked).count(True),
+        lambda: f.contains_many(read_keys().splitlines()).count(True),
+        lambda: int(f.contains_lines(read_keys()).sum()),
+        lambda: subprocess.run([os.path.join(BIN, "bfgrep"), "--no-progress", "-c", "-f", filter_file,
+                                keys_file], stdout=subprocess.PIPE, check=False))
     grep_found = int(grep.stdout.split()[0])
 
     pure = PurePythonBloom(len(added), 0.01)
     t_build, _ = timed(lambda: [pure.add(k) for k in added])
     t_loop, pure_found = timed(lambda: sum(1 for k in asked if k in pure))
 
-    print("python: %d keys (BENCH_N), half of them in a 1%% filter of %d keys; one run" % (N, len(added)))
+    print("python: %d keys (BENCH_N), half of them in a 1%% filter of %d keys; medians of %d"
+          " alternating runs (BENCH_RUNS), the pure-Python loop once" % (N, len(added), RUNS))
     print("python: %-44s %7.2f s  %6.1f M keys/s  found %d" % ("bftools contains_many(list)", t_many, N / t_many / 1e6, found))
     print("python: %-44s %7.2f s  %6.1f M keys/s  found %d" % ("bftools file read + contains_many", t_file, N / t_file / 1e6, found_file))
     print("python: %-44s %7.2f s  %6.1f M keys/s  found %d" % ("bftools file read + contains_lines", t_lines, N / t_lines / 1e6, found_lines))

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 PyObject *pybf_error;
@@ -33,6 +34,11 @@ PyObject *pybf_raise(PyObject *exc, PyObject *name, const char *why)
 int pybf_source_iter(struct pybf_source *s, PyObject *obj)
 {
 	memset(s, 0, sizeof *s);
+	if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
+		Py_INCREF(obj);
+		s->seq = obj;
+		return 0;
+	}
 	s->iter = PyObject_GetIter(obj);
 	return s->iter == NULL ? -1 : 0;
 }
@@ -65,7 +71,9 @@ size_t pybf_lines_count(const char *data, size_t len)
 
 void pybf_source_close(struct pybf_source *s)
 {
-	if (s->iter != NULL)
+	if (s->seq != NULL)
+		Py_DECREF(s->seq);
+	else if (s->iter != NULL)
 		Py_DECREF(s->iter);
 	else if (s->view.obj != NULL)
 		PyBuffer_Release(&s->view);
@@ -74,17 +82,46 @@ void pybf_source_close(struct pybf_source *s)
 
 /* ---- chunks ------------------------------------------------------------ */
 
+/*
+ * Chunks given back, kept for the next call (the GIL guards them: every
+ * init and free runs with it). A chunk's arrays are some 5 MB, first
+ * touched a page at a time: made anew for each call, a contains_many of
+ * 1e7 keys faulted 3,000 pages in. A chunk whose key bytes grew past
+ * twice the usual (one long key) gives those back first.
+ */
+#define SPARE_CHUNKS 2
+static struct pybf_chunk spare[SPARE_CHUNKS];
+static int spares;
+
+static void chunk_free_arrays(struct pybf_chunk *ch)
+{
+	keyset_free(&ch->ks);
+	free(ch->records);
+	free(ch->held);
+	free(ch->h);
+	free(ch->present);
+	free(ch->answer);
+	free(ch->offset);
+	free(ch->bytes);
+	memset(ch, 0, sizeof *ch);
+}
+
 int pybf_chunk_init(struct pybf_chunk *ch)
 {
+	if (spares > 0) {
+		*ch = spare[--spares];
+		return 0;
+	}
 	memset(ch, 0, sizeof *ch);
 	ch->records = malloc(PYBF_CHUNK * sizeof *ch->records);
 	ch->held = malloc(PYBF_CHUNK * sizeof *ch->held);
 	ch->h = malloc(2 * PYBF_CHUNK * sizeof *ch->h);
 	ch->present = malloc(PYBF_CHUNK);
 	ch->answer = malloc(PYBF_CHUNK);
-	if (ch->records && ch->held && ch->h && ch->present && ch->answer)
+	ch->offset = malloc(PYBF_CHUNK * sizeof *ch->offset);
+	if (ch->records && ch->held && ch->h && ch->present && ch->answer && ch->offset)
 		return 0;
-	pybf_chunk_free(ch);
+	chunk_free_arrays(ch);
 	PyErr_NoMemory();
 	return -1;
 }
@@ -92,13 +129,17 @@ int pybf_chunk_init(struct pybf_chunk *ch)
 void pybf_chunk_free(struct pybf_chunk *ch)
 {
 	pybf_chunk_release(ch);
-	keyset_free(&ch->ks);
-	free(ch->records);
-	free(ch->held);
-	free(ch->h);
-	free(ch->present);
-	free(ch->answer);
-	memset(ch, 0, sizeof *ch);
+	if (ch->records != NULL && spares < SPARE_CHUNKS) {
+		if (ch->cap > 2 * PYBF_CHUNK_BYTES) {
+			free(ch->bytes);
+			ch->bytes = NULL;
+			ch->cap = 0;
+		}
+		spare[spares++] = *ch;
+		memset(ch, 0, sizeof *ch);
+		return;
+	}
+	chunk_free_arrays(ch);
 }
 
 void pybf_chunk_release(struct pybf_chunk *ch)
@@ -107,6 +148,7 @@ void pybf_chunk_release(struct pybf_chunk *ch)
 		Py_DECREF(ch->held[i]);
 	ch->nheld = 0;
 	ch->n = 0;
+	ch->used = 0;
 }
 
 /* A line's newline ends it; it is not part of the key (lines.h). */
@@ -121,12 +163,22 @@ static struct line record_of(const char *data, size_t len)
 	return r;
 }
 
+static int plain_key(PyObject *item, struct line *out);
+
+/*
+ * A sequence's objects lie wherever Python put them, a cache miss each:
+ * the one PREFETCH_AHEAD items on is asked for while one is copied.
+ */
+#define PREFETCH_AHEAD 8
+
 /* The bytes of key (str as UTF-8, bytes as they are): 0, or -1 raised. */
 static int key_bytes(PyObject *key, struct line *out)
 {
 	const char *data;
 	Py_ssize_t len;
 
+	if (plain_key(key, out))
+		return 0;
 	if (PyUnicode_Check(key)) {
 		data = PyUnicode_AsUTF8AndSize(key, &len);
 		if (data == NULL)
@@ -173,28 +225,154 @@ static void fill_lines(struct pybf_chunk *ch, struct pybf_source *s)
 	}
 }
 
+/* Room for len more bytes of keys, calling nothing of Python's: 0, or -1 (no memory). */
+static int grow_bytes(struct pybf_chunk *ch, size_t len)
+{
+	size_t cap = ch->cap ? ch->cap : PYBF_CHUNK_BYTES;
+	char *grown;
+
+	if (ch->bytes != NULL && len <= ch->cap - ch->used)
+		return 0;
+	while (cap - ch->used < len) {
+		if (cap > SIZE_MAX / 2)
+			return -1;
+		cap *= 2;
+	}
+	if ((grown = realloc(ch->bytes, cap)) == NULL)
+		return -1;
+	ch->bytes = grown;
+	ch->cap = cap;
+	return 0;
+}
+
+/* The same, raising MemoryError: 0, or -1 raised. */
+static int make_room(struct pybf_chunk *ch, size_t len)
+{
+	if (grow_bytes(ch, len) == 0)
+		return 0;
+	PyErr_NoMemory();
+	return -1;
+}
+
+/* key's bytes appended to ch (room made). */
+static void append_key(struct pybf_chunk *ch, struct line key)
+{
+	memcpy(ch->bytes + ch->used, key.data, key.len);
+	ch->offset[ch->n] = ch->used;
+	ch->records[ch->n++].len = key.len;
+	ch->used += key.len;
+}
+
+/* A plain key's bytes (a str of ASCII or bytes, exactly): 1, else 0; reads the object only. */
+static int plain_key(PyObject *item, struct line *out)
+{
+	if (PyUnicode_CheckExact(item) && PyUnicode_IS_COMPACT_ASCII(item)) {
+		*out = record_of((const char *)PyUnicode_DATA(item), (size_t)PyUnicode_GET_LENGTH(item));
+		return 1;
+	}
+	if (PyBytes_CheckExact(item)) {
+		*out = record_of(PyBytes_AS_STRING(item), (size_t)PyBytes_GET_SIZE(item));
+		return 1;
+	}
+	return 0;
+}
+
+size_t pybf_chunk_copy_plain(struct pybf_chunk *ch, PyObject *const *items, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && ch->n < PYBF_CHUNK && ch->used < PYBF_CHUNK_BYTES; i++) {
+		struct line key;
+
+		if (i + PREFETCH_AHEAD < n)
+			__builtin_prefetch(items[i + PREFETCH_AHEAD]);
+		if (!plain_key(items[i], &key) || grow_bytes(ch, key.len) < 0)
+			break;
+		append_key(ch, key);
+	}
+	return i;
+}
+
+void pybf_chunk_place(struct pybf_chunk *ch)
+{
+	for (size_t i = 0; i < ch->n; i++)
+		ch->records[i].data = ch->bytes + ch->offset[i];
+}
+
+int pybf_chunk_copy_key(struct pybf_chunk *ch, PyObject *item)
+{
+	struct line key;
+
+	if (key_bytes(item, &key) < 0 || make_room(ch, key.len) < 0)
+		return -1;
+	append_key(ch, key);
+	return 0;
+}
+
+/*
+ * An iterator's keys, each copied into the chunk's bytes and its object
+ * let go at once. Holding every object until its chunk was asked, and
+ * letting go of them then, cost two cache misses a key (an object's count
+ * is written when taken and when let go, by then long out of cache): a
+ * third of contains_many's time on a list of 1e7 str. The copies are
+ * contiguous too, where the library hashes them. Until PYBF_CHUNK keys or
+ * PYBF_CHUNK_BYTES bytes.
+ */
+
+/*
+ * A list's or tuple's items, borrowed: nothing runs between taking one and
+ * copying its key that could let it go (no Python code, no collection),
+ * so none is held.
+ */
+static int fill_from_sequence(struct pybf_chunk *ch, struct pybf_source *s)
+{
+	PyObject **items = PySequence_Fast_ITEMS(s->seq);
+	Py_ssize_t size = PySequence_Fast_GET_SIZE(s->seq);
+
+	for (; ch->n < PYBF_CHUNK && ch->used < PYBF_CHUNK_BYTES && s->pos < size; s->pos++) {
+		if (s->pos + PREFETCH_AHEAD < size)
+			__builtin_prefetch(items[s->pos + PREFETCH_AHEAD]);
+		if (pybf_chunk_copy_key(ch, items[s->pos]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int fill_copied(struct pybf_chunk *ch, struct pybf_source *s)
+{
+	if (s->seq != NULL) {
+		int r = fill_from_sequence(ch, s);
+
+		pybf_chunk_place(ch);
+		return r;
+	}
+	while (ch->n < PYBF_CHUNK && ch->used < PYBF_CHUNK_BYTES) {
+		PyObject *item = PyIter_Next(s->iter);
+		int r;
+
+		if (item == NULL)
+			break;
+		r = pybf_chunk_copy_key(ch, item);
+		Py_DECREF(item);
+		if (r < 0)
+			return -1;
+	}
+	pybf_chunk_place(ch);	/* the bytes move no more: where each key lies */
+	return PyErr_Occurred() ? -1 : 0;
+}
+
 int pybf_chunk_fill(struct pybf_chunk *ch, struct pybf_source *s)
 {
 	pybf_chunk_release(ch);
-	if (s->iter == NULL && s->itemsize == 0) {
+	if (s->iter == NULL && s->seq == NULL && s->itemsize == 0) {
 		fill_lines(ch, s);
 		return 0;
 	}
-	if (s->iter == NULL) {
+	if (s->iter == NULL && s->seq == NULL) {
 		fill_fixed(ch, s);
 		return 0;
 	}
-	while (ch->n < PYBF_CHUNK) {
-		PyObject *item = PyIter_Next(s->iter);
-
-		if (item == NULL)
-			return PyErr_Occurred() ? -1 : 0;
-		ch->held[ch->nheld++] = item;
-		if (key_bytes(item, &ch->records[ch->n]) < 0)
-			return -1;
-		ch->n++;
-	}
-	return 0;
+	return fill_copied(ch, s);
 }
 
 int pybf_chunk_one(struct pybf_chunk *ch, PyObject *key)
@@ -246,9 +424,58 @@ int pybf_sink_put(struct pybf_sink *k, const unsigned char *answer, size_t n)
 		k->pos += (Py_ssize_t)n;
 		return 0;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (PyList_Append(k->list, answer[i] ? Py_True : Py_False) < 0)
+	for (size_t i = 0; i < n; i++) {
+		PyObject *b = answer[i] ? Py_True : Py_False;
+
+		if (k->pos < k->size) {
+			Py_INCREF(b);
+			PyList_SET_ITEM(k->list, k->pos, b);
+		} else if (PyList_Append(k->list, b) < 0) {
 			return -1;
+		}
+		k->pos++;
+	}
+	return 0;
+}
+
+/*
+ * A big list's array of items in 2 MiB pages where the kernel gives them
+ * (transparent huge pages on request), not 4 KiB ones: a list of 1e7
+ * answers is 80 MB, 20,000 page faults at 4 KiB, and a fault can cost
+ * 10 us on a virtual machine (a fifth of contains_many's time there).
+ * Only the whole 2 MiB spans inside it are asked for; what else lies in
+ * them is the array's own.
+ */
+static void back_in_huge_pages(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+	const uintptr_t span = (uintptr_t)2 << 20;
+	uintptr_t start = ((uintptr_t)p + span - 1) & ~(span - 1), end = ((uintptr_t)p + len) & ~(span - 1);
+
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+	(void)p, (void)len;
+#endif
+}
+
+/*
+ * The list made n long at once, its items NULL until put (a list whose
+ * items are NULL is never seen by Python code: finish cuts it first;
+ * freeing or collecting one skips NULL items).
+ */
+int pybf_sink_expect(struct pybf_sink *k, Py_ssize_t n)
+{
+	PyObject *list;
+
+	if (k->has_out || k->pos > 0 || n <= 0)
+		return 0;
+	if ((list = PyList_New(n)) == NULL)
+		return -1;
+	back_in_huge_pages(((PyListObject *)list)->ob_item, (size_t)n * sizeof(PyObject *));
+	Py_DECREF(k->list);
+	k->list = list;
+	k->size = n;
 	return 0;
 }
 
@@ -258,6 +485,12 @@ PyObject *pybf_sink_finish(struct pybf_sink *k)
 
 	if (!k->has_out) {
 		k->list = NULL;
+		if (k->pos < k->size) {	/* fewer keys than len() said: the NULL tail cut off */
+			PyObject *cut = PyList_GetSlice(list, 0, k->pos);
+
+			Py_DECREF(list);
+			return cut;
+		}
 		return list;
 	}
 	if (k->pos != k->out.len) {

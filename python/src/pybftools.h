@@ -30,6 +30,8 @@ PyObject *pybf_raise(PyObject *exc, PyObject *name, const char *why);
 
 /* Keys per batch handed to the library with the GIL released. */
 #define PYBF_CHUNK 65536u
+/* Bytes of an iterator's keys a batch copies before it ends (one longer key is taken whole). */
+#define PYBF_CHUNK_BYTES ((size_t)8 << 20)
 
 /*
  * Where keys come from: an iterator of str (UTF-8) or bytes objects, a
@@ -38,7 +40,8 @@ PyObject *pybf_raise(PyObject *exc, PyObject *name, const char *why);
  * ended by a newline but perhaps the last (a file's bytes, read whole).
  */
 struct pybf_source {
-	PyObject *iter;		/* NULL for a fixed-width buffer */
+	PyObject *seq;		/* a list or tuple, read by index (pos) */
+	PyObject *iter;		/* else an iterator; both NULL for a buffer */
 	Py_buffer view;		/* the buffer, when iter is NULL */
 	Py_ssize_t itemsize, count, pos;	/* itemsize 0: lines; count, pos in bytes */
 };
@@ -63,6 +66,9 @@ struct pybf_chunk {
 	struct line *records;
 	PyObject **held;
 	size_t n, nheld;
+	/* an iterator's keys, copied: their bytes and where each starts */
+	char *bytes;
+	size_t used, cap, *offset;
 	struct keyset ks;
 	uint64_t *h;
 	unsigned char *present;	/* per key */
@@ -76,6 +82,19 @@ int pybf_chunk_fill(struct pybf_chunk *ch, struct pybf_source *s);
 /* One key (str or bytes) as a chunk of one record: 0, or -1 raised. */
 int pybf_chunk_one(struct pybf_chunk *ch, PyObject *key);
 void pybf_chunk_release(struct pybf_chunk *ch);
+/*
+ * Copying keys from a list's or tuple's items by hand, two threads at once
+ * (filter.c): pybf_chunk_copy_plain appends the keys of items[0..n) while
+ * each is plain (exactly a str of ASCII, or bytes) and the chunk has room
+ * for more keys, and says how many; it calls nothing of Python's, so a
+ * thread without the GIL may run it while the holder of the GIL keeps
+ * Python code from running (and so the items as they are). Any other item
+ * goes through pybf_chunk_copy_key, GIL held (0, or -1 raised). Then
+ * pybf_chunk_place points the records at the copies.
+ */
+size_t pybf_chunk_copy_plain(struct pybf_chunk *ch, PyObject *const *items, size_t n);
+int pybf_chunk_copy_key(struct pybf_chunk *ch, PyObject *item);
+void pybf_chunk_place(struct pybf_chunk *ch);
 /* Cut ch's keys with spec (no GIL needed): 0, or -1 when out of memory. */
 int pybf_chunk_cut(struct pybf_chunk *ch, const struct key_spec *spec);
 /* answer[record] = present[key] for every key cut, 0 for records without one. */
@@ -86,12 +105,15 @@ void pybf_chunk_answers(struct pybf_chunk *ch);
  * writable buffer (a NumPy bool array).
  */
 struct pybf_sink {
-	PyObject *list;
+	PyObject *list;		/* its first pos items set; the rest, to size, NULL */
+	Py_ssize_t size;
 	Py_buffer out;
 	int has_out;
 	Py_ssize_t pos;
 };
 int pybf_sink_open(struct pybf_sink *k, PyObject *out);
+/* A list sink's room for n answers made at once (n from len(keys)): 0, or -1 raised. */
+int pybf_sink_expect(struct pybf_sink *k, Py_ssize_t n);
 int pybf_sink_put(struct pybf_sink *k, const unsigned char *answer, size_t n);
 /* The list, or None for a buffer; closes k. NULL raised (k closed) when count disagrees. */
 PyObject *pybf_sink_finish(struct pybf_sink *k);
