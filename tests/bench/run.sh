@@ -166,14 +166,15 @@ fi
 # newer A B: A was modified after B (POSIX find; test -nt is not POSIX).
 newer() { [ -n "$(find "$1" -prune -newer "$2" 2>/dev/null)" ]; }
 
-# compile NAME: tests/bench/NAME.c into BENCH_DIR/NAME unless it is current.
+# compile NAME [LIBS]: tests/bench/NAME.c into BENCH_DIR/NAME unless it is current.
 compile() {
 	[ -x "$dir/$1" ] && newer "$dir/$1" "$here/$1.c" && return 0
-	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -o "$dir/$1" "$here/$1.c" -lm ||
+	# shellcheck disable=SC2086 # LIBS is a list of flags, split on purpose
+	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -o "$dir/$1" "$here/$1.c" -lm ${2:-} ||
 		die "cannot compile $here/$1.c"
 }
 compile gen
-compile floor
+compile floor "-ldeflate -pthread"
 gen=$dir/gen
 
 now_ns() { date +%s%N; }
@@ -821,6 +822,21 @@ sparse_dense() {
 		return
 	fi
 	faster "load a dense $mib MiB filter" sparse.dense "$peer" 2
+	dense_floor
+}
+
+# The least a load of that file costs here (floor.c --read: its bytes into
+# fresh memory and their CRC-32, on the load's threads), after as many runs
+# again of ours and the build before's, alternating: the most any load
+# could gain over the build before, beside the 2x asked.
+dense_floor() {
+	threads=$(nproc)	# a load's threads: one a core, up to 16 (pipeline.h)
+	[ "$threads" -le 16 ] || threads=16
+	alternate "sparse: dense load's floor" sparse.dense.floor "floor: read and CRC $threads threads" \
+		"./floor --read $dense $threads" sparse.dense.again "bfgrep -c -f dense, no input" \
+		"bfgrep -c -f $dense /dev/null" sparse.dense.before.again "$before_name: bfgrep -c -f dense" \
+		"$before/bfgrep -c -f $dense /dev/null"
+	note "Dense load: $(median sparse.dense.floor) s to read the $mib MiB file into fresh memory and check its CRC on $threads threads and nothing else (floor.c --read), $(median sparse.dense.again) s ours, $(median sparse.dense.before.again) s $before_name, medians of runs alternating the three: the build before over the floor is $(awk -v b="$(median sparse.dense.before.again)" -v f="$(median sparse.dense.floor)" 'BEGIN { printf "%.2f", b / f }')x, the most any load could gain here."
 }
 
 # --------------------------------------------------------------- the report
