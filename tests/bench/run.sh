@@ -250,13 +250,31 @@ round() {
 	done
 }
 
-# alternate TITLE NAME LABEL CMD ...: BENCH_RUNS rounds, A B A B ...
+# The same, the triples taken from the last to the first.
+round_backwards() {
+	back_at=$#
+	while [ "$back_at" -ge 3 ]; do
+		eval "measure \"\${$((back_at - 2))}\" \"\${$((back_at - 1))}\" \"\${$back_at}\""
+		back_at=$((back_at - 3))
+	done
+}
+
+# alternate TITLE NAME LABEL CMD ...: BENCH_RUNS rounds, A B, B A, A B ...
+# The order turns every round: on this machine the first command of a
+# round paid more than the others often enough (the memory the last one
+# freed being handed back to the host meanwhile) that, always first, ours
+# lost every round of the pipe-limit row that it won as often as not in
+# another order (2026-12-02).
 alternate() {
 	printf '%-36s' "$1" >&2
 	shift
 	r=0
 	while [ "$r" -lt "$runs" ]; do
-		round "$@"
+		if [ $((r % 2)) -eq 0 ]; then
+			round "$@"
+		else
+			round_backwards "$@"
+		fi
 		r=$((r + 1))
 	done
 	printf '\n' >&2
