@@ -265,16 +265,22 @@ static void helper_copy(struct helper *h, struct pybf_chunk *ch, PyObject *const
 	helper_give(h, JOB_COPY, ch);
 }
 
+/* Until the helper's job is done. */
+static void helper_idle(struct helper *h)
+{
+	pthread_mutex_lock(&h->mu);
+	while (h->busy)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+}
+
 /*
  * How many keys the helper copied, waited for with the GIL held: letting
  * it go would let Python code change the items being read.
  */
 static size_t helper_copied(struct helper *h)
 {
-	pthread_mutex_lock(&h->mu);
-	while (h->busy)
-		pthread_cond_wait(&h->cv, &h->mu);
-	pthread_mutex_unlock(&h->mu);
+	helper_idle(h);
 	return h->copied;
 }
 
@@ -282,10 +288,7 @@ static size_t helper_copied(struct helper *h)
 static int helper_wait(struct helper *h, const char **why)
 {
 	Py_BEGIN_ALLOW_THREADS
-	pthread_mutex_lock(&h->mu);
-	while (h->busy)
-		pthread_cond_wait(&h->cv, &h->mu);
-	pthread_mutex_unlock(&h->mu);
+	helper_idle(h);
 	Py_END_ALLOW_THREADS
 	*why = h->why;
 	return h->r;
@@ -356,70 +359,45 @@ static int run_overlapped(struct helper *h, struct pybf_source *s, struct pybf_s
 }
 
 /*
- * Tests over a buffer (a NumPy array, a file's bytes): filling a chunk is
- * next to nothing there, so the two threads each ask one of two chunks.
- * Only tests: an add or test-and-add is a chunk at a time, in order.
+ * Both chunks of a round asked at once: ch[0] by the helper, ch[1] here,
+ * filled from fill_from first when that is not NULL (while the helper
+ * works); their answers into k in order: 0, or -1 raised. Only tests: an
+ * add or test-and-add is a chunk at a time, in order.
  */
-static int run_paired(struct helper *h, struct pybf_source *s, struct pybf_sink *k,
-		      struct pybf_chunk ch[2])
-{
-	while (ch[0].n > 0) {
-		const char *why0 = NULL, *why1 = NULL;
-		int filled, r0, r1 = 0;
-
-		helper_submit(h, &ch[0]);
-		filled = pybf_chunk_fill(&ch[1], s);
-		if (filled == 0 && ch[1].n > 0)
-			r1 = run_locked(h->f, OP_TEST, &ch[1], &why1);
-		r0 = helper_wait(h, &why0);
-		if (chunk_done(h->f, r0, why0, &ch[0], k) < 0 || filled < 0)
-			return -1;
-		if (ch[1].n == 0)
-			break;
-		if (chunk_done(h->f, r1, why1, &ch[1], k) < 0 || pybf_chunk_fill(&ch[0], s) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * Both chunks of a round asked at once, ch[0] here and ch[1] (when it has
- * keys) by the helper; their answers into k in order: 0, or -1 raised.
- */
-static int ask_pair(struct helper *h, struct pybf_sink *k, struct pybf_chunk ch[2])
+static int ask_pair(struct helper *h, struct pybf_source *fill_from, struct pybf_sink *k,
+		    struct pybf_chunk ch[2])
 {
 	const char *why0 = NULL, *why1 = NULL;
-	int r0, r1 = 0;
+	int filled = 0, r0, r1 = 0;
 
-	if (ch[1].n > 0)
-		helper_submit(h, &ch[1]);
-	r0 = run_locked(h->f, OP_TEST, &ch[0], &why0);
-	if (ch[1].n > 0)
-		r1 = helper_wait(h, &why1);
-	if (chunk_done(h->f, r0, why0, &ch[0], k) < 0)
+	helper_submit(h, &ch[0]);
+	if (fill_from != NULL)
+		filled = pybf_chunk_fill(&ch[1], fill_from);
+	if (filled == 0 && ch[1].n > 0)
+		r1 = run_locked(h->f, OP_TEST, &ch[1], &why1);
+	r0 = helper_wait(h, &why0);
+	if (chunk_done(h->f, r0, why0, &ch[0], k) < 0 || filled < 0)
 		return -1;
 	return ch[1].n > 0 ? chunk_done(h->f, r1, why1, &ch[1], k) : 0;
 }
 
 /*
- * The caller's half of a round, items [from, to): the plain keys already
- * copied (done of them), the rest one by one, GIL held, the helper idle.
- * Taking a str's UTF-8 can run a collection, and a finaliser change the
- * list, so it is looked at afresh for each. Where the chunk fills with
- * bytes (long keys), it stops: the index reached.
+ * Tests over a buffer (a NumPy array, a file's bytes): filling a chunk is
+ * next to nothing there, so the two threads each ask one of two chunks.
  */
-static Py_ssize_t finish_half(struct pybf_chunk *ch, struct pybf_source *s, Py_ssize_t from,
-			      Py_ssize_t to)
+static int run_paired(struct helper *h, struct pybf_source *s, struct pybf_sink *k,
+		      struct pybf_chunk ch[2])
 {
-	Py_ssize_t i;
-
-	for (i = from; i < to && ch->used < PYBF_CHUNK_BYTES; i++) {
-		if (i >= PySequence_Fast_GET_SIZE(s->seq))
-			break;
-		if (pybf_chunk_copy_key(ch, PySequence_Fast_ITEMS(s->seq)[i]) < 0)
+	for (;;) {
+		if (ask_pair(h, s, k, ch) < 0)
 			return -1;
+		if (ch[1].n == 0)
+			return 0;
+		if (pybf_chunk_fill(&ch[0], s) < 0)
+			return -1;
+		if (ch[0].n == 0)
+			return 0;
 	}
-	return i;
 }
 
 /*
@@ -427,14 +405,14 @@ static Py_ssize_t finish_half(struct pybf_chunk *ch, struct pybf_source *s, Py_s
  * the work there, and the objects can only be read while no Python code
  * runs: so each round, holding the GIL, the caller copies the keys of the
  * next PYBF_CHUNK items while the helper copies those of the PYBF_CHUNK
- * after them (plain ones: any other is left to the caller, with the GIL),
- * then each asks its chunk with the GIL released (ask_pair).
+ * after them (plain ones: the caller goes on with any other, the helper
+ * idle), then each thread asks one of the two chunks (ask_pair).
  */
 static int run_split(struct helper *h, struct pybf_source *s, struct pybf_sink *k,
 		     struct pybf_chunk ch[2])
 {
 	/* the first chunk, filled before there was a helper, asked alone */
-	if (ask_pair(h, k, ch) < 0)
+	if (ask_pair(h, NULL, k, ch) < 0)
 		return -1;
 	for (;;) {
 		PyObject *const *items = PySequence_Fast_ITEMS(s->seq);
@@ -450,7 +428,8 @@ static int run_split(struct helper *h, struct pybf_source *s, struct pybf_sink *
 		helper_copy(h, &ch[1], items + mid, (size_t)(end - mid));
 		mine = pybf_chunk_copy_plain(&ch[0], items + pos, (size_t)(mid - pos));
 		theirs = helper_copied(h);
-		if ((reached = finish_half(&ch[0], s, pos + (Py_ssize_t)mine, mid)) < 0)
+		reached = pybf_chunk_copy_items(&ch[0], s, pos + (Py_ssize_t)mine, mid);
+		if (reached < 0)
 			return -1;
 		if (reached < mid) {	/* cut short: the helper's keys would leave a gap */
 			pybf_chunk_release(&ch[1]);
@@ -460,7 +439,7 @@ static int run_split(struct helper *h, struct pybf_source *s, struct pybf_sink *
 		}
 		pybf_chunk_place(&ch[0]);
 		pybf_chunk_place(&ch[1]);
-		if (ask_pair(h, k, ch) < 0)
+		if (ask_pair(h, NULL, k, ch) < 0)
 			return -1;
 	}
 }
@@ -474,8 +453,8 @@ static int run_source(FilterObject *f, enum op op, struct pybf_source *s, struct
 	if (pybf_chunk_init(&ch[0]) < 0)
 		return -1;
 	r = pybf_chunk_fill(&ch[0], s);
-	/* a full first chunk: more may follow, worth a second thread */
-	if (r == 0 && ch[0].n == PYBF_CHUNK && pipeline_threads() > 1) {
+	/* a full first chunk (by keys or bytes): more may follow, worth a second thread */
+	if (r == 0 && (ch[0].n == PYBF_CHUNK || ch[0].used >= PYBF_CHUNK_BYTES) && pipeline_threads() > 1) {
 		if (pybf_chunk_init(&ch[1]) < 0) {
 			PyErr_Clear();	/* no memory for a second chunk: one at a time */
 		} else if (helper_start(&h, f, op) == 0) {

@@ -3,10 +3,10 @@
  * module.c - the bftools._bftools extension module: its exceptions, and
  * keys taken from Python objects a chunk at a time.
  *
- * A chunk's records point into the objects themselves (a str's UTF-8, a
- * bytes' bytes, a NumPy array's items), held until the chunk is done, so
- * nothing is copied; the library then cuts, hashes and probes them with
- * the GIL released. It does not decide what a key is: the cut is
+ * A chunk's records point into a buffer's bytes (a NumPy array's items, a
+ * file's lines) where there is one; keys from Python objects (str as
+ * UTF-8, bytes) are copied, their objects let go at once. The library
+ * then cuts, hashes and probes them with the GIL released. It does not decide what a key is: the cut is
  * keyset_build's, the one every program uses.
  */
 #include "pybftools.h"
@@ -97,7 +97,6 @@ static void chunk_free_arrays(struct pybf_chunk *ch)
 {
 	keyset_free(&ch->ks);
 	free(ch->records);
-	free(ch->held);
 	free(ch->h);
 	free(ch->present);
 	free(ch->answer);
@@ -114,12 +113,11 @@ int pybf_chunk_init(struct pybf_chunk *ch)
 	}
 	memset(ch, 0, sizeof *ch);
 	ch->records = malloc(PYBF_CHUNK * sizeof *ch->records);
-	ch->held = malloc(PYBF_CHUNK * sizeof *ch->held);
 	ch->h = malloc(2 * PYBF_CHUNK * sizeof *ch->h);
 	ch->present = malloc(PYBF_CHUNK);
 	ch->answer = malloc(PYBF_CHUNK);
 	ch->offset = malloc(PYBF_CHUNK * sizeof *ch->offset);
-	if (ch->records && ch->held && ch->h && ch->present && ch->answer && ch->offset)
+	if (ch->records && ch->h && ch->present && ch->answer && ch->offset)
 		return 0;
 	chunk_free_arrays(ch);
 	PyErr_NoMemory();
@@ -144,9 +142,7 @@ void pybf_chunk_free(struct pybf_chunk *ch)
 
 void pybf_chunk_release(struct pybf_chunk *ch)
 {
-	for (size_t i = 0; i < ch->nheld; i++)
-		Py_DECREF(ch->held[i]);
-	ch->nheld = 0;
+	Py_CLEAR(ch->held);
 	ch->n = 0;
 	ch->used = 0;
 }
@@ -299,7 +295,8 @@ void pybf_chunk_place(struct pybf_chunk *ch)
 		ch->records[i].data = ch->bytes + ch->offset[i];
 }
 
-int pybf_chunk_copy_key(struct pybf_chunk *ch, PyObject *item)
+/* item's key appended to ch: 0, or -1 raised. */
+static int copy_key(struct pybf_chunk *ch, PyObject *item)
 {
 	struct line key;
 
@@ -310,41 +307,49 @@ int pybf_chunk_copy_key(struct pybf_chunk *ch, PyObject *item)
 }
 
 /*
- * An iterator's keys, each copied into the chunk's bytes and its object
- * let go at once. Holding every object until its chunk was asked, and
- * letting go of them then, cost two cache misses a key (an object's count
- * is written when taken and when let go, by then long out of cache): a
- * third of contains_many's time on a list of 1e7 str. The copies are
- * contiguous too, where the library hashes them. Until PYBF_CHUNK keys or
- * PYBF_CHUNK_BYTES bytes.
- */
-
-/*
  * A list's or tuple's items, borrowed: nothing runs between taking one and
- * copying its key that could let it go (no Python code, no collection),
- * so none is held.
+ * copying its key that could let it go, so none is held. Each is looked up
+ * afresh (the list's length too), which costs nothing beside the copy and
+ * holds whatever a key's conversion does.
  */
-static int fill_from_sequence(struct pybf_chunk *ch, struct pybf_source *s)
+Py_ssize_t pybf_chunk_copy_items(struct pybf_chunk *ch, struct pybf_source *s, Py_ssize_t from,
+				 Py_ssize_t to)
 {
-	PyObject **items = PySequence_Fast_ITEMS(s->seq);
-	Py_ssize_t size = PySequence_Fast_GET_SIZE(s->seq);
+	Py_ssize_t i;
 
-	for (; ch->n < PYBF_CHUNK && ch->used < PYBF_CHUNK_BYTES && s->pos < size; s->pos++) {
-		if (s->pos + PREFETCH_AHEAD < size)
-			__builtin_prefetch(items[s->pos + PREFETCH_AHEAD]);
-		if (pybf_chunk_copy_key(ch, items[s->pos]) < 0)
+	for (i = from; i < to && ch->n < PYBF_CHUNK && ch->used < PYBF_CHUNK_BYTES; i++) {
+		Py_ssize_t size = PySequence_Fast_GET_SIZE(s->seq);
+		PyObject **items = PySequence_Fast_ITEMS(s->seq);
+
+		if (i >= size)
+			break;
+		if (i + PREFETCH_AHEAD < size)
+			__builtin_prefetch(items[i + PREFETCH_AHEAD]);
+		if (copy_key(ch, items[i]) < 0)
 			return -1;
 	}
-	return 0;
+	return i;
 }
 
+/*
+ * Keys from objects, each copied into the chunk's bytes and its object let
+ * go at once. Holding every object until its chunk was asked, and letting
+ * go of them then, cost two cache misses a key (an object's count is
+ * written when taken and when let go, by then long out of cache): a third
+ * of contains_many's time on a list of 1e7 str. The copies are contiguous
+ * too, where the library hashes them. Until PYBF_CHUNK keys or
+ * PYBF_CHUNK_BYTES bytes.
+ */
 static int fill_copied(struct pybf_chunk *ch, struct pybf_source *s)
 {
 	if (s->seq != NULL) {
-		int r = fill_from_sequence(ch, s);
+		Py_ssize_t reached = pybf_chunk_copy_items(ch, s, s->pos, PY_SSIZE_T_MAX);
 
 		pybf_chunk_place(ch);
-		return r;
+		if (reached < 0)
+			return -1;
+		s->pos = reached;
+		return 0;
 	}
 	while (ch->n < PYBF_CHUNK && ch->used < PYBF_CHUNK_BYTES) {
 		PyObject *item = PyIter_Next(s->iter);
@@ -352,7 +357,7 @@ static int fill_copied(struct pybf_chunk *ch, struct pybf_source *s)
 
 		if (item == NULL)
 			break;
-		r = pybf_chunk_copy_key(ch, item);
+		r = copy_key(ch, item);
 		Py_DECREF(item);
 		if (r < 0)
 			return -1;
@@ -381,7 +386,7 @@ int pybf_chunk_one(struct pybf_chunk *ch, PyObject *key)
 	if (key_bytes(key, &ch->records[0]) < 0)
 		return -1;
 	Py_INCREF(key);
-	ch->held[ch->nheld++] = key;
+	ch->held = key;
 	ch->n = 1;
 	return 0;
 }

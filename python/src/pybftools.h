@@ -58,15 +58,16 @@ void pybf_source_close(struct pybf_source *s);
 
 /*
  * One chunk of records (the keys as given, a line's final newline taken
- * off), the objects they point into (held until pybf_chunk_release), and
- * the keys cut from them as the programs cut them (keys.h), with their
- * hashes and answers.
+ * off), and the keys cut from them as the programs cut them (keys.h),
+ * with their hashes and answers. A buffer's records point into it; keys
+ * from Python objects are copied into bytes (held: the one object of
+ * pybf_chunk_one, pointed into, until pybf_chunk_release).
  */
 struct pybf_chunk {
 	struct line *records;
-	PyObject **held;
-	size_t n, nheld;
-	/* an iterator's keys, copied: their bytes and where each starts */
+	PyObject *held;
+	size_t n;
+	/* keys from objects, copied: their bytes and where each starts */
 	char *bytes;
 	size_t used, cap, *offset;
 	struct keyset ks;
@@ -88,12 +89,14 @@ void pybf_chunk_release(struct pybf_chunk *ch);
  * each is plain (exactly a str of ASCII, or bytes) and the chunk has room
  * for more keys, and says how many; it calls nothing of Python's, so a
  * thread without the GIL may run it while the holder of the GIL keeps
- * Python code from running (and so the items as they are). Any other item
- * goes through pybf_chunk_copy_key, GIL held (0, or -1 raised). Then
- * pybf_chunk_place points the records at the copies.
+ * Python code from running (and so the items as they are).
+ * pybf_chunk_copy_items appends those of s's items [from, to), of any
+ * kind, GIL held, while the chunk has room: the index reached, or -1
+ * raised. Then pybf_chunk_place points the records at the copies.
  */
 size_t pybf_chunk_copy_plain(struct pybf_chunk *ch, PyObject *const *items, size_t n);
-int pybf_chunk_copy_key(struct pybf_chunk *ch, PyObject *item);
+Py_ssize_t pybf_chunk_copy_items(struct pybf_chunk *ch, struct pybf_source *s, Py_ssize_t from,
+				 Py_ssize_t to);
 void pybf_chunk_place(struct pybf_chunk *ch);
 /* Cut ch's keys with spec (no GIL needed): 0, or -1 when out of memory. */
 int pybf_chunk_cut(struct pybf_chunk *ch, const struct key_spec *spec);
