@@ -70,8 +70,12 @@ static int read_floor(const char *path, int threads)
 	size_t size, per;
 	int fd = open(path, O_RDONLY), failed = 0;
 
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size <= 0) {
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		perror(path);
+		return 1;
+	}
+	if (st.st_size <= 0) {
+		fprintf(stderr, "floor: %s: empty\n", path);
 		return 1;
 	}
 	size = (size_t)st.st_size;
