@@ -182,13 +182,54 @@ static int staged_now(const struct filter *f)
  * page is backed by one write fault (a load first would fault it in for
  * reading, and the store fault again: twice the faults of a settle).
  */
-static void write_block(void *ctx, uint64_t base, const uint64_t *block)
+static void write_block(const struct filter *f, uint64_t base, const uint64_t *block)
 {
-	const struct filter *f = ctx;
-
 	for (unsigned j = 0; j < BLOCK_WORDS; j++)
 		if (block[j] != 0)
 			(void)__atomic_fetch_or(&f->words[base + j], block[j], __ATOMIC_RELAXED);
+}
+
+/*
+ * The table's blocks written WRITE_AHEAD behind their prefetch: the table
+ * is read in its own order, so every block lands somewhere else in the
+ * array, and each atomic OR waited for its line alone (672,000 blocks of
+ * a -n 1e9 filter going dense: 0.15 s on one thread, the others waiting).
+ * A prefetch of a page not backed yet does nothing, and the write faults.
+ */
+#define WRITE_AHEAD 16
+
+struct block_writer {
+	const struct filter *f;
+	unsigned pending, next;
+	uint64_t base[WRITE_AHEAD];
+	const uint64_t *block[WRITE_AHEAD];
+};
+
+static void write_block_ahead(void *ctx, uint64_t base, const uint64_t *block)
+{
+	struct block_writer *w = ctx;
+	unsigned slot = w->next;
+
+	__builtin_prefetch(&w->f->words[base], 1, 3);
+	if (w->pending == WRITE_AHEAD)
+		write_block(w->f, w->base[slot], w->block[slot]);
+	else
+		w->pending++;
+	w->base[slot] = base;
+	w->block[slot] = block;
+	w->next = (slot + 1) % WRITE_AHEAD;
+}
+
+static void write_blocks(const struct filter *f, const struct staged *s)
+{
+	struct block_writer w = { .f = f };
+
+	staged_each(s, write_block_ahead, &w);
+	for (unsigned i = 0; i < w.pending; i++) {
+		unsigned slot = (w.next + WRITE_AHEAD - w.pending + i) % WRITE_AHEAD;
+
+		write_block(f, w.base[slot], w.block[slot]);
+	}
 }
 
 static void make_dense(const struct filter *f);
@@ -196,16 +237,27 @@ static void make_dense(const struct filter *f);
 #define POPULATE_THREADS_MAX 8
 
 struct populate_part {
-	char *start;
-	size_t len;
+	char *words;
+	uint64_t bytes, first, step;	/* spans first, first + step, ... of the array's bytes */
 };
 
+/*
+ * A span a call: on this machine one call over a thread's half of a
+ * 2.75 GB array took 0.25-0.28 s, and up to 5 s in one run of four, where
+ * the same spans a call each took 0.15-0.20 s every time (tests/bench,
+ * issue 33). Failing, the writes fault instead.
+ */
 static void *populate_part(void *arg)
 {
 #ifdef MADV_POPULATE_WRITE
 	const struct populate_part *part = arg;
 
-	(void)madvise(part->start, part->len, MADV_POPULATE_WRITE);	/* failing, the writes fault instead */
+	for (uint64_t start = part->first * FILTER_BACK_SPAN; start < part->bytes;
+	     start += part->step * FILTER_BACK_SPAN) {
+		uint64_t len = part->bytes - start < FILTER_BACK_SPAN ? part->bytes - start : FILTER_BACK_SPAN;
+
+		(void)madvise(part->words + start, (size_t)len, MADV_POPULATE_WRITE);
+	}
 #else
 	(void)arg;
 #endif
@@ -214,16 +266,17 @@ static void *populate_part(void *arg)
 
 /*
  * Going dense from the table: the whole array backed now, in huge pages,
- * on as many threads as the run has (at most 8), before the blocks are
- * written in. A dense filter's spans are all written soon anyway, and the
- * other threads wait on the table's lock meanwhile: one thread faulting
- * 1,300 spans of 2 MiB one after another was most of what a pipe of 1e8
- * lines into -n 1e9 lost against a filter dense from the start. The spans
- * are marked backed, for back_spans to skip.
+ * on as many threads as the run has (at most 8), each taking every
+ * parts-th span, before the blocks are written in. A dense filter's spans
+ * are all written soon anyway, and the other threads wait on the table's
+ * lock meanwhile: one thread faulting 1,300 spans of 2 MiB one after
+ * another was most of what a pipe of 1e8 lines into -n 1e9 lost against a
+ * filter dense from the start. The spans are marked backed, for
+ * back_spans to skip.
  */
 static void populate_all(const struct filter *f)
 {
-	uint64_t bytes = f->params.m / 8, spans = (bytes + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN, per;
+	uint64_t bytes = f->params.m / 8, spans = (bytes + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
 	struct populate_part part[POPULATE_THREADS_MAX];
 	pthread_t thread[POPULATE_THREADS_MAX];
 	int started[POPULATE_THREADS_MAX];
@@ -233,12 +286,8 @@ static void populate_all(const struct filter *f)
 		parts = POPULATE_THREADS_MAX;
 	if (parts < 1 || spans < parts)
 		parts = 1;
-	per = (spans + parts - 1) / parts * FILTER_BACK_SPAN;
 	for (unsigned i = 0; i < parts; i++) {
-		uint64_t start = i * per < bytes ? i * per : bytes;
-
-		part[i] = (struct populate_part){ (char *)f->words + start,
-						  (size_t)(bytes - start < per ? bytes - start : per) };
+		part[i] = (struct populate_part){ (char *)f->words, bytes, i, parts };
 		started[i] = i > 0 && pthread_create(&thread[i], NULL, populate_part, &part[i]) == 0;
 	}
 	populate_part(&part[0]);
@@ -271,7 +320,7 @@ static void unstage(const struct filter *f, struct staged *s, enum unstage_to to
 			populate_all(f);
 	} else
 		__atomic_add_fetch(&f->backed[0], s->adds, __ATOMIC_RELAXED);
-	staged_each(s, write_block, (void *)f);
+	write_blocks(f, s);
 	staged_clear(s);
 	__atomic_store_n(&s->active, 0, __ATOMIC_RELEASE);
 }
@@ -335,11 +384,15 @@ void layout_blocked_settle(const struct filter *f)
 	stage_leave(s);
 }
 
-/* Staged: set the key's bits (each batch's room is reserved by stage_enter). */
-static void staged_add(const struct filter *f, struct staged *s, const uint64_t *h, size_t n)
+/* Staged: set the keys' bits, their bases put in base (each batch's room is reserved by stage_enter). */
+static void staged_add(const struct filter *f, struct staged *s, const uint64_t *h, size_t n,
+		       uint64_t *base)
 {
+	for (size_t i = 0; i < n; i++)
+		base[i] = blocked_base(f, h + 2 * i);
+	staged_prefetch(s, base, n);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t mask[BLOCK_WORDS], *w = staged_block(s, blocked_base(f, h + 2 * i), 1);
+		uint64_t mask[BLOCK_WORDS], *w = staged_block(s, base[i], 1);
 
 		blocked_probes(f, h + 2 * i, mask);
 		for (unsigned j = 0; j < BLOCK_WORDS; j++)
@@ -351,6 +404,7 @@ static void staged_add(const struct filter *f, struct staged *s, const uint64_t 
 static void staged_test(const struct filter *f, struct staged *s, const uint64_t *base,
 			const uint64_t *h, size_t n, unsigned char *present)
 {
+	staged_prefetch(s, base, n);
 	for (size_t i = 0; i < n; i++) {
 		const uint64_t *w = staged_block(s, base[i], 0);
 
@@ -364,6 +418,7 @@ static size_t staged_test_and_set(const struct filter *f, struct staged *s, cons
 {
 	size_t fresh = 0;
 
+	staged_prefetch(s, base, n);
 	for (size_t i = 0; i < n; i++) {
 		present[i] = (unsigned char)blocked_test_and_set(f, staged_block(s, base[i], 1), h + 2 * i);
 		fresh += !present[i];
@@ -409,7 +464,7 @@ static void blocked_add(struct filter *f, const struct line *keys, const uint64_
 
 	(void)keys;
 	if (s != NULL) {
-		staged_add(f, s, h, n);
+		staged_add(f, s, h, n, b.base);
 		stage_leave(s);
 		return;
 	}
@@ -523,7 +578,7 @@ static void blocked_add_shared(struct filter *f, const struct line *keys, const 
 
 	(void)keys;
 	if (s != NULL) {
-		staged_add(f, s, h, n);
+		staged_add(f, s, h, n, b.base);
 		stage_leave(s);
 		return;
 	}

@@ -7,7 +7,7 @@
  * keys each land in a different 4 KiB page of it, and backing a page costs
  * a page fault (12 us on some virtual machines, ~430,000 of them before
  * such a filter is worth its huge pages). Here each touched 512-bit block
- * is 72 bytes of a table until the filter goes dense (then the blocks are
+ * is 72 bytes of a table (its key and its block) until the filter goes dense (then the blocks are
  * written into the array, huge pages and all) or something needs the
  * array itself (a save, a merge): then they are written into it page by
  * page, as they would have been.
@@ -35,7 +35,8 @@ struct staged {
 	uint64_t adds;		/* keys added while staged, repeats included */
 	uint64_t used;		/* blocks in the table */
 	uint64_t capacity;	/* slots, a power of two (0: none yet) */
-	uint64_t *slots;	/* capacity slots of 1 + 8 words: base + 1 (0: empty), the block */
+	uint64_t *keys;		/* capacity slots' keys: base + 1 (0: empty); the blocks follow */
+	uint64_t *blocks;	/* capacity blocks of 8 words, a cache line each */
 };
 
 /* A new, active, empty table; NULL when there is no memory for it. */
@@ -50,6 +51,11 @@ int staged_reserve(struct staged *s, uint64_t n);
  * insert is 0; with insert, a new zero block (room reserved beforehand).
  */
 uint64_t *staged_block(struct staged *s, uint64_t base, int insert);
+/*
+ * Ask for the cache lines where the blocks at these n bases are looked
+ * for, so that a batch's lookups wait for memory together, not in turn.
+ */
+void staged_prefetch(const struct staged *s, const uint64_t *base, size_t n);
 /* Call each(ctx, base, words) for every block, in no particular order. */
 void staged_each(const struct staged *s, void (*each)(void *ctx, uint64_t base, const uint64_t *words),
 		 void *ctx);
