@@ -6,6 +6,9 @@
  *   floor BYTES              map BYTES, write one byte in every 4 KiB page, exit
  *   floor --read FILE N      read FILE into as many bytes of fresh memory
  *                            on N threads, 64 KiB a pread(2), exit
+ *   floor --after MS BYTES   wait MS milliseconds, then back BYTES of fresh
+ *                            memory in huge pages on two threads, a 2 MiB
+ *                            span a call, and print the seconds that took
  *
  * The bench times the first beside the pipe-limit job. A filter sized for
  * 1e9 keys that receives a few million random keys touches every one of
@@ -21,6 +24,12 @@
  * made this slower than bftools' whole load). The bench times it beside
  * the dense load: the build before's time over this one is more than any
  * load that checks what it reads could gain on this machine.
+ *
+ * The third shows what the memory the last program freed costs the next,
+ * by how soon it is touched: run right after a program that held BYTES, at
+ * a few values of MS. On a virtual machine whose host takes back freed
+ * memory (free page reporting) a program that touches its memory late
+ * pays the host's faults too, and one that touches it early does not.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -30,6 +39,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define READ_PIECE 65536
@@ -106,6 +116,69 @@ static int read_floor(const char *path, int threads)
 	return failed;
 }
 
+#define SPAN (UINT64_C(2) << 20)
+
+struct populate {
+	unsigned char *p;
+	uint64_t spans, first;
+};
+
+/* Every other span from first: one MADV_POPULATE_WRITE each, or a write where there is none. */
+static void *populate_spans(void *arg)
+{
+	const struct populate *w = arg;
+
+	for (uint64_t i = w->first; i < w->spans; i += 2) {
+#ifdef MADV_POPULATE_WRITE
+		if (madvise(w->p + i * SPAN, SPAN, MADV_POPULATE_WRITE) == 0)
+			continue;
+#endif
+		w->p[i * SPAN] = 1;
+	}
+	return NULL;
+}
+
+static double seconds_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* floor --after MS BYTES: 0, or 1 on a failure (said on stderr). */
+static int populate_after(long ms, uint64_t bytes)
+{
+	uint64_t spans = (bytes + SPAN - 1) / SPAN;
+	struct populate half[2];
+	pthread_t second;
+	unsigned char *map, *p;
+	struct timespec pause = { ms / 1000, ms % 1000 * 1000000L };
+	double t0;
+
+	map = mmap(NULL, (size_t)((spans + 1) * SPAN), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED) {
+		perror("floor: mmap");
+		return 1;
+	}
+	p = map + (SPAN - (uintptr_t)map % SPAN) % SPAN;	/* on a span's boundary, as a filter's array */
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, (size_t)(spans * SPAN), MADV_HUGEPAGE);
+#endif
+	nanosleep(&pause, NULL);
+	t0 = seconds_now();
+	half[0] = (struct populate){ p, spans, 0 };
+	half[1] = (struct populate){ p, spans, 1 };
+	if (pthread_create(&second, NULL, populate_spans, &half[1]) != 0) {
+		perror("floor: pthread_create");
+		return 1;
+	}
+	populate_spans(&half[0]);
+	pthread_join(second, NULL);
+	printf("%.3f\n", seconds_now() - t0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char *end;
@@ -121,8 +194,18 @@ int main(int argc, char **argv)
 		}
 		return read_floor(argv[2], (int)threads);
 	}
+	if (argc == 4 && strcmp(argv[1], "--after") == 0) {
+		long ms = strtol(argv[2], &end, 10);
+
+		if (ms < 0 || ms > 60000 || *end != '\0' || (bytes = strtoull(argv[3], &end, 10)) == 0 ||
+		    *end != '\0') {
+			fprintf(stderr, "floor: --after MS BYTES: MS 0 to 60000, BYTES above 0\n");
+			return 2;
+		}
+		return populate_after(ms, bytes);
+	}
 	if (argc != 2 || (bytes = strtoull(argv[1], &end, 10)) == 0 || *end != '\0') {
-		fprintf(stderr, "usage: floor BYTES | floor --read FILE THREADS\n");
+		fprintf(stderr, "usage: floor BYTES | floor --read FILE THREADS | floor --after MS BYTES\n");
 		return 2;
 	}
 	p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
