@@ -244,8 +244,9 @@ struct populate_part {
 /*
  * A span a call: on this machine one call over a thread's half of a
  * 2.75 GB array took 0.25-0.28 s, and up to 5 s in one run of four, where
- * the same spans a call each took 0.15-0.20 s every time (tests/bench,
- * issue 33). Failing, the writes fault instead.
+ * the same spans a call each took 0.15-0.20 s every time (a test program
+ * of four ways to back it, alternating, 2026-12-02; issue 33). Failing,
+ * the writes fault instead.
  */
 static void *populate_part(void *arg)
 {
