@@ -237,9 +237,20 @@ static void make_dense(const struct filter *f);
 #define POPULATE_THREADS_MAX 8
 
 struct populate_part {
-	char *words;
-	uint64_t bytes, first, step;	/* spans first, first + step, ... of the array's bytes */
+	const struct filter *f;
+	uint64_t first, step;	/* spans first, first + step, ... of the array */
 };
+
+#ifdef MADV_POPULATE_WRITE
+/* Back span i of the array, 2 MiB (less at its end): madvise's answer. */
+static int populate_span(const struct filter *f, uint64_t i)
+{
+	uint64_t bytes = f->params.m / 8, start = i * FILTER_BACK_SPAN;
+	uint64_t len = bytes - start < FILTER_BACK_SPAN ? bytes - start : FILTER_BACK_SPAN;
+
+	return madvise((char *)f->words + start, (size_t)len, MADV_POPULATE_WRITE);
+}
+#endif
 
 /*
  * A span a call: on this machine one call over a thread's half of a
@@ -252,13 +263,10 @@ static void *populate_part(void *arg)
 {
 #ifdef MADV_POPULATE_WRITE
 	const struct populate_part *part = arg;
+	uint64_t spans = (part->f->params.m / 8 + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
 
-	for (uint64_t start = part->first * FILTER_BACK_SPAN; start < part->bytes;
-	     start += part->step * FILTER_BACK_SPAN) {
-		uint64_t len = part->bytes - start < FILTER_BACK_SPAN ? part->bytes - start : FILTER_BACK_SPAN;
-
-		(void)madvise(part->words + start, (size_t)len, MADV_POPULATE_WRITE);
-	}
+	for (uint64_t i = part->first; i < spans; i += part->step)
+		(void)populate_span(part->f, i);
 #else
 	(void)arg;
 #endif
@@ -277,7 +285,7 @@ static void *populate_part(void *arg)
  */
 static void populate_all(const struct filter *f)
 {
-	uint64_t bytes = f->params.m / 8, spans = (bytes + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
+	uint64_t spans = (f->params.m / 8 + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
 	struct populate_part part[POPULATE_THREADS_MAX];
 	pthread_t thread[POPULATE_THREADS_MAX];
 	int started[POPULATE_THREADS_MAX];
@@ -288,7 +296,7 @@ static void populate_all(const struct filter *f)
 	if (parts < 1 || spans < parts)
 		parts = 1;
 	for (unsigned i = 0; i < parts; i++) {
-		part[i] = (struct populate_part){ (char *)f->words, bytes, i, parts };
+		part[i] = (struct populate_part){ f, i, parts };
 		started[i] = i > 0 && pthread_create(&thread[i], NULL, populate_part, &part[i]) == 0;
 	}
 	populate_part(&part[0]);
@@ -692,21 +700,16 @@ static int dense_now(const struct filter *f, size_t n)
 static void back_spans(const struct filter *f, const uint64_t *base, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
-	uint64_t bytes = f->params.m / 8;
-
 	if (f->backed == NULL || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED) || !dense_now(f, n))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t span = base[i] * 8 / FILTER_BACK_SPAN;
 		uint64_t *word = &f->backed[FILTER_BACKED_HEAD + span / 64], bit = UINT64_C(1) << (span % 64);
-		uint64_t start = span * FILTER_BACK_SPAN;
-		uint64_t len = bytes - start < FILTER_BACK_SPAN ? bytes - start : FILTER_BACK_SPAN;
 
 		if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit)
 			continue;
 		/* both threads may ask for the same span at once: the kernel serves it once */
-		if (madvise((char *)f->words + start, (size_t)len, MADV_POPULATE_WRITE) != 0 &&
-		    errno == EINVAL) {
+		if (populate_span(f, span) != 0 && errno == EINVAL) {
 			__atomic_store_n(&populate_refused, 1, __ATOMIC_RELAXED);
 			return;
 		}

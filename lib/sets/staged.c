@@ -98,14 +98,15 @@ static uint64_t find(const struct staged *s, uint64_t base)
 			return i;
 }
 
+/* The block of a slot: the blocks follow the keys, a cache line each. */
 static uint64_t *block_at(const struct staged *s, uint64_t slot)
 {
-	return s->blocks + slot * STAGED_BLOCK_WORDS;
+	return s->keys + s->capacity + slot * STAGED_BLOCK_WORDS;
 }
 
 static int grow(struct staged *s, uint64_t capacity)
 {
-	uint64_t *old_keys = s->keys, *old_blocks = s->blocks, old_capacity = s->capacity;
+	uint64_t *old_keys = s->keys, *old_blocks = old_keys + s->capacity, old_capacity = s->capacity;
 
 	if (capacity > SIZE_MAX / SLOT_BYTES)
 		return -1;
@@ -114,7 +115,6 @@ static int grow(struct staged *s, uint64_t capacity)
 		s->keys = old_keys;
 		return -1;
 	}
-	s->blocks = s->keys + capacity;
 	s->capacity = capacity;
 	for (uint64_t i = 0; i < old_capacity; i++) {
 		uint64_t to;
@@ -185,7 +185,6 @@ void staged_clear(struct staged *s)
 {
 	slots_free(s->keys, s->capacity);
 	s->keys = NULL;
-	s->blocks = NULL;
 	s->capacity = 0;
 	s->used = 0;
 }

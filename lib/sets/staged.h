@@ -7,10 +7,10 @@
  * keys each land in a different 4 KiB page of it, and backing a page costs
  * a page fault (12 us on some virtual machines, ~430,000 of them before
  * such a filter is worth its huge pages). Here each touched 512-bit block
- * is 72 bytes of a table (its key and its block) until the filter goes dense (then the blocks are
- * written into the array, huge pages and all) or something needs the
- * array itself (a save, a merge): then they are written into it page by
- * page, as they would have been.
+ * is 72 bytes of a table (its key and its block) until the filter goes
+ * dense (then the blocks are written into the array, huge pages and all)
+ * or something needs the array itself (a save, a merge): then they are
+ * written into it page by page, as they would have been.
  *
  * The table knows nothing of filters: it maps a block's first word index
  * (base) to the block's 8 words. Its users take turns (a mutex, here):
@@ -35,8 +35,7 @@ struct staged {
 	uint64_t adds;		/* keys added while staged, repeats included */
 	uint64_t used;		/* blocks in the table */
 	uint64_t capacity;	/* slots, a power of two (0: none yet) */
-	uint64_t *keys;		/* capacity slots' keys: base + 1 (0: empty); the blocks follow */
-	uint64_t *blocks;	/* capacity blocks of 8 words, a cache line each */
+	uint64_t *keys;		/* capacity keys, base + 1 (0: empty), then capacity blocks of 8 words */
 };
 
 /* A new, active, empty table; NULL when there is no memory for it. */
