@@ -8,7 +8,7 @@
  *                            on N threads, 64 KiB a pread(2), exit
  *   floor --after MS BYTES   wait MS milliseconds, then back BYTES of fresh
  *                            memory in huge pages on two threads, a 2 MiB
- *                            span a call, and print the seconds that took
+ *                            span a call, and print the nanoseconds that took
  *
  * The bench times the first beside the pipe-limit job. A filter sized for
  * 1e9 keys that receives a few million random keys touches every one of
@@ -138,12 +138,12 @@ static void *populate_spans(void *arg)
 	return NULL;
 }
 
-static double seconds_now(void)
+static uint64_t nanoseconds_now(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* floor --after MS BYTES: 0, or 1 on a failure (said on stderr). */
@@ -154,7 +154,7 @@ static int populate_after(long ms, uint64_t bytes)
 	pthread_t second;
 	unsigned char *map, *p;
 	struct timespec pause = { ms / 1000, ms % 1000 * 1000000L };
-	double t0;
+	uint64_t t0;
 
 	map = mmap(NULL, (size_t)((spans + 1) * SPAN), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED) {
@@ -166,7 +166,7 @@ static int populate_after(long ms, uint64_t bytes)
 	(void)madvise(p, (size_t)(spans * SPAN), MADV_HUGEPAGE);
 #endif
 	nanosleep(&pause, NULL);
-	t0 = seconds_now();
+	t0 = nanoseconds_now();
 	half[0] = (struct populate){ p, spans, 0 };
 	half[1] = (struct populate){ p, spans, 1 };
 	if (pthread_create(&second, NULL, populate_spans, &half[1]) != 0) {
@@ -175,7 +175,7 @@ static int populate_after(long ms, uint64_t bytes)
 	}
 	populate_spans(&half[0]);
 	pthread_join(second, NULL);
-	printf("%.3f\n", seconds_now() - t0);
+	printf("%llu\n", (unsigned long long)(nanoseconds_now() - t0));
 	return 0;
 }
 

@@ -840,20 +840,17 @@ sparse_pipe() {
 freed_window() {
 	printf '%-36s' "sparse: memory freed, touched later" >&2
 	for wait_ms in 0 300 1000; do
-		: >"$raw/freed.$wait_ms"
+		: >"$raw/freed.$wait_ms.runs"	# nanoseconds a line, as measure writes them, for median
 		for _ in 1 2 3; do
-			./floor 2754000000 && ./floor --after "$wait_ms" 2754000000 >>"$raw/freed.$wait_ms" ||
+			./floor 2754000000 && ./floor --after "$wait_ms" 2754000000 >>"$raw/freed.$wait_ms.runs" ||
 				{ say "floor --after $wait_ms failed"; printf '\n' >&2; return; }
 			printf '.' >&2
 		done
 	done
 	printf '\n' >&2
-	note "Memory the last command freed (2.75 GB), backed again on two threads: $(freed_median 0) s right after, $(freed_median 300) s 300 ms later, $(freed_median 1000) s a second later (floor.c --after, medians of three)."
+	note "Memory the last command freed (2.75 GB), backed again on two threads: $(median freed.0) s right after, $(median freed.300) s 300 ms later, $(median freed.1000) s a second later (floor.c --after, medians of three)."
 }
 
-freed_median() {
-	sort -n "$raw/freed.$1" | awk '{ v[NR] = $1 } END { printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 # Loading the dense filter of the files job: at least twice the speed before.
 sparse_dense() {
