@@ -236,9 +236,11 @@ static void make_dense(const struct filter *f);
 
 #define POPULATE_THREADS_MAX 8
 
-struct populate_part {
+/* The spans still to back, handed out one at a time (populate_all). */
+struct populate_job {
 	const struct filter *f;
-	uint64_t first, step;	/* spans first, first + step, ... of the array */
+	uint64_t spans;
+	uint64_t next;		/* the next span to claim, atomically */
 };
 
 #ifdef MADV_POPULATE_WRITE
@@ -253,20 +255,24 @@ static int populate_span(const struct filter *f, uint64_t i)
 #endif
 
 /*
- * A span a call: on this machine one call over a thread's half of a
- * 2.75 GB array took 0.25-0.28 s, and up to 5 s in one run of four, where
- * the same spans a call each took 0.15-0.20 s every time (a test program
- * of four ways to back it, alternating, 2026-12-02; issue 33). Failing,
+ * Claim spans and back them, a call each, until none is left. A span a
+ * call: on this machine one call over a thread's half of a 2.75 GB array
+ * took 0.25-0.28 s, and up to 5 s in one run of four, where the same spans
+ * a call each took 0.15-0.20 s every time (a test program of four ways to
+ * back it, alternating, 2026-12-02; issue 33). Claimed, not dealt out:
+ * how long a span takes is the host's to say (memory it took back costs
+ * a host fault a page), and with every other span dealt to each of two
+ * threads one finished its half in 0.65 s and the other in 1.85 s while
+ * the pipeline waited (perf, a pipe of 25M lines, 2026-12-02). Failing,
  * the writes fault instead.
  */
-static void *populate_part(void *arg)
+static void *populate_claimed(void *arg)
 {
 #ifdef MADV_POPULATE_WRITE
-	const struct populate_part *part = arg;
-	uint64_t spans = (part->f->params.m / 8 + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
+	struct populate_job *job = arg;
 
-	for (uint64_t i = part->first; i < spans; i += part->step)
-		(void)populate_span(part->f, i);
+	for (uint64_t i; (i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) < job->spans;)
+		(void)populate_span(job->f, i);
 #else
 	(void)arg;
 #endif
@@ -275,18 +281,17 @@ static void *populate_part(void *arg)
 
 /*
  * Going dense from the table: the whole array backed now, in huge pages,
- * on as many threads as the run has (at most 8), each taking every
- * parts-th span, before the blocks are written in. A dense filter's spans
- * are all written soon anyway, and the other threads wait on the table's
- * lock meanwhile: one thread faulting 1,300 spans of 2 MiB one after
- * another was most of what a pipe of 1e8 lines into -n 1e9 lost against a
- * filter dense from the start. The spans are marked backed, for
- * back_spans to skip.
+ * on as many threads as the run has (at most 8), before the blocks are
+ * written in. A dense filter's spans are all written soon anyway, and the
+ * other threads wait on the table's lock meanwhile: one thread faulting
+ * 1,300 spans of 2 MiB one after another was most of what a pipe of 1e8
+ * lines into -n 1e9 lost against a filter dense from the start. The spans
+ * are marked backed, for back_spans to skip.
  */
 static void populate_all(const struct filter *f)
 {
 	uint64_t spans = (f->params.m / 8 + FILTER_BACK_SPAN - 1) / FILTER_BACK_SPAN;
-	struct populate_part part[POPULATE_THREADS_MAX];
+	struct populate_job job = { f, spans, 0 };
 	pthread_t thread[POPULATE_THREADS_MAX];
 	int started[POPULATE_THREADS_MAX];
 	unsigned parts = (unsigned)pipeline_threads();
@@ -295,16 +300,12 @@ static void populate_all(const struct filter *f)
 		parts = POPULATE_THREADS_MAX;
 	if (parts < 1 || spans < parts)
 		parts = 1;
-	for (unsigned i = 0; i < parts; i++) {
-		part[i] = (struct populate_part){ f, i, parts };
-		started[i] = i > 0 && pthread_create(&thread[i], NULL, populate_part, &part[i]) == 0;
-	}
-	populate_part(&part[0]);
+	for (unsigned i = 1; i < parts; i++)
+		started[i] = pthread_create(&thread[i], NULL, populate_claimed, &job) == 0;
+	populate_claimed(&job);	/* a thread that did not start leaves its spans to this one */
 	for (unsigned i = 1; i < parts; i++)
 		if (started[i])
 			pthread_join(thread[i], NULL);
-		else
-			populate_part(&part[i]);
 	for (uint64_t i = 0; i < spans; i++)
 		__atomic_fetch_or(&f->backed[FILTER_BACKED_HEAD + i / 64], UINT64_C(1) << (i % 64), __ATOMIC_RELAXED);
 }
