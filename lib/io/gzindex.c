@@ -7,13 +7,14 @@
  * mostly empty, and one thread inflates it at ~500 MB/s: five seconds
  * before the first key is asked about, the other cores idle.
  *
- * How: the file is mapped; threads claim entries of the index one at a
- * time and inflate each with a raw inflater (no wrapper: an entry starts
- * in the middle of the member) straight into the regions it covers,
- * computing the CRC-32 of what it wrote. zlib remains the format; the
- * work is libdeflate's where it is faster (issue 33: a dense 1 GiB filter
- * loaded at half the speed the machine allows): a deflated entry whole in
- * one region is inflated by it in one call, 2-3 times zlib's speed.
+ * How: the file is mapped; threads claim entries of the index (those
+ * that start in one huge page of their region together) and inflate
+ * each with a raw inflater (no wrapper: an entry starts in the middle of
+ * the member) straight into the regions it covers, computing the CRC-32
+ * of what it wrote. zlib remains the format; the work is libdeflate's
+ * where it is faster (issue 33: a dense 1 GiB filter loaded at half the
+ * speed the machine allows): a deflated entry whole in one region is
+ * inflated by it in one call, 2-3 times zlib's speed.
  * Entries of stored blocks alone (a full filter's) are read here, block by
  * block, with pread(2) into their place, and their CRC-32 made while they
  * are in cache (crc.h, as every CRC here: zlib's was a quarter of a dense
