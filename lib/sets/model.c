@@ -74,6 +74,17 @@ struct fill_powers {
 
 static _Thread_local struct fill_powers fill_cache[FILTER_K_MAX + 1];
 
+/*
+ * A probability below which the occupancy's tails are taken as zero: a
+ * term that small cannot reach the last bit of any g (the least is
+ * (1/512)^k, above 1e-200 for every k allowed), and left alone the tails
+ * underflow into subnormal numbers, which Intel cores take a microcode
+ * assist for each: bfbuild -m 4e8 of 1e5 keys spent 43 s here on one
+ * such host, against well under a second on AMD (issue 33's second
+ * host, 2026-12-02).
+ */
+#define NEGLIGIBLE 1e-280
+
 /* Fill g[0 .. count - 1]; stop early once every block is surely full. */
 static void compute_fill_powers(uint32_t k, double *g, size_t count)
 {
@@ -98,8 +109,11 @@ static void compute_fill_powers(uint32_t k, double *g, size_t count)
 			if (top < b)
 				top++;
 			/* descending, so dist[x - 1] is still the old value */
-			for (unsigned x = top; x > 0; x--)
+			for (unsigned x = top; x > 0; x--) {
 				dist[x] = dist[x] * x / b + dist[x - 1] * (b - x + 1) / b;
+				if (dist[x] < NEGLIGIBLE)
+					dist[x] = 0.0;
+			}
 			dist[0] = 0.0;
 		}
 	}
