@@ -575,13 +575,19 @@ static uintptr_t entry_span(const struct job *j, size_t i)
  */
 static int group_entries(struct job *j)
 {
+	uintptr_t span = 0;	/* the last entry's */
+
 	j->group = malloc((j->n + 1) * sizeof *j->group);
 	if (j->group == NULL)
 		return -1;
 	j->ngroups = 0;
-	for (size_t i = 0; i < j->n; i++)
-		if (i == 0 || entry_span(j, i) != entry_span(j, i - 1))
+	for (size_t i = 0; i < j->n; i++) {
+		uintptr_t here = entry_span(j, i);
+
+		if (i == 0 || here != span)
 			j->group[j->ngroups++] = i;
+		span = here;
+	}
 	j->group[j->ngroups] = j->n;
 	return 0;
 }

@@ -80,8 +80,7 @@ static _Thread_local struct fill_powers fill_cache[FILTER_K_MAX + 1];
  * (1/512)^k, above 1e-200 for every k allowed), and left alone the tails
  * underflow into subnormal numbers, which Intel cores take a microcode
  * assist for each: bfbuild -m 4e8 of 1e5 keys spent 43 s here on one
- * such host, against well under a second on AMD (issue 33's second
- * host, 2026-12-02).
+ * such host, 2 s with the tails cut (issue 33's second host, 2026-12-02).
  */
 #define NEGLIGIBLE 1e-280
 
