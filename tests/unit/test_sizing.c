@@ -262,7 +262,7 @@ static double blocked_rate_over_every_fill(double n, double m, uint32_t k)
 	return sum;
 }
 
-static void blocked_rate_is_unchanged_by_the_cut_tails(void)
+static void blocked_rate_is_unchanged_by_starting_at_the_lowest_fill(void)
 {
 	const uint32_t ks[] = { 1, 2, 7, 13, 20, 33, 64 };
 	const double loads[] = { 0.5, 5.0, 40.0, 120.0, 300.0, 700.0 };
@@ -373,7 +373,7 @@ void suite_sizing(void)
 	unit_run("sizing: sizes beyond 2^46 bits are refused", impossible_sizes_are_refused);
 	unit_run("sizing: best k for classic is ln 2 * m/n", best_k_is_ln2_m_over_n_for_classic);
 	unit_run("sizing: blocked rate agrees with inclusion-exclusion for k <= 8", blocked_rate_agrees_with_inclusion_exclusion);
-	unit_run("sizing: blocked rate is the same to the bit without the cut tails' shortcut", blocked_rate_is_unchanged_by_the_cut_tails);
+	unit_run("sizing: blocked rate is the same to the bit when the recurrence starts at the lowest fill with weight", blocked_rate_is_unchanged_by_starting_at_the_lowest_fill);
 	unit_run("sizing: blocked rate is 3-5% above the textbook formula at 1e-4", blocked_rate_is_above_the_textbook_formula);
 	unit_run("sizing: every layout meets p at capacity with the fewest bits", every_layout_meets_p_at_capacity);
 	unit_run("sizing: a growing cascade's stages compound to at most P", growing_stages_compound_to_at_most_p);
