@@ -484,3 +484,42 @@ expect_cut() {
 	printf 'BZh' | bfuniq >out
 	expect_file out 'BZh\n'
 }
+
+@test "compressed: a bftools filter, sketch or summary given as an input is refused, not read as lines" {
+	bfcount -o counts.hll <in.txt >/dev/null
+	run bftop -o top.sum in.txt	# 1: no key surely frequent; the summary is saved
+	[ -s top.sum ]
+	run --separate-stderr bfcount some.bf
+	expect_status 2
+	expect_stderr "bfcount: some.bf:1: a bftools filter, not text"
+	run --separate-stderr bfuniq counts.hll
+	expect_fail "bfuniq: counts.hll:1: a bftools sketch, not text"
+	run --separate-stderr bfgrep -f some.bf top.sum
+	expect_fail "bfgrep: top.sum:1: a bftop summary, not text"
+	run --separate-stderr bftop some.bf
+	expect_fail "bftop: some.bf:1: a bftools filter, not text"
+	run --separate-stderr bfsplit -N 2 --shard-key 000102030405060708090a0b0c0d0e0f -o 'part%d' some.bf
+	expect_fail "bfsplit: some.bf:1: a bftools filter, not text"
+	[ ! -e part0 ] && [ ! -e part1 ]
+	# decompressed, on standard input, and a plain file that -j would cut in ranges
+	gzip -dc some.bf >raw.bin
+	run --separate-stderr bfbuild -n 100 -o new.bf - <raw.bin
+	expect_status 2
+	expect_stderr "bfbuild: (standard input):1: a bftools filter, not text"
+	run --separate-stderr bfuniq -j 2 raw.bin
+	expect_fail "bfuniq: raw.bin:1: a bftools filter, not text"
+	zstd -q -c <raw.bin >raw.zst
+	run --separate-stderr bfcount -j 2 raw.zst
+	expect_status 2
+	expect_stderr "bfcount: raw.zst:1: a bftools filter, not text"
+	# as any failure mid-input: the lines before it, then no more input
+	run --separate-stderr bfuniq first.txt some.bf rest.txt
+	expect_status 2
+	expect_output "$(cat first.txt)"
+	expect_stderr "bfuniq: some.bf:1: a bftools filter, not text"
+	# where it belongs, and as the bytes it holds when asked
+	run --separate-stderr bfcount -f some.bf
+	expect_status 0
+	run --separate-stderr bfcount --no-decompress raw.bin
+	expect_status 0
+}

@@ -40,8 +40,22 @@ static const struct instream_codec *const codecs[] = {
 	&instream_compress,
 	&instream_lzip,
 	&instream_lz4_legacy,
+	&instream_own_filter,
+	&instream_own_sketch,
+	&instream_own_summary,
 };
 #define NCODECS (sizeof codecs / sizeof codecs[0])
+
+/* What decoded content may not begin with: bftools' own files are gzip members. */
+static const struct instream_codec *const own_files[] = {
+	&instream_own_filter,
+	&instream_own_sketch,
+	&instream_own_summary,
+};
+#define NOWN (sizeof own_files / sizeof own_files[0])
+
+/* The decoded bytes held back until they show they begin no file of own_files. */
+#define CONTENT_HEAD 8
 
 enum state { UNDECIDED, PLAIN, DECODING };
 
@@ -56,6 +70,9 @@ struct instream {
 	int pending;		/* the codec's last step filled the room: it may hold more */
 	const struct instream_codec *codec;
 	void *decoder;
+	unsigned char head[CONTENT_HEAD];	/* decoded content's first bytes, held back */
+	size_t head_len, head_next;		/* held; handed out so far */
+	int head_checked;			/* those bytes begin no file of own_files */
 	unsigned char *buf;	/* INSTREAM_BUFFER bytes read, [next, next + avail) not yet used */
 	size_t next, avail;
 	uint64_t bytes_in;
@@ -93,14 +110,20 @@ int instream_fd(const struct instream *s)
 	return s->fd;
 }
 
+/* The held head may outlast the decoder's end. */
+static int head_held(const struct instream *s)
+{
+	return s->head_checked && s->head_next < s->head_len;
+}
+
 int instream_ended(const struct instream *s)
 {
-	return s->ended;
+	return s->ended && !head_held(s);
 }
 
 int instream_needs_input(const struct instream *s)
 {
-	if (s->ended || s->failed || s->eof)
+	if (s->ended || s->failed || s->eof || head_held(s))
 		return 0;
 	if (s->state == UNDECIDED)
 		return 1;	/* sniff reads, whatever part of a magic is in */
@@ -152,15 +175,17 @@ static ssize_t fail(struct instream *s, const char *msg)
 }
 
 /*
- * The codec whose magic p[0..n) begins with; NULL when none can (plain).
- * *undecided is set when p is a proper prefix of some magic, so more
- * bytes are needed to tell.
+ * The codec of table[0..count) whose magic p[0..n) begins with; NULL when
+ * none can. *undecided is set when p is a proper prefix of some magic, so
+ * more bytes are needed to tell.
  */
-static const struct instream_codec *codec_of(const unsigned char *p, size_t n, int *undecided)
+static const struct instream_codec *codec_in(const struct instream_codec *const *table,
+					     size_t count, const unsigned char *p, size_t n,
+					     int *undecided)
 {
 	*undecided = 0;
-	for (size_t i = 0; i < NCODECS; i++) {
-		const struct instream_codec *c = codecs[i];
+	for (size_t i = 0; i < count; i++) {
+		const struct instream_codec *c = table[i];
 		size_t m = c->magic_len, need = c->confirm != NULL ? c->confirm_len : m;
 
 		if (memcmp(p, c->magic, n < m ? n : m) != 0)
@@ -171,6 +196,23 @@ static const struct instream_codec *codec_of(const unsigned char *p, size_t n, i
 			return c;
 	}
 	return NULL;
+}
+
+/* The codec p[0..n) begins with (codec_in), any of them; NULL: plain. */
+static const struct instream_codec *codec_of(const unsigned char *p, size_t n, int *undecided)
+{
+	return codec_in(codecs, NCODECS, p, n, undecided);
+}
+
+/* A format recognised and not decoded: the input fails, in words, rather than pass for text. */
+static ssize_t refuse(struct instream *s, const struct instream_codec *c)
+{
+	if (c->refusal != NULL)
+		snprintf(s->message, sizeof s->message, "%s", c->refusal);
+	else
+		snprintf(s->message, sizeof s->message,
+			 "%s input cannot be decoded (--no-decompress reads it as it is)", c->name);
+	return fail(s, s->message);
 }
 
 /* Read once more to tell the format; decide when the bytes (or the input's end) allow. */
@@ -191,12 +233,8 @@ static ssize_t sniff(struct instream *s)
 		return 0;
 	}
 	s->codec = c;
-	if (c->open == NULL) {
-		/* recognised, not decoded: never handed out as text */
-		snprintf(s->message, sizeof s->message,
-			 "%s input cannot be decoded (--no-decompress reads it as it is)", c->name);
-		return fail(s, s->message);
-	}
+	if (c->open == NULL)
+		return refuse(s, c);
 	s->decoder = c->open();
 	if (s->decoder == NULL)
 		return fail(s, NULL);
@@ -302,18 +340,62 @@ static ssize_t read_decoded(struct instream *s, unsigned char *dst, size_t len)
 	return (ssize_t)made;
 }
 
+/* The held first bytes of decoded content, once they are known to be content. */
+static ssize_t hand_out_head(struct instream *s, unsigned char *dst, size_t len)
+{
+	size_t n = s->head_len - s->head_next;
+
+	if (n > len)
+		n = len;
+	memcpy(dst, s->head + s->head_next, n);
+	s->head_next += n;
+	return (ssize_t)n;
+}
+
+/*
+ * Decoding's first calls: decode into the held head until its bytes begin
+ * no file of own_files, or do (refused), or the content ends or fails
+ * first; then hand out what is held. 0 while it cannot tell yet (call
+ * again). A decoded filter file is caught here, a plain one by sniff.
+ */
+static ssize_t check_content_head(struct instream *s, unsigned char *dst, size_t len)
+{
+	const struct instream_codec *own;
+	ssize_t got = read_decoded(s, s->head + s->head_len, CONTENT_HEAD - s->head_len);
+	int undecided;
+
+	if (got > 0)
+		s->head_len += (size_t)got;
+	own = codec_in(own_files, NOWN, s->head, s->head_len, &undecided);
+	if (own != NULL)
+		return refuse(s, own);
+	if (undecided && got >= 0 && !s->failed && !s->ended)
+		return 0;
+	s->head_checked = 1;
+	if (s->head_len > 0)
+		return hand_out_head(s, dst, len);
+	return got;
+}
+
 ssize_t instream_read(struct instream *s, void *dst, size_t len)
 {
+	if (len == 0)
+		return 0;
+	/* content decoded before damage or the end is handed out first */
+	if (s->head_checked && s->head_next < s->head_len)
+		return hand_out_head(s, dst, len);
 	if (s->failed) {
 		errno = s->failed_errno;
 		return -1;
 	}
-	if (s->ended || len == 0)
+	if (s->ended)
 		return 0;
 	if (s->state == UNDECIDED)
 		return sniff(s);
 	if (s->state == PLAIN)
 		return read_plain(s, dst, len);
+	if (!s->head_checked)
+		return check_content_head(s, dst, len);
 	return read_decoded(s, dst, len);
 }
 

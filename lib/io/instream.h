@@ -10,7 +10,9 @@
  * as xzcat), bzip2 ("BZh", a size digit and a block's magic; streams)
  * and lz4 frames (04 22 4d 18; frames). A format recognised but not
  * decoded (compress's .Z, lzip, lz4's legacy format) fails the stream,
- * in words, rather than pass for text. Anything else is passed through as it is, and so is
+ * in words, rather than pass for text; so do bftools' own filter, sketch
+ * and bftop summary files, plain or decoded ("a bftools filter, not
+ * text"), which are read by the programs' own options, never as lines. Anything else is passed through as it is, and so is
  * everything when decompression is off. Nothing is read at open, and the
  * bytes read to tell the format are never lost, so a pipe or a terminal
  * can be sniffed.
@@ -23,7 +25,7 @@
  * Restored data doesn't match checksum").
  *
  * Deliberately absent: seeking, writing, any format decided by name, and
- * bftools' own filter and sketch files (gzin.h reads those strictly).
+ * reading bftools' own files (gzin.h and format.h read those strictly).
  * Not installed. No printing, no exit.
  */
 #ifndef BFTOOLS_INSTREAM_H
@@ -72,12 +74,12 @@ uint64_t instream_bytes_in(const struct instream *s);
 
 /*
  * Whether the bytes of fd at offset begin a compressed stream that
- * instream_open would decompress, read with pread(2) (the offset of fd
+ * instream_open would decompress (or refuse: not plain text either), read with pread(2) (the offset of fd
  * is not moved): 1 yes, 0 no, -1 (errno set) when they cannot be read.
  */
 int instream_compressed_at(int fd, uint64_t offset);
 
-/* Whether head[0..len) begins a compressed stream that instream_open would decompress. */
+/* Whether head[0..len) begins a stream that instream_open would decompress (or refuse). */
 int instream_compressed_head(const unsigned char *head, size_t len);
 
 #endif

@@ -139,5 +139,5 @@ static const unsigned char bzip2_magic[] = { 'B', 'Z', 'h' };
 
 const struct instream_codec instream_bzip2 = {
 	"bzip2", bzip2_magic, sizeof bzip2_magic, bzip2_confirm, 10,
-	bzip2_open, bzip2_step, bzip2_at_boundary, bzip2_close,
+	bzip2_open, bzip2_step, bzip2_at_boundary, bzip2_close, NULL,
 };

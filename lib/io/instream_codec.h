@@ -45,6 +45,11 @@ struct instream_codec {
 	/* Whether the input may end here: between members or frames, none begun. */
 	int (*at_boundary)(const void *state);
 	void (*close)(void *state);
+	/*
+	 * Optional, for a format refused (no open) in its own words rather
+	 * than "NAME input cannot be decoded".
+	 */
+	const char *refusal;
 };
 
 extern const struct instream_codec instream_gzip;
@@ -56,5 +61,9 @@ extern const struct instream_codec instream_lz4;
 extern const struct instream_codec instream_compress;
 extern const struct instream_codec instream_lzip;
 extern const struct instream_codec instream_lz4_legacy;
+/* instream_refused.c: bftools' own files, which are not text, plain or decoded */
+extern const struct instream_codec instream_own_filter;
+extern const struct instream_codec instream_own_sketch;
+extern const struct instream_codec instream_own_summary;
 
 #endif

@@ -115,5 +115,5 @@ static const unsigned char gzip_magic[] = { 0x1f, 0x8b };
 
 const struct instream_codec instream_gzip = {
 	"gzip", gzip_magic, sizeof gzip_magic, NULL, 0,
-	gzip_open, gzip_step, gzip_at_boundary, gzip_close,
+	gzip_open, gzip_step, gzip_at_boundary, gzip_close, NULL,
 };

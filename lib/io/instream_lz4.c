@@ -84,5 +84,5 @@ static const unsigned char lz4_magic[] = { 0x04, 0x22, 0x4d, 0x18 };
 
 const struct instream_codec instream_lz4 = {
 	"lz4", lz4_magic, sizeof lz4_magic, NULL, 0,
-	lz4_open, lz4_step, lz4_at_boundary, lz4_close,
+	lz4_open, lz4_step, lz4_at_boundary, lz4_close, NULL,
 };

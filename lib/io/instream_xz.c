@@ -149,5 +149,5 @@ static int xz_step(void *state, const unsigned char **in, size_t *in_len, unsign
 
 const struct instream_codec instream_xz = {
 	"xz", xz_magic, sizeof xz_magic, NULL, 0,
-	xz_open, xz_step, xz_at_boundary, xz_close,
+	xz_open, xz_step, xz_at_boundary, xz_close, NULL,
 };

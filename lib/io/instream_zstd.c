@@ -95,5 +95,5 @@ static const unsigned char zstd_magic[] = { 0x28, 0xb5, 0x2f, 0xfd };
 
 const struct instream_codec instream_zstd = {
 	"zstd", zstd_magic, sizeof zstd_magic, NULL, 0,
-	zstd_open, zstd_step, zstd_at_boundary, zstd_close,
+	zstd_open, zstd_step, zstd_at_boundary, zstd_close, NULL,
 };

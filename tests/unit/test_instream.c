@@ -428,6 +428,224 @@ static void compressed_at_reads_the_magic_where_asked(void)
 	close(fd);
 }
 
+/*
+ * Read data[0..len) (decompress on) through a pipe this process feeds a
+ * byte before each call, so every read(2) gets exactly one byte and the
+ * codec decodes the content in its smallest pieces; then the rest to the
+ * end. Returns drain's answer; *s is left open for its error.
+ */
+static int fed_byte_by_byte(const unsigned char *data, size_t len, struct instream **s,
+			    char **got, size_t *got_len)
+{
+	char *buf = malloc(len * 64 + 64), *rest = NULL;
+	size_t at = 0, rest_len = 0;
+	int fds[2], rc = -2;
+
+	*s = NULL;
+	if (buf == NULL || pipe(fds) < 0) {
+		*got = buf;
+		*got_len = 0;
+		return -2;
+	}
+	*s = instream_open(fds[0], 1);
+	for (size_t i = 0; *s != NULL && i < len; i++) {
+		ssize_t n;
+
+		if (write(fds[1], data + i, 1) != 1)
+			break;
+		n = instream_read(*s, buf + at, 8);
+		if (n < 0) {
+			rc = -1;
+			break;
+		}
+		at += (size_t)n;
+	}
+	close(fds[1]);
+	if (rc != -1 && *s != NULL) {
+		rc = drain(*s, 8, &rest, &rest_len);
+		memcpy(buf + at, rest, rest_len);
+		at += rest_len;
+		free(rest);
+	}
+	close(fds[0]);
+	*got = buf;
+	*got_len = at;
+	return rc;
+}
+
+/* Whether reading fd (decompress on) in pieces fails at once with message want, handing out nothing. */
+static int refused_as(int fd, size_t piece, const char *want)
+{
+	struct instream *s = instream_open(fd, 1);
+	char *got = NULL;
+	size_t got_len = 0;
+	int ok = s != NULL && drain(s, piece, &got, &got_len) == -1 && got_len == 0 &&
+		 instream_error(s) != NULL && strcmp(instream_error(s), want) == 0;
+
+	free(got);
+	instream_close(s);
+	return ok;
+}
+
+/* A bftools file's first bytes (magic, then a header's worth of anything) with kind letter k. */
+static size_t own_file_head(char k, char *out)
+{
+	static const char magic[] = "\x89" "BF?\r\n\x1a\n";
+
+	memcpy(out, magic, 8);
+	out[3] = k;
+	for (size_t i = 8; i < 64; i++)
+		out[i] = (char)(i * 37);
+	return 64;
+}
+
+/*
+ * bftools' own files are not text: a filter, sketch or summary is refused
+ * in words, plain or decoded from gzip or zstd (the files are gzip
+ * members), from a file in every piece size and from a pipe a byte at a
+ * time, and handed out as it is with decompression off.
+ */
+static void own_files_are_refused_plain_or_decoded(void)
+{
+	static const struct { char kind; const char *why; } own[] = {
+		{ 'T', "a bftools filter, not text" },
+		{ 'S', "a bftools sketch, not text" },
+		{ 'H', "a bftop summary, not text" },
+	};
+	static const size_t pieces[] = { 1, 7, 8, 4096 };
+
+	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+		char head[64];
+		size_t len = own_file_head(own[i].kind, head), zlen[2] = { 0, 0 };
+		unsigned char *z[2] = { compress_in('g', head, len, 1, &zlen[0]),
+					compress_in('z', head, len, 1, &zlen[1]) };
+		pid_t child;
+		int fd;
+
+		CHECK(z[0] != NULL && z[1] != NULL);
+		for (size_t p = 0; p < sizeof pieces / sizeof pieces[0]; p++) {
+			fd = unit_temp_file(head, len);
+			CHECKF(refused_as(fd, pieces[p], own[i].why), "plain %c, pieces of %zu",
+			       own[i].kind, pieces[p]);
+			close(fd);
+			for (int f = 0; f < 2; f++) {
+				fd = unit_temp_file((const char *)z[f], zlen[f]);
+				CHECKF(refused_as(fd, pieces[p], own[i].why), "%s %c, pieces of %zu",
+				       f == 0 ? "gzip" : "zstd", own[i].kind, pieces[p]);
+				close(fd);
+			}
+		}
+		fd = trickle(z[0], zlen[0], &child);
+		CHECK(fd >= 0 && refused_as(fd, 4096, own[i].why));
+		close(fd);
+		CHECK(reap(child) == 0);
+		for (int f = 0; f < 2; f++) {
+			struct instream *s;
+			char *got;
+			size_t got_len;
+
+			CHECKF(fed_byte_by_byte(z[f], zlen[f], &s, &got, &got_len) == -1 &&
+			       got_len == 0 && strcmp(instream_error(s), own[i].why) == 0,
+			       "%s %c fed a byte at a time", f == 0 ? "gzip" : "zstd", own[i].kind);
+			free(got);
+			instream_close(s);
+		}
+		fd = unit_temp_file((const char *)z[0], zlen[0]);
+		struct instream *s = instream_open(fd, 0);
+		char *got = NULL;
+		size_t got_len = 0;
+
+		CHECK(s != NULL && drain(s, 5, &got, &got_len) == 0);
+		CHECK(got_len == zlen[0] && memcmp(got, z[0], zlen[0]) == 0);
+		free(got);
+		instream_close(s);
+		close(fd);
+		free(z[0]);
+		free(z[1]);
+	}
+}
+
+/*
+ * Content that only begins like a bftools magic, or is shorter than one,
+ * is text: every byte comes through, plain or decoded, in every piece
+ * size (the decoded first bytes held back to tell are handed out first).
+ */
+static void text_that_begins_like_an_own_magic_passes(void)
+{
+	static const char *const texts[] = { "", "a", "a\n", "\x89", "\x89" "BF",
+					     "\x89" "BFT\r\n\x1a", "\x89" "BFX\r\n\x1a\nmore\n",
+					     "\x89" "BFT\r\n\x1a\r rest\n", "\x89\n\x89" "BFT\r\n\x1a\n" };
+	static const size_t pieces[] = { 1, 3, 8, 4096 };
+
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		size_t len = strlen(texts[i]), zlen = 0;
+		unsigned char *z = compress_in('g', texts[i], len, 1, &zlen);
+
+		CHECK(z != NULL);
+		for (size_t p = 0; p < sizeof pieces / sizeof pieces[0]; p++) {
+			int fd = unit_temp_file(texts[i], len);
+
+			CHECKF(reads_as(fd, pieces[p], texts[i], len, NULL), "plain text %zu, pieces of %zu",
+			       i, pieces[p]);
+			close(fd);
+			fd = unit_temp_file((const char *)z, zlen);
+			CHECKF(reads_as(fd, pieces[p], texts[i], len, "gzip"),
+			       "gzip text %zu, pieces of %zu", i, pieces[p]);
+			close(fd);
+		}
+		struct instream *s;
+		char *got;
+		size_t got_len;
+
+		CHECKF(fed_byte_by_byte(z, zlen, &s, &got, &got_len) == 0 && got_len == len &&
+		       memcmp(got, texts[i], len) == 0, "gzip text %zu fed a byte at a time", i);
+		free(got);
+		instream_close(s);
+		free(z);
+	}
+}
+
+/* Bytes held back to tell outlast the decoder's end: the stream has not ended until they are out. */
+static void held_bytes_come_before_the_end(void)
+{
+	size_t zlen = 0;
+	unsigned char *z = compress_in('g', "\x89" "BF", 3, 1, &zlen);
+	int fd = unit_temp_file((const char *)z, zlen);
+	struct instream *s = instream_open(fd, 1);
+	char got[3];
+	size_t len = 0;
+
+	CHECK(z != NULL && s != NULL);
+	for (int calls = 0; calls < 100 && len < 3; calls++) {
+		ssize_t n = instream_read(s, got + len, 1);
+
+		CHECK(n >= 0);
+		len += (size_t)n;
+		if (len > 0 && len < 3)
+			CHECKF(!instream_ended(s), "ended with %zu of 3 bytes out", len);
+	}
+	CHECK(len == 3 && memcmp(got, "\x89" "BF", 3) == 0);
+	CHECK(instream_read(s, got, 1) == 0 && instream_ended(s));
+	instream_close(s);
+	close(fd);
+	free(z);
+}
+
+/* A plain bftools file cannot be cut in line ranges either: it is read (and refused) as a stream. */
+static void own_file_is_not_plain_at_any_offset_asked(void)
+{
+	char head[64];
+	size_t len = own_file_head('T', head);
+	int fd = unit_temp_file(head, len);
+
+	CHECK(fd >= 0);
+	CHECK(instream_compressed_at(fd, 0) == 1);
+	CHECK(instream_compressed_at(fd, 1) == 0);
+	CHECK(instream_compressed_head((const unsigned char *)head, 7) == 0);
+	CHECK(instream_compressed_head((const unsigned char *)head, 8) == 1);
+	close(fd);
+}
+
 void suite_instream(void)
 {
 	unit_run("instream: one gzip member reads as its content in any piece size", gzip_one_member);
@@ -452,4 +670,12 @@ void suite_instream(void)
 		 lines_over_a_truncated_stream_come_before_the_error);
 	unit_run("instream: instream_compressed_at reads the magic at the offset, leaving fd's",
 		 compressed_at_reads_the_magic_where_asked);
+	unit_run("instream: a bftools filter, sketch or summary is refused, plain or decoded",
+		 own_files_are_refused_plain_or_decoded);
+	unit_run("instream: text that begins like a bftools magic, or is shorter, comes through whole",
+		 text_that_begins_like_an_own_magic_passes);
+	unit_run("instream: bytes held back to tell the content come out before its end",
+		 held_bytes_come_before_the_end);
+	unit_run("instream: a plain bftools file is not cut in line ranges",
+		 own_file_is_not_plain_at_any_offset_asked);
 }
