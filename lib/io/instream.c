@@ -12,8 +12,12 @@
  * While decoding, a call reads the descriptor only when the codec has
  * used all it was given and has no output held back (the last step
  * filled the caller's room, so more may be waiting inside it), and at
- * most once: a call that produced something returns it rather than
- * reading again, since on a pipe that read could block. At the end of
+ * most once, before any codec step: a call that stepped returns what it
+ * made, even nothing, rather than reading again, since on a pipe that
+ * read could block where instream_needs_input told the caller to poll.
+ * The first bytes decoded are checked for a bftools file's magic
+ * (instream_refused.c); only a first piece too short to tell is held back
+ * until the next ones do, then handed out first. At the end of
  * the input the codec must be between members or frames, else the input
  * was truncated. Failures are remembered: content decoded before the
  * damage is returned first, and every later call reports the damage.
@@ -54,7 +58,7 @@ static const struct instream_codec *const own_files[] = {
 };
 #define NOWN (sizeof own_files / sizeof own_files[0])
 
-/* The decoded bytes held back until they show they begin no file of own_files. */
+/* Decoded bytes held back, when the first piece is too short to show it begins no file of own_files. */
 #define CONTENT_HEAD 8
 
 enum state { UNDECIDED, PLAIN, DECODING };
@@ -70,7 +74,7 @@ struct instream {
 	int pending;		/* the codec's last step filled the room: it may hold more */
 	const struct instream_codec *codec;
 	void *decoder;
-	unsigned char head[CONTENT_HEAD];	/* decoded content's first bytes, held back */
+	unsigned char head[CONTENT_HEAD];	/* a short first piece, and what follows it, held back */
 	size_t head_len, head_next;		/* held; handed out so far */
 	int head_checked;			/* those bytes begin no file of own_files */
 	unsigned char *buf;	/* INSTREAM_BUFFER bytes read, [next, next + avail) not yet used */
@@ -316,20 +320,26 @@ static ssize_t read_compressed(struct instream *s)
 static ssize_t read_decoded(struct instream *s, unsigned char *dst, size_t len)
 {
 	size_t made = 0;
-	int did_read = 0, damaged = 0;
+	int stepped = 0, damaged = 0;
 
 	while (made < len && !damaged) {
 		if (s->avail == 0 && !s->pending) {
 			if (s->eof)
 				return made > 0 ? (ssize_t)made : input_ended(s);
-			if (did_read || made > 0)
+			/*
+			 * After any step, return (0: call again) rather than read:
+			 * a step that only emptied what the codec held must not be
+			 * followed by a read that blocks where the caller, told by
+			 * instream_needs_input, would have polled first.
+			 */
+			if (stepped)
 				break;
 			if (read_compressed(s) < 0)
 				return -1;
-			did_read = 1;
 			continue;
 		}
 		made += decode_step(s, dst + made, len - made, &damaged);
+		stepped = 1;
 	}
 	if (damaged) {
 		/* what came before the damage first; the damage on the next call */
@@ -353,17 +363,38 @@ static ssize_t hand_out_head(struct instream *s, unsigned char *dst, size_t len)
 }
 
 /*
- * Decoding's first calls: decode into the held head until its bytes begin
- * no file of own_files, or do (refused), or the content ends or fails
- * first; then hand out what is held. 0 while it cannot tell yet (call
- * again). A decoded filter file is caught here, a plain one by sniff.
+ * Decoding's first calls. The first piece is decoded straight into the
+ * caller's room, as every later one (a codec may decode differently into
+ * a small room: zstd then keeps a frame's last block from a caller when
+ * its checksum fails); it is checked there, and is content unless it
+ * begins a file of own_files (refused) or is shorter than a magic and
+ * could. Only such a short piece is held back, and what follows decoded
+ * into the held head until the bytes tell, the content ends or fails, and
+ * then handed out. 0 while it cannot tell yet (call again). A decoded
+ * filter file is caught here, a plain one by sniff.
  */
 static ssize_t check_content_head(struct instream *s, unsigned char *dst, size_t len)
 {
 	const struct instream_codec *own;
-	ssize_t got = read_decoded(s, s->head + s->head_len, CONTENT_HEAD - s->head_len);
+	ssize_t got;
 	int undecided;
 
+	if (s->head_len == 0) {
+		got = read_decoded(s, dst, len);
+		if (got <= 0)
+			return got;
+		own = codec_in(own_files, NOWN, dst, (size_t)got, &undecided);
+		if (own != NULL)
+			return refuse(s, own);
+		if (!undecided || s->failed || s->ended) {
+			s->head_checked = 1;
+			return got;
+		}
+		memcpy(s->head, dst, (size_t)got);	/* fewer than CONTENT_HEAD */
+		s->head_len = (size_t)got;
+		return 0;
+	}
+	got = read_decoded(s, s->head + s->head_len, CONTENT_HEAD - s->head_len);
 	if (got > 0)
 		s->head_len += (size_t)got;
 	own = codec_in(own_files, NOWN, s->head, s->head_len, &undecided);
@@ -372,9 +403,7 @@ static ssize_t check_content_head(struct instream *s, unsigned char *dst, size_t
 	if (undecided && got >= 0 && !s->failed && !s->ended)
 		return 0;
 	s->head_checked = 1;
-	if (s->head_len > 0)
-		return hand_out_head(s, dst, len);
-	return got;
+	return hand_out_head(s, dst, len);
 }
 
 ssize_t instream_read(struct instream *s, void *dst, size_t len)
