@@ -12,8 +12,9 @@
  * decoded (compress's .Z, lzip, lz4's legacy format) fails the stream,
  * in words, rather than pass for text; so do bftools' own filter, sketch
  * and bftop summary files, plain or decoded ("a bftools filter, not
- * text"), which are read by the programs' own options, never as lines. Anything else is passed through as it is, and so is
- * everything when decompression is off. Nothing is read at open, and the
+ * text"), which are read by the programs' own options, never as lines.
+ * Anything else is passed through as it is, and so is everything when
+ * decompression is off. Nothing is read at open, and the
  * bytes read to tell the format are never lost, so a pipe or a terminal
  * can be sniffed.
  *
@@ -74,8 +75,8 @@ uint64_t instream_bytes_in(const struct instream *s);
 
 /*
  * Whether the bytes of fd at offset begin a compressed stream that
- * instream_open would decompress (or refuse: not plain text either), read with pread(2) (the offset of fd
- * is not moved): 1 yes, 0 no, -1 (errno set) when they cannot be read.
+ * instream_open would decompress (or refuse: not plain text either),
+ * read with pread(2) (the offset of fd is not moved): 1 yes, 0 no, -1 (errno set) when they cannot be read.
  */
 int instream_compressed_at(int fd, uint64_t offset);
 
